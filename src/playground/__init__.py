@@ -1,0 +1,1 @@
+"""The Flask concurrency playground's runner: brings scenarios up, loads them, reports."""
