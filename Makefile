@@ -1,0 +1,74 @@
+# The playground's two commands for a new user are `make bench` and `make test`; everything
+# they need (a virtualenv, base images, the project's images) is made here from nothing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# pytest is started by path, never as `python -m pytest`: that would put the repository root
+# on sys.path, where the `psycopg2/` folder would shadow the real psycopg2 package.
+PYTEST := $(VENV)/bin/pytest
+PLAYGROUND := $(VENV)/bin/playground
+# The official image the registry check asks for; see base-images below.
+PROBE_IMAGE := python:3.13.9-slim-trixie
+SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
+	async-gevent-gunicorn.yml sync-uwsgi.yml async-gevent-uwsgi.yml nginx-gunicorn.yml \
+	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
+ARGS ?=
+
+.PHONY: bench test unit-test integration-test venv base-images offline-images images lock \
+	down clean
+
+## bench: build everything needed, run every scenario at the tutorial's load, write a report
+bench: venv base-images
+	$(PLAYGROUND) run $(ARGS)
+
+## test: unit tests, then integration tests that bring every scenario up for real
+test: venv base-images images
+	$(PYTEST) $(ARGS)
+
+unit-test: venv
+	$(PYTEST) tests/unit $(ARGS)
+
+integration-test: venv base-images images
+	$(PYTEST) tests/integration $(ARGS)
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $@
+
+## base-images: use the official images when a registry answers, else local stand-ins
+base-images:
+	@if [ -f .env ]; then \
+		echo "base images: local stand-ins (.env; delete it to use the official images)"; \
+	elif docker image inspect $(PROBE_IMAGE) >/dev/null 2>&1 || \
+			timeout 60 docker pull --quiet $(PROBE_IMAGE) >/dev/null 2>&1; then \
+		echo "base images: official, from the registry"; \
+	else \
+		echo "base images: no registry answered; building local stand-ins"; \
+		$(MAKE) --no-print-directory offline-images; \
+	fi
+
+## offline-images: build stand-ins for python, nginx and postgres from Debian packages
+offline-images:
+	bash offline/build-images.sh
+
+## images: build the project's images (the Flask image, bonus, slow_api, load generator)
+images:
+	docker compose -f sync-gunicorn.yml build
+	docker compose -f bonus-psycopg2-gevent.yml build
+	docker compose $$( [ -f .env ] && echo --env-file .env ) -f compose/loadgen.yml build
+
+## lock: re-pin the images' Python requirements with Python 3.13 (the images' Python)
+lock: base-images
+	docker run --rm -v "$$PWD:/src" -w /src \
+		$$( [ -f .env ] && . ./.env && echo $${PYTHON_BUILD_IMAGE} || echo python:3.13.9-trixie ) \
+		bash offline/lock.sh
+
+## down: stop every scenario of the playground, whatever state it was left in
+down:
+	@for f in $(SCENARIO_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+
+clean: down
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,60 @@
+"""The Flask app under test: plain, synchronous Flask that waits on a slow API.
+
+Nothing here knows about threads, processes or gevent. How many requests it can have in
+flight is decided entirely by the server that runs it (see the compose files).
+"""
+
+from __future__ import annotations
+
+import os
+
+import requests
+from flask import Flask, request
+
+from querydelay import DelayError, parse_delay
+
+API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
+# Seconds to wait for the upstream on top of the delay we asked it for: past that it is late
+# and the client gets a 504 instead of a worker stuck forever.
+UPSTREAM_GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
+CONNECT_TIMEOUT_S = float(os.environ.get("UPSTREAM_CONNECT_TIMEOUT", "5"))
+
+app = Flask(__name__)
+
+
+def plain(text: str, status: int) -> tuple[str, int, dict[str, str]]:
+    return f"{text}\n", status, {"Content-Type": "text/plain; charset=utf-8"}
+
+
+def call_slow_api(delay: float) -> str:
+    """The one blocking call: a fresh connection per request, as the tutorial does it."""
+    resp = requests.get(
+        API_URL,
+        params={"delay": f"{delay:g}"},
+        timeout=(CONNECT_TIMEOUT_S, delay + UPSTREAM_GRACE_S),
+    )
+    resp.raise_for_status()
+    return resp.text
+
+
+@app.get("/")
+def index():
+    try:
+        delay = parse_delay(request.args.getlist("delay"))
+    except DelayError as exc:
+        return plain(str(exc), 400)
+    try:
+        text = call_slow_api(delay)
+    except requests.Timeout:
+        return plain(f"slow_api did not answer within {delay + UPSTREAM_GRACE_S:g} s", 504)
+    except requests.HTTPError as exc:
+        return plain(f"slow_api answered {exc.response.status_code}", 502)
+    except requests.RequestException as exc:
+        return plain(f"slow_api unreachable: {type(exc).__name__}", 502)
+    return "Hi there! " + text
+
+
+@app.errorhandler(404)
+@app.errorhandler(405)
+def not_here(exc):
+    return plain(f"{exc.code} {exc.name}: the only route is GET /?delay=SECONDS", exc.code)

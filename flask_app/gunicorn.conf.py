@@ -1,0 +1,18 @@
+"""Gunicorn's settings. The numbers a reader tweaks come from the compose file's environment."""
+
+import os
+
+bind = f"0.0.0.0:{os.environ.get('PORT_APP', '3000')}"
+workers = int(os.environ.get("WORKERS", "1"))
+# With threads > 1 and no worker class given, Gunicorn uses its `gthread` worker: a pool per
+# process whose threads are started on demand, as requests arrive.
+threads = int(os.environ.get("THREADS", "1"))
+# Greenlets per gevent worker: the most requests one worker has in flight.
+worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "1000"))
+# Gunicorn's default listen queue is already 2048 (the others' is 100-128); said explicitly
+# so the scenarios' queues can be compared at a glance.
+backlog = int(os.environ.get("BACKLOG", "2048"))
+# A worker silent for this long is killed; it must outlast the longest allowed delay (60 s)
+# plus the upstream grace, or a slow request would look like a hung worker.
+timeout = 90
+graceful_timeout = 5

@@ -1,0 +1,224 @@
+"""The one place that shells out to `docker` and `docker compose`.
+
+Every command goes through `Docker.run`, which hands it to an `echo` callback first, so the
+runner can print the exact line a reader would type to repeat any step by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOADGEN_IMAGE = "flask-playground/loadgen"
+LOADGEN_COMPOSE = "compose/loadgen.yml"
+WAIT_TIMEOUT_S = 120
+
+
+class DockerError(RuntimeError):
+    """A docker command failed; the message is meant for a person (no traceback)."""
+
+
+def shown(argv: Sequence[str]) -> str:
+    return shlex.join(argv)
+
+
+@dataclass
+class Docker:
+    root: Path
+    echo: Callable[[str], None] = lambda line: None
+    # Commands are printed relative to the repository root, the way a reader types them.
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    # --- plumbing -------------------------------------------------------------------------
+    def run(self, argv: Sequence[str], *, check: bool = True, quiet: bool = False,
+            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+        if not quiet:
+            self.echo(shown(argv))
+        try:
+            proc = subprocess.run(
+                list(argv), cwd=self.root, env=self.env, capture_output=True, text=True,
+                timeout=timeout,
+            )
+        except FileNotFoundError as exc:
+            raise DockerError(f"{argv[0]} is not installed or not on PATH") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise DockerError(f"timed out after {timeout:g} s: {shown(argv)}") from exc
+        if check and proc.returncode != 0:
+            raise DockerError(f"failed ({proc.returncode}): {shown(argv)}\n{tail(proc)}")
+        return proc
+
+    def compose(self, compose_file: str, *args: str) -> list[str]:
+        return ["docker", "compose", "-f", compose_file, *args]
+
+    # --- preflight ------------------------------------------------------------------------
+    def preflight(self) -> None:
+        """Docker reachable and Compose v2 present, or a clear sentence saying which is not."""
+        info = self.run(["docker", "info", "--format", "{{.ServerVersion}}"], check=False,
+                        quiet=True, timeout=30)
+        if info.returncode != 0:
+            raise DockerError(
+                "Docker is not running or not reachable (docker info: "
+                f"{last_line(info) or 'no answer'}). Start the Docker daemon and try again."
+            )
+        version = self.run(["docker", "compose", "version", "--short"], check=False,
+                           quiet=True, timeout=30)
+        if version.returncode != 0:
+            legacy = self.run(["docker-compose", "version", "--short"], check=False,
+                              quiet=True, timeout=30) if _which("docker-compose") else None
+            hint = (f" (found only docker-compose {legacy.stdout.strip()}, which is Compose v1)"
+                    if legacy is not None and legacy.returncode == 0 else "")
+            raise DockerError(
+                f"Docker Compose v2 ('docker compose') is required{hint}. On Debian, install "
+                "the docker-compose package from trixie or newer, or Docker's compose plugin."
+            )
+
+    def versions(self) -> dict[str, str]:
+        server = self.run(["docker", "version", "--format", "{{.Server.Version}}"],
+                          check=False, quiet=True, timeout=30).stdout.strip()
+        compose = self.run(["docker", "compose", "version", "--short"], check=False,
+                           quiet=True, timeout=30).stdout.strip()
+        return {"docker_version": server, "compose_version": compose}
+
+    # --- images ---------------------------------------------------------------------------
+    def build(self, compose_files: Sequence[str]) -> None:
+        """Build every image the given files need, plus the load generator."""
+        for compose_file in compose_files:
+            self._build(self.compose(compose_file, "build"))
+        self._build(["docker", "compose", *self.env_file_args(), "-f", LOADGEN_COMPOSE, "build"])
+
+    def _build(self, argv: list[str]) -> None:
+        proc = self.run(argv, check=False)
+        if proc.returncode != 0:
+            raise DockerError(f"image build failed: {shown(argv)}\n{tail(proc, lines=25)}")
+
+    def env_file_args(self) -> list[str]:
+        """compose/loadgen.yml lives below the root, so point it at the root's .env by hand."""
+        return ["--env-file", ".env"] if (self.root / ".env").exists() else []
+
+    def image_ids(self, names: Sequence[str]) -> dict[str, str]:
+        ids = {}
+        for name in names:
+            proc = self.run(["docker", "image", "inspect", "--format", "{{.Id}}", name],
+                            check=False, quiet=True)
+            ids[name] = proc.stdout.strip() if proc.returncode == 0 else None
+        return ids
+
+    # --- scenario lifecycle ---------------------------------------------------------------
+    def project(self, compose_file: str) -> str:
+        proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
+        return json.loads(proc.stdout)["name"]
+
+    def published_ports(self, compose_file: str, services: Sequence[str] = ()) -> list[int]:
+        proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
+        ports = []
+        for name, svc in json.loads(proc.stdout).get("services", {}).items():
+            if services and name not in services:
+                continue
+            ports += [int(p["published"]) for p in svc.get("ports", []) if p.get("published")]
+        return ports
+
+    def check_ports_free(self, compose_file: str, services: Sequence[str] = ()) -> None:
+        for port in self.published_ports(compose_file, services):
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    raise DockerError(
+                        f"port {port} on 127.0.0.1 is already in use, and {compose_file} "
+                        f"publishes it. Stop whatever holds it (docker ps; ss -ltnp "
+                        f"'sport = :{port}') and try again."
+                    ) from None
+
+    def up(self, compose_file: str, services: Sequence[str] = (), *,
+           wait_timeout: int = WAIT_TIMEOUT_S) -> None:
+        argv = self.compose(compose_file, "up", "-d", "--wait", "--wait-timeout",
+                            str(wait_timeout), *services)
+        proc = self.run(argv, check=False, timeout=wait_timeout + 60)
+        if proc.returncode != 0:
+            logs = self.logs(compose_file)
+            raise DockerError(
+                f"{compose_file} did not become healthy within {wait_timeout} s\n"
+                f"{tail(proc, lines=8)}\n--- last log lines ---\n{logs}"
+            )
+
+    def logs(self, compose_file: str, *, lines: int = 15) -> str:
+        proc = self.run(self.compose(compose_file, "logs", "--no-color", "--tail", str(lines)),
+                        check=False, quiet=True, timeout=60)
+        return (proc.stdout + proc.stderr).strip()
+
+    def down(self, compose_file: str) -> None:
+        self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
+                              "--timeout", "10"), check=False, timeout=180)
+
+    def container_id(self, compose_file: str, service: str) -> str | None:
+        proc = self.run(self.compose(compose_file, "ps", "--quiet", service), check=False,
+                        quiet=True)
+        return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None
+
+    def main_pid(self, container: str) -> int | None:
+        proc = self.run(["docker", "inspect", "--format", "{{.State.Pid}}", container],
+                        check=False, quiet=True)
+        pid = proc.stdout.strip()
+        return int(pid) if pid.isdigit() and pid != "0" else None
+
+    def restart_count(self, container: str) -> int:
+        proc = self.run(["docker", "inspect", "--format", "{{.RestartCount}}", container],
+                        check=False, quiet=True)
+        return int(proc.stdout.strip() or 0)
+
+    # --- the load generator container ------------------------------------------------------
+    def loadgen_argv(self, *, network: str, tool_argv: Sequence[str], name: str | None = None,
+                     out_dir: Path | None = None, detach: bool = False) -> list[str]:
+        argv = ["docker", "run"]
+        argv += ["--detach"] if detach else ["--rm"]
+        if name:
+            argv += ["--name", name]
+        argv += ["--network", network]
+        if out_dir is not None:
+            argv += ["--user", f"{os.getuid()}:{os.getgid()}", "--volume", f"{out_dir}:/out"]
+        return [*argv, LOADGEN_IMAGE, *tool_argv]
+
+    def fetch(self, *, network: str, url: str, timeout_s: float = 30) -> tuple[int, str]:
+        """GET a URL from inside the scenario's network: (status, body)."""
+        argv = self.loadgen_argv(network=network, tool_argv=[
+            "curl", "--silent", "--show-error", "--max-time", f"{timeout_s:g}",
+            "--write-out", "\n%{http_code}", url])
+        proc = self.run(argv, check=False, timeout=timeout_s + 30)
+        if proc.returncode != 0:
+            return 0, last_line(proc)
+        body, _, status = proc.stdout.rpartition("\n")
+        return int(status or 0), body
+
+    def wait_container(self, name: str, *, timeout: float) -> int:
+        proc = self.run(["docker", "wait", name], quiet=True, timeout=timeout)
+        return int(proc.stdout.strip() or 1)
+
+    def container_logs(self, name: str) -> tuple[str, str]:
+        proc = self.run(["docker", "logs", name], check=False, quiet=True)
+        return proc.stdout, proc.stderr
+
+    def remove(self, name: str) -> None:
+        self.run(["docker", "rm", "--force", name], check=False, quiet=True, timeout=60)
+
+
+def tail(proc: subprocess.CompletedProcess[str], *, lines: int = 10) -> str:
+    text = (proc.stderr or "") + (proc.stdout or "")
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    out = tail(proc, lines=1)
+    return out.strip()
+
+
+def _which(cmd: str) -> bool:
+    from shutil import which
+
+    return which(cmd) is not None

@@ -1,0 +1,175 @@
+"""results.json in and out: written after every finished measurement, atomically.
+
+A run lives in `results/<run-id>/`: `results.json` (the schema is in the README), the raw
+load-generator output under `raw/`, and the report. The file is replaced atomically (written
+to a temporary file, then renamed over the old one), so an interrupted run keeps exactly what
+it finished and never leaves half a file; `--resume` continues from it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+REQUIRED_KEYS = (
+    "name", "compose_file", "url", "requests", "concurrency", "delay", "tool", "rps",
+    "time_taken_s", "ideal_rps", "ab_cap_rps", "steady_rps", "efficiency", "failed", "non_2xx",
+    "latency_ms", "connect_max_ms", "threads_before", "threads_peak", "processes",
+    "rss_peak_mb", "cpu_peak_pct", "tutorial_rps", "valid",
+)
+
+
+class ResultsError(RuntimeError):
+    """A results file or directory cannot be used; the message says why."""
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def point_latest(results_dir: Path, run_dir: Path) -> None:
+    """Make `results/latest` point at run_dir, replacing any older link atomically."""
+    link = results_dir / "latest"
+    tmp = results_dir / f".latest.{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, link)
+
+
+def load(path: Path) -> dict:
+    """Read a results.json (a run directory is accepted too), with a clear error if unusable."""
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"no results at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path} is not valid JSON: {exc}") from None
+    if data.get("schema_version") != SCHEMA_VERSION or not isinstance(data.get("scenarios"), list):
+        raise ResultsError(f"{path} is not a playground results file (schema {SCHEMA_VERSION})")
+    return data
+
+
+def resolve_run(results_dir: Path, ref: str) -> Path:
+    """A run by id, by 'latest', or by path."""
+    for candidate in (Path(ref), results_dir / ref):
+        if (candidate / "results.json").exists() or candidate.suffix == ".json" and candidate.exists():
+            return candidate.resolve()
+    raise ResultsError(f"no run {ref!r} (looked in {results_dir})")
+
+
+def entry_key(entry: dict) -> tuple[str, int]:
+    return (entry["name"], int(entry["concurrency"]))
+
+
+class RunStore:
+    """The results of one run, saved after every change."""
+
+    def __init__(self, run_dir: Path, data: dict) -> None:
+        self.run_dir = run_dir
+        self.data = data
+
+    @property
+    def path(self) -> Path:
+        return self.run_dir / "results.json"
+
+    @property
+    def raw_dir(self) -> Path:
+        path = self.run_dir / "raw"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @classmethod
+    def create(cls, *, results_dir: Path, run_id: str, header: dict) -> RunStore:
+        run_dir = results_dir / run_id
+        if run_dir.exists():
+            raise ResultsError(f"{run_dir} exists already; use --resume {run_id} to continue it")
+        run_dir.mkdir(parents=True)
+        store = cls(run_dir, {"schema_version": SCHEMA_VERSION, "run_id": run_id, **header,
+                              "finished_at": None, "calibration": None, "scenarios": []})
+        store.save()
+        point_latest(results_dir, run_dir)
+        return store
+
+    @classmethod
+    def resume(cls, *, results_dir: Path, ref: str) -> RunStore:
+        run_dir = resolve_run(results_dir, ref)
+        store = cls(run_dir, load(run_dir))
+        store.data["finished_at"] = None
+        return store
+
+    def done(self) -> set[tuple[str, int]]:
+        keys = {entry_key(e) for e in self.data["scenarios"] if not e.get("error")}
+        calibration = self.data.get("calibration")
+        if calibration and not calibration.get("error"):
+            keys.add(entry_key(calibration))
+        return keys
+
+    def add(self, entry: dict) -> None:
+        if entry.get("kind") == "calibration":
+            self.data["calibration"] = entry
+        else:
+            # A resumed run replaces the failed attempt of the same measurement.
+            key = entry_key(entry)
+            self.data["scenarios"] = [e for e in self.data["scenarios"] if entry_key(e) != key]
+            self.data["scenarios"].append(entry)
+        self.save()
+
+    def save(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+
+def missing_keys(entry: dict) -> list[str]:
+    return [k for k in REQUIRED_KEYS if k not in entry]
+
+
+@contextmanager
+def exclusive(results_dir: Path) -> Iterator[None]:
+    """Only one runner at a time: two would fight over the same ports and containers."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = results_dir / ".lock"
+    with open(lock_path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise ResultsError(
+                f"another playground run is in progress ({holder}); wait for it to finish "
+                "or stop it first: two runs would fight over the same ports and containers"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()

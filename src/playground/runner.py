@@ -1,0 +1,333 @@
+"""One benchmark run: for each compose file, up -> check -> warm up -> load -> down.
+
+Each measurement becomes one results entry, saved as soon as it is finished. Whatever happens
+(an error, Ctrl-C, SIGTERM) the scenario that is up is torn down and the load-generator
+container removed; finished results are already on disk.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from itertools import groupby
+from pathlib import Path
+
+from playground import load as loadmod
+from playground.compose import Docker, DockerError, shown
+from playground.results import RunStore, entry_key
+from playground.sampling import Sampler, Series, combine, reader_for, wait_for
+from playground.scenarios import Target
+
+SATURATED_CPU_PCT = 95.0  # ab and wrk's threads are single-threaded event loops
+WARMUP_REQUESTS = 20
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to measure: targets with their load, and how."""
+
+    targets: tuple[Target, ...]
+    tool: str = "ab"
+    requests: int | None = None  # None: each target's own default
+    concurrency: int | None = None
+    delay: float | None = None
+    sweep: tuple[int, ...] = ()
+    repeat: int = 1
+    duration_s: float = 10.0  # wrk only
+    from_host: bool = False
+    calibration: bool = True
+
+    def loads(self, target: Target) -> list[Target]:
+        """The target at each load this plan runs it (one per sweep concurrency)."""
+        base = replace(
+            target,
+            requests=self.requests or target.requests,
+            concurrency=self.concurrency or target.concurrency,
+            delay=target.delay if self.delay is None else self.delay,
+        )
+        if not self.sweep:
+            return [base]
+        # A sweep keeps n/c constant (as many waves at every concurrency) unless -n is given.
+        waves = max(base.requests // base.concurrency, 1)
+        return [replace(base, concurrency=c, requests=self.requests or max(waves * c, c))
+                for c in self.sweep]
+
+
+@dataclass
+class Progress:
+    """What the runner tells the person watching; the CLI plugs rich in here."""
+
+    echo: Callable[[str], None] = lambda line: None
+    info: Callable[[str], None] = lambda line: None
+    warn: Callable[[str], None] = lambda line: None
+    load_started: Callable[[Target, float], None] = lambda target, seconds: None
+    load_finished: Callable[[Target], None] = lambda target: None
+
+
+@dataclass
+class Runner:
+    docker: Docker
+    store: RunStore
+    plan: Plan
+    progress: Progress = field(default_factory=Progress)
+
+    @property
+    def tool(self) -> loadmod.LoadTool:
+        return loadmod.TOOLS[self.plan.tool]
+
+    # --- the matrix -----------------------------------------------------------------------
+    def run(self, calibration: Target | None) -> None:
+        done = self.store.done()
+        if calibration is not None and self.plan.calibration:
+            todo = [t for t in self.plan.loads(calibration) if entry_key(self._key(t)) not in done]
+            # The ceiling is measured at the plan's main load only.
+            self._run_file(calibration.compose_file, todo[:1], services=calibration.services)
+        targets = [t for t in self.plan.targets if t.kind != "calibration"]
+        for compose_file, group in groupby(targets, key=lambda t: t.compose_file):
+            loads = [load for target in group for load in self.plan.loads(target)
+                     if entry_key(self._key(load)) not in done]
+            if loads:
+                self._run_file(compose_file, loads)
+
+    @staticmethod
+    def _key(target: Target) -> dict:
+        return {"name": target.name, "concurrency": target.concurrency}
+
+    def _run_file(self, compose_file: str, loads: Sequence[Target], *,
+                  services: Sequence[str] = ()) -> None:
+        if not loads:
+            return
+        self.progress.info(f"[bold]{compose_file}[/bold]: " + ", ".join(
+            f"{t.name} n={t.requests} c={t.concurrency}" for t in loads))
+        try:
+            with self._scenario(compose_file, services):
+                network = f"{self.docker.project(compose_file)}_default"
+                for target in loads:
+                    self.store.add(self._measure(target, network=network))
+        except DockerError as exc:
+            self.progress.warn(str(exc))
+            for target in loads:
+                if entry_key(self._key(target)) not in self.store.done():
+                    self.store.add(self._error_entry(target, str(exc).splitlines()[0]))
+
+    @contextmanager
+    def _scenario(self, compose_file: str, services: Sequence[str]) -> Iterator[None]:
+        self.docker.check_ports_free(compose_file, services)
+        try:
+            self.docker.up(compose_file, services)
+            yield
+        finally:
+            self.docker.down(compose_file)
+
+    # --- one measurement ------------------------------------------------------------------
+    def _measure(self, target: Target, *, network: str) -> dict:
+        status, body = self.docker.fetch(network=network, url=target.url(delay=0))
+        if status != 200 or not target.body_ok(body):
+            return self._error_entry(
+                target, f"unexpected answer before measuring: {status} {body.strip()[:120]!r}")
+        containers = {s: self.docker.container_id(target.compose_file, s)
+                      for s in target.app_services}
+        readers = {s: reader_for(container=cid, pid=self.docker.main_pid(cid))
+                   for s, cid in containers.items() if cid}
+        repeats = []
+        for i in range(self.plan.repeat):
+            # Before: the server as a reader sees it in `top -H` before any load.
+            with Sampler(readers) as idle:
+                time.sleep(0.6)
+            self._warm_up(target, network=network)
+            repeats.append(self._load_once(target, network=network, readers=readers,
+                                           before=idle.series, attempt=i))
+        restarts = {s: self.docker.restart_count(cid) for s, cid in containers.items() if cid}
+        return self._entry(target, repeats, restarts=restarts, network=network)
+
+    def _warm_up(self, target: Target, *, network: str) -> None:
+        """A few quick requests so first-request costs (imports, DNS) stay out of the figures."""
+        c = min(target.concurrency, 5)
+        argv = ["ab", "-q", "-r", "-n", str(max(WARMUP_REQUESTS, c)), "-c", str(c),
+                "-s", "30", target.url(delay=0)]
+        self.docker.run(self.docker.loadgen_argv(network=network, tool_argv=argv),
+                        check=False, quiet=True, timeout=120)
+
+    def _load_once(self, target: Target, *, network: str, readers: dict, before: dict,
+                   attempt: int) -> dict:
+        raw = self.store.raw_dir
+        stem = f"{target.name}-c{target.concurrency}-r{attempt + 1}"
+        per_request = f"/out/{stem}.tsv" if self.plan.tool == "ab" else None
+        timeout_s = max(30.0, target.delay * 3 + 10)
+        tool_argv = self.tool.command(
+            url=target.url(delay=target.delay), requests=target.requests,
+            concurrency=target.concurrency, timeout_s=timeout_s,
+            duration_s=self.plan.duration_s, per_request_path=per_request)
+        name = f"flask-playground-load-{self.store.data['run_id']}-{stem}"
+        self.docker.remove(name)
+        # What a reader would type: the same load, from the same network, or from the host.
+        self.progress.echo(shown(self.docker.loadgen_argv(network=network, tool_argv=[
+            a for a in tool_argv if a not in ("-g", per_request)])))
+        budget = self._expected_s(target) * 4 + 60
+        self.progress.load_started(target, self._expected_s(target))
+        try:
+            self.docker.run(self.docker.loadgen_argv(
+                network=network, tool_argv=tool_argv, name=name, out_dir=raw, detach=True),
+                quiet=True)
+            load_reader = reader_for(container=name, pid=self.docker.main_pid(name))
+            with Sampler({**readers, "__loadgen__": load_reader}) as sampler:
+                exit_code = self.docker.wait_container(name, timeout=budget)
+            stdout, stderr = self.docker.container_logs(name)
+        finally:
+            self.docker.remove(name)
+            self.progress.load_finished(target)
+        (raw / f"{stem}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
+        tsv_path = raw / f"{stem}.tsv"
+        tsv = tsv_path.read_text() if tsv_path.exists() else None
+        try:
+            result = self.tool.parse(stdout=stdout, per_request=tsv,
+                                     concurrency=target.concurrency)
+        except loadmod.LoadOutputError as exc:
+            return {"error": f"{self.plan.tool} exited {exit_code}: {exc}"}
+        loadgen = sampler.series.pop("__loadgen__")
+        return {"result": result, "series": sampler.series, "before": before,
+                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
+
+    def _expected_s(self, target: Target) -> float:
+        if self.plan.tool == "wrk":
+            return self.plan.duration_s
+        return (target.requests / target.concurrency + 1) * max(target.delay, 0.05)
+
+    # --- entries --------------------------------------------------------------------------
+    def _base_entry(self, target: Target) -> dict:
+        delay = target.delay
+        return {
+            "name": target.name, "title": target.title, "kind": target.kind,
+            "compose_file": target.compose_file, "service": target.service,
+            "url": target.url(delay=delay), "requests": target.requests,
+            "concurrency": target.concurrency, "delay": delay, "tool": self.plan.tool,
+            "ideal_rps": loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
+            "ab_cap_rps": (loadmod.ab_cap_rps(requests=target.requests,
+                                              concurrency=target.concurrency, delay=delay)
+                           if self.plan.tool == "ab" else None),
+            "tutorial_rps": target.tutorial_rps if self._tutorial_load(target) else None,
+            "tutorial_time_s": target.tutorial_time_s if self._tutorial_load(target) else None,
+        }
+
+    @staticmethod
+    def _tutorial_load(target: Target) -> bool:
+        """The published figure only compares with a run at the tutorial's own load."""
+        from playground.scenarios import REGISTRY
+
+        default = REGISTRY.get(target.name)
+        return default is not None and (default.requests, default.concurrency, default.delay) == (
+            target.requests, target.concurrency, target.delay)
+
+    def _error_entry(self, target: Target, error: str) -> dict:
+        entry = self._base_entry(target)
+        entry.update({k: None for k in (
+            "rps", "time_taken_s", "steady_rps", "efficiency", "failed", "non_2xx",
+            "connect_max_ms", "threads_before", "threads_peak", "threads_after", "processes",
+            "rss_before_mb", "rss_peak_mb", "cpu_peak_pct", "loadgen_cpu_peak_pct")})
+        entry.update({"latency_ms": {"p50": None, "p90": None, "p99": None, "max": None},
+                      "loadgen_saturated": None, "valid": False, "invalid_reasons": [error],
+                      "notes": [], "commands": self._commands(target), "repeats": [],
+                      "spread": None, "samples": [], "error": error})
+        return entry
+
+    def _commands(self, target: Target, network: str | None = None) -> dict:
+        tool_argv = self.tool.command(
+            url=target.url(delay=target.delay), requests=target.requests,
+            concurrency=target.concurrency, timeout_s=max(30.0, target.delay * 3 + 10),
+            duration_s=self.plan.duration_s, per_request_path=None)
+        network = network or f"{Path(target.compose_file).stem}_default"
+        host_url = target.host_url(delay=target.delay)
+        services = " ".join(target.services)
+        return {
+            "up": shown(self.docker.compose(target.compose_file, "up", "--build", "-d",
+                                            "--wait")) + (f" {services}" if services else ""),
+            "load": shown(self.docker.loadgen_argv(network=network, tool_argv=tool_argv)),
+            "host_load": (shown([*tool_argv[:-1], host_url]) if host_url else None),
+            "threads": shown(self.docker.compose(target.compose_file, "exec",
+                                                 target.app_services[0], "top", "-H")),
+            "down": shown(self.docker.compose(target.compose_file, "down", "--volumes")),
+        }
+
+    def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
+               network: str) -> dict:
+        entry = self._base_entry(target)
+        errors = [r["error"] for r in repeats if "error" in r]
+        good = [r for r in repeats if "error" not in r]
+        if not good:
+            return self._error_entry(target, errors[0] if errors else "no measurement")
+        results = [r["result"] for r in good]
+        med = lambda values: statistics.median(values) if values else None  # noqa: E731
+        steadies = [r.steady_rps for r in results if r.steady_rps is not None]
+        steady = med(steadies)
+        ideal = entry["ideal_rps"]
+        # The median run by steady rps (or ab's figure) supplies latency and sampling figures.
+        order = sorted(range(len(results)),
+                       key=lambda i: results[i].steady_rps or results[i].rps or 0)
+        mid = good[order[len(order) // 2]]
+        r = mid["result"]
+        during = combine(mid["series"].values())
+        before = combine(mid["before"].values())
+        peak = lambda key, rows: max((row[key] for row in rows), default=None)  # noqa: E731
+        loadgen_cpu = max((g["loadgen_cpu_peak_pct"] or 0 for g in good), default=None)
+        saturated = loadgen_cpu is not None and loadgen_cpu >= SATURATED_CPU_PCT
+        failed = max(x.failed for x in results)
+        non_2xx = max(x.non_2xx for x in results)
+        invalid = [f"{failed} failed requests"] if failed else []
+        invalid += [f"{non_2xx} non-2xx responses"] if non_2xx else []
+        invalid += [f"load generator saturated (CPU {loadgen_cpu:.0f}% of a core)"] if saturated else []
+        invalid += errors
+        restarted = {s: n for s, n in restarts.items() if n}
+        invalid += [f"container restarted during the run: {restarted}"] if restarted else []
+        notes = loadmod.diagnose(result=r, delay=target.delay, concurrency=target.concurrency)
+        cpu_peak = peak("cpu_pct", during)
+        cores = _cpu_count()
+        if cpu_peak is not None and cpu_peak >= 0.9 * 100 * cores:
+            notes.append(f"the app used {cpu_peak:.0f}% CPU at peak ({cores} cores = "
+                         f"{100 * cores}%): CPU-bound")
+        elif cpu_peak is not None and cpu_peak >= 90 and _single_process(during):
+            notes.append(f"the app's one process used {cpu_peak:.0f}% of a core at peak: "
+                         "CPU-bound in a single process")
+        entry.update({
+            "rps": med([x.rps for x in results]),
+            "time_taken_s": med([x.time_taken_s for x in results]),
+            "steady_rps": steady,
+            "efficiency": (steady / ideal) if steady is not None and ideal else None,
+            "failed": failed, "non_2xx": non_2xx,
+            "failures": r.failures,
+            "latency_ms": r.latency_ms, "mean_latency_ms": r.mean_latency_ms,
+            "connect_max_ms": r.connect_max_ms,
+            "threads_before": peak("threads", before) if before else (during[0]["threads"] if during else None),
+            "threads_peak": peak("threads", during),
+            "threads_after": during[-1]["threads"] if during else None,
+            "processes": peak("processes", during),
+            "rss_before_mb": peak("rss_mb", before) if before else None,
+            "rss_peak_mb": peak("rss_mb", during),
+            "cpu_peak_pct": cpu_peak,
+            "loadgen_cpu_peak_pct": loadgen_cpu, "loadgen_saturated": saturated,
+            "valid": not invalid, "invalid_reasons": invalid, "notes": notes,
+            "commands": self._commands(target, network),
+            "repeats": [{"rps": x.rps, "steady_rps": x.steady_rps,
+                         "time_taken_s": x.time_taken_s, "failed": x.failed,
+                         "non_2xx": x.non_2xx} for x in results],
+            "spread": {"rps": [min(x.rps for x in results), max(x.rps for x in results)],
+                       "steady_rps": [min(steadies), max(steadies)] if steadies else None},
+            "samples": during,
+            "error": None,
+        })
+        return entry
+
+
+def _cpu_count() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _single_process(rows: list[dict]) -> bool:
+    return bool(rows) and max(row["processes"] for row in rows) <= 1
+
+
+__all__ = ["Plan", "Progress", "Runner", "Series"]

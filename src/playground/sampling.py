@@ -1,0 +1,225 @@
+"""Threads, processes, CPU and memory of containers, sampled while a load runs.
+
+This is what the tutorial read off `top -H` by eye: every OS thread of every process in the
+container. On a Linux host the sampler reads `/proc` for each process in the container's
+cgroup (exact per-process thread counts, resident memory and CPU time, ~1 ms a sample). Where
+the host cannot see the container's processes (Docker Desktop), it falls back to
+`docker stats`, which reports the cgroup's task count (threads) once a second or so.
+
+Health-check processes (`healthcheck.py`, `pg_isready`) are left out: they are Docker's, not
+the server's, and would otherwise add a phantom process now and then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+INTERVAL_S = 0.5
+IGNORED_COMMANDS = ("healthcheck.py", "pg_isready")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_MB = 1 / 1024  # VmRSS is in kB
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float  # seconds since the sampler started
+    threads: int
+    processes: int
+    rss_mb: float
+    cpu_pct: float  # 100 = one core busy
+
+
+@dataclass
+class Series:
+    """Every sample of one container, with the before/peak/after figures the report shows."""
+
+    container: str
+    samples: list[Sample] = field(default_factory=list)
+
+    def peak(self, attr: str) -> float | None:
+        values = [getattr(s, attr) for s in self.samples]
+        return max(values) if values else None
+
+    def first(self, attr: str) -> float | None:
+        return getattr(self.samples[0], attr) if self.samples else None
+
+    def last(self, attr: str) -> float | None:
+        return getattr(self.samples[-1], attr) if self.samples else None
+
+    def as_dicts(self) -> list[dict]:
+        return [{k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(s).items()}
+                for s in self.samples]
+
+
+# --- reading one container ------------------------------------------------------------------
+def cgroup_procs_path(pid: int) -> Path | None:
+    """The cgroup.procs file listing every process of the container that `pid` belongs to."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # cgroup v2, unified hierarchy
+            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "cgroup.procs"
+        elif "pids" in controllers.split(",") or "memory" in controllers.split(","):
+            candidate = Path("/sys/fs/cgroup") / controllers / path.lstrip("/") / "cgroup.procs"
+        else:
+            continue
+        if candidate.exists():
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    threads: int
+    rss_kb: int
+    cpu_ticks: int
+
+
+def read_process(pid: int) -> ProcStat | None:
+    """Threads, resident kB and CPU ticks of one process; None if it is gone or ignored."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        if any(cmd in cmdline for cmd in IGNORED_COMMANDS):
+            return None
+        status = Path(f"/proc/{pid}/status").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    threads = int(fields.get("Threads", "0").strip())
+    rss_kb = int(fields.get("VmRSS", "0 kB").split()[0]) if "VmRSS" in fields else 0
+    # Fields after the command name (which may contain spaces) start after the last ')'.
+    after = stat.rsplit(")", 1)[1].split()
+    cpu_ticks = int(after[11]) + int(after[12])  # utime + stime
+    return ProcStat(threads=threads, rss_kb=rss_kb, cpu_ticks=cpu_ticks)
+
+
+class ProcReader:
+    """Reads a container's processes from the host's /proc through its cgroup (or, given
+    `pids`, a fixed set of host processes such as a load generator run on the host)."""
+
+    def __init__(self, procs_path: Path | None = None, *, pids: list[int] | None = None) -> None:
+        self.procs_path = procs_path
+        self.pids = pids
+        self._last: tuple[float, int] | None = None
+
+    def read(self, t: float) -> Sample | None:
+        try:
+            pids = self.pids if self.pids is not None else [
+                int(p) for p in self.procs_path.read_text().split()]
+        except OSError:
+            return None
+        stats = [s for s in (read_process(pid) for pid in pids) if s is not None]
+        ticks = sum(s.cpu_ticks for s in stats)
+        now = time.monotonic()
+        cpu = 0.0
+        if self._last is not None and now > self._last[0]:
+            cpu = 100.0 * (ticks - self._last[1]) / CLK_TCK / (now - self._last[0])
+        self._last = (now, ticks)
+        return Sample(t=t, threads=sum(s.threads for s in stats), processes=len(stats),
+                      rss_mb=sum(s.rss_kb for s in stats) * PAGE_MB, cpu_pct=max(cpu, 0.0))
+
+
+class StatsReader:
+    """Fallback through `docker stats`: the cgroup's task count stands for threads."""
+
+    def __init__(self, container: str) -> None:
+        self.container = container
+
+    def read(self, t: float) -> Sample | None:
+        proc = subprocess.run(
+            ["docker", "stats", "--no-stream", "--format", "{{json .}}", self.container],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return None
+        data = json.loads(proc.stdout.strip().splitlines()[0])
+        return Sample(t=t, threads=int(data.get("PIDs", 0) or 0), processes=0,
+                      rss_mb=_mem_mb(data.get("MemUsage", "0B / 0B").split("/")[0]),
+                      cpu_pct=float(data.get("CPUPerc", "0%").rstrip("%") or 0))
+
+
+def _mem_mb(text: str) -> float:
+    text = text.strip()
+    units = {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1 / 1000, "MB": 1, "GB": 1000,
+             "B": 1 / 1048576}
+    for unit, factor in sorted(units.items(), key=lambda kv: -len(kv[0])):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * factor
+    return 0.0
+
+
+def reader_for(*, container: str, pid: int | None) -> ProcReader | StatsReader:
+    path = cgroup_procs_path(pid) if pid else None
+    return ProcReader(path) if path is not None else StatsReader(container)
+
+
+# --- sampling several containers in the background ------------------------------------------
+class Sampler:
+    """Samples containers every `interval` seconds on a background thread until stopped."""
+
+    def __init__(self, readers: dict[str, ProcReader | StatsReader], *,
+                 interval: float = INTERVAL_S) -> None:
+        self.readers = readers
+        self.interval = interval
+        self.series = {name: Series(container=name) for name in readers}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
+        self._t0 = time.monotonic()
+
+    def sample_once(self) -> None:
+        t = time.monotonic() - self._t0
+        for name, reader in self.readers.items():
+            sample = reader.read(t)
+            if sample is not None:
+                self.series[name].samples.append(sample)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample_once()
+
+    def __enter__(self) -> Sampler:
+        self._t0 = time.monotonic()
+        self.sample_once()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sample_once()
+
+
+def combine(series: Iterable[Series]) -> list[dict]:
+    """Sum several containers' series sample by sample (same ticks), for a scenario total."""
+    series = list(series)
+    if not series:
+        return []
+    length = min(len(s.samples) for s in series)
+    out = []
+    for i in range(length):
+        group = [s.samples[i] for s in series]
+        out.append({"t": round(group[0].t, 3), "threads": sum(g.threads for g in group),
+                    "processes": sum(g.processes for g in group),
+                    "rss_mb": round(sum(g.rss_mb for g in group), 3),
+                    "cpu_pct": round(sum(g.cpu_pct for g in group), 3)})
+    return out
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()

@@ -1,0 +1,115 @@
+"""The registry: every measurable target of the playground, as frozen data.
+
+A *target* is one URL of one compose file loaded at one default load. Two targets can share a
+compose file (the dev server's two services, the bonus app's two modules): the runner brings
+the file up once and measures both. The published figures are the 2020 tutorial's
+(`SCENARIOS.md`), shown beside ours in every report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FLASK_BODY = "Hi there! slow api response"
+UPSTREAM_BODY = "slow api response"
+BONUS_BODY_PREFIX = "slow api response\npostgres NOW() = "
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    title: str
+    compose_file: str
+    service: str  # the service that receives the load
+    port: int  # its port inside the compose network
+    host_port: int | None  # where a reader reaches it from the host (None: not published)
+    requests: int
+    concurrency: int
+    delay: float = 1.0
+    # The services whose threads, processes, CPU and memory are sampled (the app, not nginx).
+    sampled: tuple[str, ...] = ()
+    # Services to start; empty means the whole file.
+    services: tuple[str, ...] = ()
+    body: str = FLASK_BODY
+    body_is_prefix: bool = False
+    tutorial_rps: float | None = None
+    tutorial_time_s: float | None = None
+    kind: str = "scenario"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def app_services(self) -> tuple[str, ...]:
+        return self.sampled or (self.service,)
+
+    def url(self, *, delay: float) -> str:
+        return f"http://{self.service}:{self.port}/?delay={delay:g}"
+
+    def host_url(self, *, delay: float) -> str | None:
+        if self.host_port is None:
+            return None
+        return f"http://127.0.0.1:{self.host_port}/?delay={delay:g}"
+
+    def body_ok(self, body: str) -> bool:
+        body = body.rstrip("\n")
+        return body.startswith(self.body) if self.body_is_prefix else body == self.body
+
+
+def _t(name, title, compose_file, service, port, host_port, n, c, rps, time_s, **kw) -> Target:
+    return Target(
+        name=name, title=title, compose_file=compose_file, service=service, port=port,
+        host_port=host_port, requests=n, concurrency=c, tutorial_rps=rps,
+        tutorial_time_s=time_s, **kw,
+    )
+
+
+SCENARIOS: tuple[Target, ...] = (
+    _t("devserver", "Flask dev server, no threads", "sync-devserver.yml",
+       "flask_app", 3000, 3000, 10, 5, 0.99, 10.139),
+    _t("devserver-threads", "Flask dev server, a thread per request", "sync-devserver.yml",
+       "flask_app_threaded", 3001, 3001, 2000, 200, 124.69, 16.040),
+    _t("gevent-pywsgi", "gevent.pywsgi", "async-gevent-pywsgi.yml",
+       "flask_app", 3000, 3000, 2000, 200, 114.05, 17.536),
+    _t("gunicorn-threads", "Gunicorn 4 workers x 50 threads", "sync-gunicorn.yml",
+       "flask_app_gunicorn", 3000, 3000, 2000, 200, 148.95, 13.427),
+    _t("gunicorn-gevent", "Gunicorn gevent worker x1", "async-gevent-gunicorn.yml",
+       "flask_app", 3000, 3000, 2000, 200, 112.11, 17.839),
+    _t("uwsgi-threads", "uWSGI 4 workers x 50 threads", "sync-uwsgi.yml",
+       "flask_app_uwsgi", 3000, 3000, 2000, 200, 157.67, 12.685),
+    _t("uwsgi-gevent", "uWSGI gevent 2 workers x 2000", "async-gevent-uwsgi.yml",
+       "flask_app", 3000, 3000, 2000, 200, 151.93, 13.164),
+    _t("nginx-gunicorn", "nginx -> Gunicorn gevent x1 (HTTP)", "nginx-gunicorn.yml",
+       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",)),
+    _t("nginx-uwsgi", "nginx -> uWSGI gevent 1 x 2000 (uwsgi protocol)", "nginx-uwsgi.yml",
+       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",)),
+    _t("bonus-psycopg2", "bonus: uWSGI gevent + psycopg2, no psycogreen",
+       "bonus-psycopg2-gevent.yml", "flask_app", 3000, 3000, 10, 5, 1.50, 6.670,
+       body=BONUS_BODY_PREFIX, body_is_prefix=True),
+    _t("bonus-psycogreen", "bonus: uWSGI gevent + psycopg2 + psycogreen",
+       "bonus-psycopg2-gevent.yml", "flask_app_2", 3001, 3001, 10, 5, 3.18, 3.148,
+       body=BONUS_BODY_PREFIX, body_is_prefix=True),
+)
+
+# The same load straight at the upstream: what the harness itself can reach on this machine.
+CALIBRATION = Target(
+    name="calibration", title="calibration: ab straight at slow_api",
+    compose_file="async-gevent-pywsgi.yml", service="slow_api", port=4000, host_port=None,
+    requests=2000, concurrency=200, services=("slow_api",), body=UPSTREAM_BODY,
+    kind="calibration",
+)
+
+REGISTRY: dict[str, Target] = {t.name: t for t in (*SCENARIOS, CALIBRATION)}
+
+
+def register(*targets: Target) -> None:
+    """Add targets (the demos register theirs) to the registry."""
+    for target in targets:
+        REGISTRY[target.name] = target
+
+
+def resolve(*, names: list[str]) -> list[Target]:
+    """Targets by name, in the order given; an unknown name is a clear error."""
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        known = ", ".join(REGISTRY)
+        raise KeyError(f"unknown scenario {', '.join(map(repr, unknown))}; known: {known}")
+    return [REGISTRY[n] for n in names]

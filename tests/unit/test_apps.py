@@ -1,0 +1,196 @@
+"""The three programs with their own test clients, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from tests.conftest import load_module
+
+BAD_DELAYS = ["abc", "-1", "nan", "NaN", "inf", "-inf", "1e3", "1_0", "61", "1e400",
+              "0x10", " 1", "１", "", "1.2.3", "9" * 40]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def slow_api_module():
+    return load_module("slow_api_app", "slow_api/app.py")
+
+
+@pytest.fixture(scope="module")
+def upstream(slow_api_module) -> Iterator[int]:
+    """The real slow_api, served by aiohttp on a thread, for the Flask apps to call."""
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(slow_api_module.make_app())
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(runner.setup())
+        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield port
+    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=5)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=5)
+
+
+@pytest.fixture()
+def silent_port() -> Iterator[int]:
+    """A port that accepts connections and never answers: an upstream that hangs."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        yield s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def flask_module():
+    return load_module("flask_app_app", "flask_app/app.py")
+
+
+@pytest.fixture(scope="module")
+def bonus_module():
+    return load_module("bonus_app", "psycopg2/bonus.py")
+
+
+def point(module, monkeypatch, port: int, grace: float = 5.0) -> None:
+    monkeypatch.setattr(module, "API_URL", f"http://127.0.0.1:{port}/")
+    grace_attr = "UPSTREAM_GRACE_S" if hasattr(module, "UPSTREAM_GRACE_S") else "GRACE_S"
+    monkeypatch.setattr(module, grace_attr, grace)
+
+
+# --- slow_api -----------------------------------------------------------------------------
+async def _get(app, path: str):
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get(path)
+        return resp.status, await resp.text()
+
+
+def test_slow_api_answers_after_the_delay(slow_api_module):
+    started = time.monotonic()
+    status, text = asyncio.run(_get(slow_api_module.make_app(), "/?delay=0.3"))
+    assert (status, text) == (200, "slow api response")
+    assert time.monotonic() - started >= 0.3
+
+
+def test_slow_api_waits_without_blocking(slow_api_module):
+    """Ten 0.5 s requests at once finish in about 0.5 s, not 5 s."""
+    async def many():
+        async with TestClient(TestServer(slow_api_module.make_app())) as client:
+            started = time.monotonic()
+            statuses = await asyncio.gather(*(client.get("/?delay=0.5") for _ in range(10)))
+            return time.monotonic() - started, [r.status for r in statuses]
+    elapsed, statuses = asyncio.run(many())
+    assert statuses == [200] * 10
+    assert elapsed < 2.0
+
+
+@pytest.mark.parametrize("raw", BAD_DELAYS)
+def test_slow_api_refuses_bad_delay_with_a_reason(slow_api_module, raw):
+    from urllib.parse import quote
+
+    status, text = asyncio.run(_get(slow_api_module.make_app(), f"/?delay={quote(raw)}"))
+    assert status == 400
+    assert "delay" in text and text.count("\n") == 1
+
+
+def test_slow_api_refuses_repeated_delay(slow_api_module):
+    status, text = asyncio.run(_get(slow_api_module.make_app(), "/?delay=1&delay=2"))
+    assert status == 400 and "once" in text
+
+
+# --- flask_app ----------------------------------------------------------------------------
+def test_flask_app_answers_with_the_upstream_text(flask_module, upstream, monkeypatch):
+    point(flask_module, monkeypatch, upstream)
+    resp = flask_module.app.test_client().get("/?delay=0.1")
+    assert resp.status_code == 200
+    assert resp.get_data(as_text=True) == "Hi there! slow api response"
+
+
+def test_flask_app_default_delay_is_one_second(flask_module, upstream, monkeypatch):
+    point(flask_module, monkeypatch, upstream)
+    started = time.monotonic()
+    resp = flask_module.app.test_client().get("/")
+    assert resp.status_code == 200
+    assert 0.9 <= time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("raw", BAD_DELAYS)
+def test_flask_app_refuses_bad_delay_with_a_reason(flask_module, upstream, monkeypatch, raw):
+    point(flask_module, monkeypatch, upstream)
+    resp = flask_module.app.test_client().get("/", query_string={"delay": raw})
+    assert resp.status_code == 400
+    text = resp.get_data(as_text=True)
+    assert text.startswith("delay ") and text.count("\n") == 1
+
+
+def test_flask_app_refuses_repeated_delay(flask_module, upstream, monkeypatch):
+    point(flask_module, monkeypatch, upstream)
+    resp = flask_module.app.test_client().get("/?delay=1&delay=0")
+    assert resp.status_code == 400
+
+
+def test_flask_app_gives_502_when_upstream_is_unreachable(flask_module, monkeypatch):
+    point(flask_module, monkeypatch, free_port())
+    resp = flask_module.app.test_client().get("/?delay=0")
+    assert resp.status_code == 502
+    assert "slow_api unreachable" in resp.get_data(as_text=True)
+
+
+def test_flask_app_gives_504_when_upstream_hangs(flask_module, silent_port, monkeypatch):
+    point(flask_module, monkeypatch, silent_port, grace=0.3)
+    started = time.monotonic()
+    resp = flask_module.app.test_client().get("/?delay=0")
+    assert resp.status_code == 504
+    assert time.monotonic() - started < 3
+
+
+def test_flask_app_unknown_route_is_a_plain_404(flask_module):
+    resp = flask_module.app.test_client().get("/admin")
+    assert resp.status_code == 404
+    assert "GET /?delay=SECONDS" in resp.get_data(as_text=True)
+
+
+# --- the bonus app ------------------------------------------------------------------------
+@pytest.mark.parametrize("raw", ["abc", "-1", "nan", "1e9", "100"])
+def test_bonus_refuses_bad_delay(bonus_module, raw):
+    resp = bonus_module.app.test_client().get("/", query_string={"delay": raw})
+    assert resp.status_code == 400
+
+
+def test_bonus_gives_503_when_the_database_is_unreachable(bonus_module, upstream, monkeypatch):
+    point(bonus_module, monkeypatch, upstream)
+    monkeypatch.setitem(bonus_module.DSN, "host", "127.0.0.1")
+    monkeypatch.setitem(bonus_module.DSN, "port", free_port())
+    resp = bonus_module.app.test_client().get("/?delay=0")
+    assert resp.status_code == 503
+    assert resp.get_data(as_text=True).startswith("database unavailable")
+
+
+def test_bonus_gives_502_when_upstream_is_unreachable(bonus_module, monkeypatch):
+    point(bonus_module, monkeypatch, free_port())
+    resp = bonus_module.app.test_client().get("/?delay=0")
+    assert resp.status_code == 502
