@@ -183,7 +183,7 @@ class Runner:
         tsv_path = raw / f"{stem}.tsv"
         tsv = tsv_path.read_text() if tsv_path.exists() else None
         try:
-            result = self.tool.parse(stdout=stdout, per_request=tsv,
+            result = self.tool.parse(stdout=stdout + "\n" + stderr, per_request=tsv,
                                      concurrency=target.concurrency)
         except loadmod.LoadOutputError as exc:
             return {"error": f"{self.plan.tool} exited {exit_code}: {exc}"}

@@ -6,8 +6,9 @@ cgroup (exact per-process thread counts, resident memory and CPU time, ~1 ms a s
 the host cannot see the container's processes (Docker Desktop), it falls back to
 `docker stats`, which reports the cgroup's task count (threads) once a second or so.
 
-Health-check processes (`healthcheck.py`, `pg_isready`) are left out: they are Docker's, not
-the server's, and would otherwise add a phantom process now and then.
+Only the server's own process tree counts: the container's main process and its descendants.
+Processes started by `docker exec` (health checks, a reader's `top -H`) are the container's
+too, but not the server's, and would otherwise add a phantom process now and then.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 INTERVAL_S = 0.5
-IGNORED_COMMANDS = ("healthcheck.py", "pg_isready")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = 1 / 1024  # VmRSS is in kB
 
@@ -80,17 +80,16 @@ def cgroup_procs_path(pid: int) -> Path | None:
 
 @dataclass(frozen=True)
 class ProcStat:
+    pid: int
+    ppid: int
     threads: int
     rss_kb: int
     cpu_ticks: int
 
 
 def read_process(pid: int) -> ProcStat | None:
-    """Threads, resident kB and CPU ticks of one process; None if it is gone or ignored."""
+    """Parent, threads, resident kB and CPU ticks of one process; None if it is gone."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        if any(cmd in cmdline for cmd in IGNORED_COMMANDS):
-            return None
         status = Path(f"/proc/{pid}/status").read_text()
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -101,15 +100,32 @@ def read_process(pid: int) -> ProcStat | None:
     # Fields after the command name (which may contain spaces) start after the last ')'.
     after = stat.rsplit(")", 1)[1].split()
     cpu_ticks = int(after[11]) + int(after[12])  # utime + stime
-    return ProcStat(threads=threads, rss_kb=rss_kb, cpu_ticks=cpu_ticks)
+    return ProcStat(pid=pid, ppid=int(after[1]), threads=threads, rss_kb=rss_kb,
+                    cpu_ticks=cpu_ticks)
+
+
+def process_tree(stats: list[ProcStat], root: int) -> list[ProcStat]:
+    """The processes among `stats` that are `root` or descend from it."""
+    by_pid = {s.pid: s for s in stats}
+    kept = []
+    for s in stats:
+        seen, cur = set(), s
+        while cur is not None and cur.pid != root and cur.pid not in seen:
+            seen.add(cur.pid)
+            cur = by_pid.get(cur.ppid)
+        if cur is not None and cur.pid == root:
+            kept.append(s)
+    return kept
 
 
 class ProcReader:
     """Reads a container's processes from the host's /proc through its cgroup (or, given
     `pids`, a fixed set of host processes such as a load generator run on the host)."""
 
-    def __init__(self, procs_path: Path | None = None, *, pids: list[int] | None = None) -> None:
+    def __init__(self, procs_path: Path | None = None, *, root: int | None = None,
+                 pids: list[int] | None = None) -> None:
         self.procs_path = procs_path
+        self.root = root
         self.pids = pids
         self._last: tuple[float, int] | None = None
 
@@ -120,6 +136,8 @@ class ProcReader:
         except OSError:
             return None
         stats = [s for s in (read_process(pid) for pid in pids) if s is not None]
+        if self.root is not None:
+            stats = process_tree(stats, self.root)
         ticks = sum(s.cpu_ticks for s in stats)
         now = time.monotonic()
         cpu = 0.0
@@ -161,7 +179,7 @@ def _mem_mb(text: str) -> float:
 
 def reader_for(*, container: str, pid: int | None) -> ProcReader | StatsReader:
     path = cgroup_procs_path(pid) if pid else None
-    return ProcReader(path) if path is not None else StatsReader(container)
+    return ProcReader(path, root=pid) if path is not None else StatsReader(container)
 
 
 # --- sampling several containers in the background ------------------------------------------

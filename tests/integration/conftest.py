@@ -1,0 +1,130 @@
+"""Bringing scenarios up for real, loading them from the host, and watching their threads.
+
+Each test class names one compose file; the class fixture brings it up (`up --wait`), and
+tears it down afterwards, checking that nothing (container, network, volume) is left behind.
+Loads go to the published 127.0.0.1 ports, as a reader's would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from playground.sampling import Sampler, reader_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def sh(*argv: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}{proc.stdout[-2000:]}")
+    return proc
+
+
+def project_of(compose_file: str) -> str:
+    return json.loads(sh("docker", "compose", "-f", compose_file, "config", "--format",
+                         "json").stdout)["name"]
+
+
+def leftovers(project: str) -> dict[str, list[str]]:
+    label = f"label=com.docker.compose.project={project}"
+    return {kind: sh("docker", *cmd, "--filter", label, "--quiet").stdout.split()
+            for kind, cmd in (("containers", ("ps", "--all")), ("networks", ("network", "ls")),
+                              ("volumes", ("volume", "ls")))}
+
+
+@dataclass
+class Up:
+    compose_file: str
+    project: str
+
+    def container(self, service: str) -> str:
+        cid = sh("docker", "compose", "-f", self.compose_file, "ps", "--quiet", service).stdout.strip()
+        assert cid, f"{service} is not running"
+        return cid
+
+    def exec(self, service: str, *argv: str, check: bool = False) -> subprocess.CompletedProcess:
+        return sh("docker", "compose", "-f", self.compose_file, "exec", "-T", service, *argv,
+                  check=check)
+
+    def in_network(self, *argv: str) -> subprocess.CompletedProcess:
+        """Run a command in the load-generator image on the scenario's own network."""
+        return sh("docker", "run", "--rm", "--network", f"{self.project}_default",
+                  "flask-playground/loadgen", *argv, check=False, timeout=120)
+
+    def threads_during(self, service: str, *, url: str, n: int, c: int) -> dict[str, int]:
+        """Threads of `service` before and at peak while ab loads `url` from the host."""
+        cid = self.container(service)
+        pid = int(sh("docker", "inspect", "--format", "{{.State.Pid}}", cid).stdout.strip())
+        reader = reader_for(container=cid, pid=pid)
+        with Sampler({service: reader}, interval=0.25) as before:
+            time.sleep(0.5)
+        with Sampler({service: reader}, interval=0.25) as during:
+            result = ab(url, n=n, c=c)
+        assert result["failed"] == 0 and result["non_2xx"] == 0, result
+        series = during.series[service]
+        return {"before": int(before.series[service].peak("threads")),
+                "peak": int(series.peak("threads")),
+                "processes": int(series.peak("processes"))}
+
+
+@pytest.fixture(scope="class")
+def up(request) -> Up:
+    compose_file = request.cls.compose_file
+    project = project_of(compose_file)
+    proc = sh("docker", "compose", "-f", compose_file, "up", "-d", "--wait", "--wait-timeout",
+              "180", check=False, timeout=400)
+    if proc.returncode != 0:
+        logs = sh("docker", "compose", "-f", compose_file, "logs", "--tail", "30", check=False)
+        sh("docker", "compose", "-f", compose_file, "down", "--volumes", check=False)
+        pytest.fail(f"{compose_file} did not come up:\n{proc.stderr[-2000:]}\n{logs.stdout[-3000:]}")
+    yield Up(compose_file=compose_file, project=project)
+    sh("docker", "compose", "-f", compose_file, "down", "--volumes", "--remove-orphans",
+       "--timeout", "10")
+    left = leftovers(project)
+    assert not any(left.values()), f"{compose_file} left things behind: {left}"
+
+
+def get(port: int, query: str = "delay=0", *, timeout: float = 30) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?{query}", timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def concurrent_get(port: int, *, k: int, delay: float) -> tuple[float, list[int]]:
+    """k requests at once; (seconds until the last answered, their statuses)."""
+    started = time.monotonic()
+    with ThreadPoolExecutor(k) as pool:
+        statuses = [s for s, _ in pool.map(lambda _: get(port, f"delay={delay}"), range(k))]
+    return time.monotonic() - started, statuses
+
+
+AB_FIELDS = {
+    "time_s": r"Time taken for tests:\s+([\d.]+)",
+    "complete": r"Complete requests:\s+(\d+)",
+    "failed": r"Failed requests:\s+(\d+)",
+    "non_2xx": r"Non-2xx responses:\s+(\d+)",
+}
+
+
+def ab(url: str, *, n: int, c: int) -> dict[str, float]:
+    """ApacheBench from the host, exactly as the README shows it."""
+    proc = sh("ab", "-r", "-s", "60", "-n", str(n), "-c", str(c), url, check=False, timeout=300)
+    out = {}
+    for key, pattern in AB_FIELDS.items():
+        match = re.search(pattern, proc.stdout)
+        out[key] = float(match.group(1)) if match else 0.0
+    assert out["complete"] == n, proc.stdout + proc.stderr
+    return out

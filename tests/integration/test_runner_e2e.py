@@ -1,0 +1,98 @@
+"""`playground run` for real on two scenarios with a tiny load: the files it writes and the
+plausibility of its figures (requests/s close to concurrency / delay)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from playground.results import REQUIRED_KEYS
+from tests.integration.conftest import ROOT, leftovers
+
+pytestmark = pytest.mark.integration
+
+PLAYGROUND = str(Path(sys.executable).with_name("playground"))
+N, C, DELAY = 100, 25, 0.5  # ideal: 50 rps
+
+
+def playground(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([PLAYGROUND, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    results_dir = tmp_path_factory.mktemp("results")
+    proc = playground("run", "devserver-threads", "gevent-pywsgi", "-n", str(N), "-c", str(C),
+                      "--delay", str(DELAY), "--no-build", "--results-dir", str(results_dir))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return results_dir, proc
+
+
+def test_writes_results_report_and_charts(run):
+    results_dir, _ = run
+    latest = results_dir / "latest"
+    assert latest.is_symlink()
+    for name in ("results.json", "report.md", "report.html", "rps.png", "threads.png"):
+        assert (latest / name).stat().st_size > 0, name
+    data = json.loads((latest / "results.json").read_text())
+    assert data["finished_at"] and data["environment"]["cpu_count"]
+    assert data["environment"]["images"]["flask-playground/flask_app"].startswith("sha256:")
+    assert [e["name"] for e in data["scenarios"]] == ["devserver-threads", "gevent-pywsgi"]
+    for entry in [data["calibration"], *data["scenarios"]]:
+        assert not [k for k in REQUIRED_KEYS if k not in entry], entry
+        assert (latest / "raw" / f"{entry['name']}-c{C}-r1.txt").exists()
+
+
+def test_figures_are_plausible(run):
+    results_dir, _ = run
+    data = json.loads((results_dir / "latest" / "results.json").read_text())
+    for entry in [data["calibration"], *data["scenarios"]]:
+        assert entry["valid"], entry["invalid_reasons"]
+        assert entry["failed"] == 0 and entry["non_2xx"] == 0
+        assert entry["ideal_rps"] == pytest.approx(C / DELAY)
+        # Close to c/delay, with a generous margin for a busy 2-core machine.
+        assert 0.6 * C / DELAY <= entry["steady_rps"] <= 1.05 * C / DELAY, entry["steady_rps"]
+        assert entry["rps"] <= entry["ab_cap_rps"] * 1.05
+    by_name = {e["name"]: e for e in data["scenarios"]}
+    assert by_name["devserver-threads"]["threads_peak"] >= C * 0.6
+    assert by_name["gevent-pywsgi"]["threads_peak"] <= 25
+    assert by_name["gevent-pywsgi"]["processes"] == 1
+
+
+def test_prints_the_commands_a_reader_can_repeat(run):
+    _, proc = run
+    assert "docker compose -f sync-devserver.yml up -d --wait" in proc.stdout
+    assert f"ab -r -n {N} -c {C}" in proc.stdout
+    assert "docker compose -f sync-devserver.yml down" in proc.stdout
+
+
+def test_leaves_nothing_behind(run):
+    for project in ("sync-devserver", "async-gevent-pywsgi"):
+        assert not any(leftovers(project).values())
+    names = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True,
+                           text=True).stdout
+    assert "flask-playground-load-" not in names
+
+
+def test_resume_of_a_finished_run_measures_nothing_again(run):
+    results_dir, _ = run
+    before = json.loads((results_dir / "latest" / "results.json").read_text())
+    proc = playground("run", "devserver-threads", "gevent-pywsgi", "-n", str(N), "-c", str(C),
+                      "--delay", str(DELAY), "--no-build", "--quiet", "--results-dir",
+                      str(results_dir), "--resume", "latest", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    after = json.loads((results_dir / "latest" / "results.json").read_text())
+    assert [e["steady_rps"] for e in after["scenarios"]] == [
+        e["steady_rps"] for e in before["scenarios"]]
+
+
+def test_unknown_scenario_is_a_clear_error(tmp_path):
+    proc = playground("run", "no-such-scenario", "--no-build", "--results-dir", str(tmp_path))
+    assert proc.returncode == 2
+    assert "unknown scenario 'no-such-scenario'" in proc.stderr
+    assert "Traceback" not in proc.stderr

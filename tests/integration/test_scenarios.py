@@ -1,0 +1,196 @@
+"""Each of the nine compose files, built and brought up for real: the behaviour the tutorial
+teaches, asserted as shapes with generous margins (serialised or concurrent, threads flat or
+growing), never as a machine's absolute speed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import ab, concurrent_get, get
+
+pytestmark = pytest.mark.integration
+
+BODY = "Hi there! slow api response"
+K, DELAY = 8, 0.5  # 8 requests at once, 0.5 s each: 4 s one at a time, ~0.5 s concurrently
+LOAD_N, LOAD_C = 300, 100  # the load under which threads are watched (~4 s)
+HANDFUL = 25  # the most OS threads a gevent container may show under c=100
+
+
+def assert_concurrent(port: int) -> None:
+    elapsed, statuses = concurrent_get(port, k=K, delay=DELAY)
+    assert statuses == [200] * K
+    # One at a time would take K x DELAY = 4 s; concurrently about DELAY.
+    assert elapsed < K * DELAY / 2, f"{K} requests took {elapsed:.2f} s: not concurrent"
+
+
+def assert_refuses_bad_input(port: int) -> None:
+    for query in ("delay=abc", "delay=-1", "delay=nan", "delay=1e999", "delay=1&delay=2"):
+        status, body = get(port, query)
+        assert status == 400, (query, status, body)
+        assert body.startswith("delay "), body
+
+
+class TestSyncDevserver:
+    compose_file = "sync-devserver.yml"
+
+    def test_exact_bodies(self, up):
+        assert get(3000) == (200, BODY)
+        assert get(3001) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_without_threads_one_request_at_a_time(self, up):
+        elapsed, statuses = concurrent_get(3000, k=4, delay=DELAY)
+        assert statuses == [200] * 4
+        assert elapsed >= 0.8 * 4 * DELAY, f"4 requests took {elapsed:.2f} s: not serialised"
+
+    def test_with_threads_concurrent(self, up):
+        assert_concurrent(3001)
+
+    def test_with_threads_a_thread_per_request(self, up):
+        threads = up.threads_during("flask_app_threaded", url="http://127.0.0.1:3001/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["before"] <= 5, threads
+        assert threads["peak"] >= LOAD_C * 0.6, threads
+
+
+class TestGeventPywsgi:
+    compose_file = "async-gevent-pywsgi.yml"
+
+    def test_exact_body(self, up):
+        assert get(3000) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_concurrent(self, up):
+        assert_concurrent(3000)
+
+    def test_a_handful_of_threads(self, up):
+        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["processes"] == 1, threads
+        assert threads["peak"] <= HANDFUL, threads
+
+
+class TestGunicornThreads:
+    compose_file = "sync-gunicorn.yml"
+
+    def test_exact_body(self, up):
+        assert get(3000) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_concurrent(self, up):
+        assert_concurrent(3000)
+
+    def test_threads_created_on_demand(self, up):
+        threads = up.threads_during("flask_app_gunicorn", url="http://127.0.0.1:3000/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["processes"] == 5, threads  # the arbiter and 4 workers
+        assert threads["before"] <= 15, threads  # workers exist, their threads do not yet
+        assert threads["peak"] >= threads["before"] + LOAD_C * 0.5, threads
+
+
+class TestGunicornGevent:
+    compose_file = "async-gevent-gunicorn.yml"
+
+    def test_exact_body(self, up):
+        assert get(3000) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_concurrent(self, up):
+        assert_concurrent(3000)
+
+    def test_a_handful_of_threads(self, up):
+        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["processes"] == 2, threads  # the arbiter and one worker
+        assert threads["peak"] <= HANDFUL, threads
+
+
+class TestUwsgiThreads:
+    compose_file = "sync-uwsgi.yml"
+
+    def test_exact_body(self, up):
+        assert get(3000) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_concurrent(self, up):
+        assert_concurrent(3000)
+
+    def test_every_thread_exists_from_the_start(self, up):
+        threads = up.threads_during("flask_app_uwsgi", url="http://127.0.0.1:3000/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["before"] >= 4 * 50, threads
+        assert threads["peak"] <= threads["before"] + 10, threads
+
+
+class TestUwsgiGevent:
+    compose_file = "async-gevent-uwsgi.yml"
+
+    def test_exact_body(self, up):
+        assert get(3000) == (200, BODY)
+        assert_refuses_bad_input(3000)
+
+    def test_concurrent(self, up):
+        assert_concurrent(3000)
+
+    def test_a_handful_of_threads(self, up):
+        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
+                                    n=LOAD_N, c=LOAD_C)
+        assert threads["processes"] == 3, threads  # the master and two workers
+        assert threads["peak"] <= HANDFUL, threads
+
+
+class TestNginxGunicorn:
+    compose_file = "nginx-gunicorn.yml"
+
+    def test_answers_on_8080_only(self, up):
+        assert get(8080) == (200, BODY)
+        assert_refuses_bad_input(8080)
+        # The app itself is not published: only the ingress is.
+        assert up.exec("ingress", "true").returncode == 0
+        port = up.in_network("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                             "http://flask_app:3000/?delay=0")
+        assert port.stdout == "200"
+        from tests.integration.conftest import sh
+        published = sh("docker", "compose", "-f", self.compose_file, "port", "flask_app", "3000",
+                       check=False)
+        assert published.returncode != 0 or not published.stdout.strip()
+
+    def test_concurrent(self, up):
+        assert_concurrent(8080)
+
+
+class TestNginxUwsgi:
+    compose_file = "nginx-uwsgi.yml"
+
+    def test_answers_on_8080(self, up):
+        assert get(8080) == (200, BODY)
+        assert_refuses_bad_input(8080)
+
+    def test_app_speaks_uwsgi_not_http(self, up):
+        http = up.in_network("curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                             "http://flask_app:3000/?delay=0")
+        assert http.stdout in ("000", ""), f"the app answered HTTP: {http.stdout!r}"
+        # The same port answers a binary uwsgi packet (what nginx's uwsgi_pass sends).
+        packet = up.exec("flask_app", "python", "healthcheck.py")
+        assert packet.returncode == 0, packet.stderr
+
+    def test_concurrent(self, up):
+        assert_concurrent(8080)
+
+
+class TestBonusPsycopg2:
+    compose_file = "bonus-psycopg2-gevent.yml"
+
+    def test_bodies(self, up):
+        for port in (3000, 3001):
+            status, body = get(port)
+            assert status == 200
+            assert body.startswith("slow api response\npostgres NOW() = "), body
+        assert_refuses_bad_input(3000)
+
+    def test_psycogreen_is_clearly_faster(self, up):
+        without = ab("http://127.0.0.1:3000/?delay=1", n=10, c=5)
+        with_ = ab("http://127.0.0.1:3001/?delay=1", n=10, c=5)
+        assert without["failed"] == with_["failed"] == 0
+        # Published: 6.7 s without, 3.1 s with. The DB half serialises without psycogreen.
+        assert with_["time_s"] < 0.75 * without["time_s"], (with_, without)

@@ -1,0 +1,115 @@
+"""results.json: schema, atomic writes, resume after an interruption, one runner at a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from playground import results
+from playground.results import REQUIRED_KEYS, ResultsError, RunStore
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def entry(name: str, c: int = 200, **extra) -> dict:
+    return {"name": name, "concurrency": c, "kind": "scenario", **extra}
+
+
+def make_store(tmp_path: Path, run_id: str = "20260101-000000") -> RunStore:
+    return RunStore.create(results_dir=tmp_path, run_id=run_id, header={"settings": {}})
+
+
+def test_create_writes_a_valid_file_and_points_latest(tmp_path):
+    store = make_store(tmp_path)
+    data = results.load(tmp_path / "latest")
+    assert data["schema_version"] == results.SCHEMA_VERSION
+    assert data["scenarios"] == [] and data["finished_at"] is None
+    assert (tmp_path / "latest").resolve() == store.run_dir.resolve()
+    newer = make_store(tmp_path, "20260101-000001")
+    assert (tmp_path / "latest").resolve() == newer.run_dir.resolve()
+
+
+def test_every_add_is_on_disk_at_once(tmp_path):
+    store = make_store(tmp_path)
+    store.add(entry("a"))
+    store.add(entry("b", c=50))
+    store.add(entry("calibration", kind="calibration"))
+    on_disk = results.load(store.run_dir)
+    assert [e["name"] for e in on_disk["scenarios"]] == ["a", "b"]
+    assert on_disk["calibration"]["name"] == "calibration"
+
+
+def test_a_failed_write_keeps_the_previous_file_whole(tmp_path):
+    store = make_store(tmp_path)
+    store.add(entry("a"))
+    before = store.path.read_text()
+    with pytest.raises(TypeError):
+        store.add(entry("b", unserialisable=object()))
+    assert store.path.read_text() == before
+    assert [p.name for p in store.run_dir.iterdir()] == ["results.json"]
+
+
+def test_resume_skips_what_was_finished_and_retries_errors(tmp_path):
+    store = make_store(tmp_path)
+    store.add(entry("a"))
+    store.add(entry("b", error="never became healthy"))
+    # ... the run is interrupted here; a new process resumes it:
+    resumed = RunStore.resume(results_dir=tmp_path, ref="latest")
+    assert resumed.done() == {("a", 200)}
+    resumed.add(entry("b", error=None))
+    assert [e["name"] for e in results.load(store.run_dir)["scenarios"]] == ["a", "b"]
+
+
+def test_existing_run_is_never_overwritten(tmp_path):
+    make_store(tmp_path)
+    with pytest.raises(ResultsError, match="--resume"):
+        make_store(tmp_path)
+
+
+def test_unusable_files_give_clear_errors(tmp_path):
+    with pytest.raises(ResultsError, match="no results"):
+        results.load(tmp_path)
+    (tmp_path / "results.json").write_text("{half")
+    with pytest.raises(ResultsError, match="not valid JSON"):
+        results.load(tmp_path)
+    (tmp_path / "results.json").write_text('{"something": "else"}')
+    with pytest.raises(ResultsError, match="not a playground results file"):
+        results.load(tmp_path)
+    with pytest.raises(ResultsError, match="no run"):
+        results.resolve_run(tmp_path, "nope")
+
+
+def test_fixture_entries_carry_every_required_key():
+    data = json.loads((DATA / "results_normal.json").read_text())
+    for e in [data["calibration"], *data["scenarios"]]:
+        assert results.missing_keys(e) == [], e["name"]
+    assert results.missing_keys({"name": "x"}) == [k for k in REQUIRED_KEYS if k != "name"]
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from playground import results
+with results.exclusive(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(30)
+"""
+
+
+def test_a_second_runner_refuses_clearly(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ResultsError, match="another playground run is in progress"):
+            with results.exclusive(tmp_path):
+                pass
+    finally:
+        holder.kill()
+        holder.wait(10)
+    with results.exclusive(tmp_path):  # free again once the first one is gone
+        pass
