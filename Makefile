@@ -15,12 +15,16 @@ SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
 ARGS ?=
 
-.PHONY: bench test unit-test integration-test venv base-images offline-images images lock \
-	down clean
+.PHONY: bench demos test unit-test integration-test venv base-images offline-images images \
+	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
 bench: venv base-images
 	$(PLAYGROUND) run $(ARGS)
+
+## demos: run the companion demos (demos/) the same way; `make bench` leaves them out
+demos: venv base-images
+	$(PLAYGROUND) run --demos $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 test: venv base-images images

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from playground import demos
 from playground import load as loadmod
 from playground import report, results
 from playground.compose import Docker, DockerError
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run scenarios (all nine by default) and write a report")
     run.add_argument("names", nargs="*", metavar="SCENARIO",
                      help="scenarios to run (see `playground list`); default: all")
+    run.add_argument("--demos", action="store_true",
+                     help="run the companion demos (demos/) instead of the nine scenarios")
     run.add_argument("-n", "--requests", type=_positive(int), help="requests per load")
     run.add_argument("-c", "--concurrency", type=_positive(int), help="concurrent clients")
     run.add_argument("--delay", type=_positive(float), help="upstream delay in seconds")
@@ -108,12 +111,13 @@ def _interrupt_on_sigterm() -> None:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    names = args.names or [t.name for t in SCENARIOS]
+    default = demos.DEMOS if args.demos else SCENARIOS
+    names = args.names or [t.name for t in default]
     targets = tuple(resolve(names=names))
     plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
                 concurrency=args.concurrency, delay=args.delay, sweep=args.sweep,
                 repeat=args.repeat, duration_s=args.duration, from_host=args.from_host,
-                calibration=not args.no_calibration)
+                calibration=not (args.no_calibration or args.demos))
     quiet = args.quiet
     docker = Docker(root=ROOT, echo=(lambda line: None) if quiet else
                     (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
@@ -205,8 +209,10 @@ def cmd_report(args: argparse.Namespace, out: Console) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    # soft_wrap: a printed command stays on one line, so it can be copied and pasted.
+    out = Console(highlight=False, soft_wrap=True,
+                  width=None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if args.command == "list":
             return cmd_list(out)

@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +32,39 @@ def shown(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+_deferring: list[bool] = []
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block has finished, then act on them.
+
+    Teardown (`down`, removing a load generator) must not be cut half-way by a Ctrl-C or a
+    `kill`: that is how containers and networks get left behind. A signal that arrives during
+    the block is remembered and raised as KeyboardInterrupt once the block is done.
+    """
+    if _deferring or threading.current_thread() is not threading.main_thread():
+        yield  # already deferred by an enclosing block, or signals cannot be handled here
+        return
+    received: list[int] = []
+    old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in old:
+        signal.signal(sig, lambda signum, frame: received.append(signum))
+    _deferring.append(True)
+    try:
+        yield
+    except Exception:
+        if not received:
+            raise
+        # The person asked to stop: that wins over whatever else went wrong meanwhile.
+    finally:
+        _deferring.pop()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if received:
+        raise KeyboardInterrupt(f"signal {received[0]}")
+
+
 @dataclass
 class Docker:
     root: Path
@@ -37,14 +74,18 @@ class Docker:
 
     # --- plumbing -------------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, check: bool = True, quiet: bool = False,
-            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+            timeout: float | None = None,
+            shielded: bool = False) -> subprocess.CompletedProcess[str]:
+        """Run one docker command. `shielded` (teardown): neither a signal to this process
+        nor a Ctrl-C in the terminal (its own session) can stop the command half-way."""
         if not quiet:
             self.echo(shown(argv))
         try:
-            proc = subprocess.run(
-                list(argv), cwd=self.root, env=self.env, capture_output=True, text=True,
-                timeout=timeout,
-            )
+            with deferred_signals() if shielded else nullcontext():
+                proc = subprocess.run(
+                    list(argv), cwd=self.root, env=self.env, capture_output=True, text=True,
+                    timeout=timeout, start_new_session=shielded,
+                )
         except FileNotFoundError as exc:
             raise DockerError(f"{argv[0]} is not installed or not on PATH") from exc
         except subprocess.TimeoutExpired as exc:
@@ -154,8 +195,51 @@ class Docker:
         return (proc.stdout + proc.stderr).strip()
 
     def down(self, compose_file: str) -> None:
-        self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
-                              "--timeout", "10"), check=False, timeout=180)
+        """Remove everything the file brought up, whatever state it is in, and check.
+
+        Load-generator containers are not Compose's: any still attached to the network would
+        keep `down` from removing it, so they go first. If something is still there afterwards
+        (a `compose up` killed half-way may have had a container created just after `down`
+        looked), `down` runs again, a bounded number of times.
+        """
+        with deferred_signals():
+            try:
+                project = self.project(compose_file)
+            except DockerError:
+                project = Path(compose_file).stem  # every scenario's `name:` is its file's stem
+            for attempt in range(3):
+                self.remove_strays(network=f"{project}_default")
+                self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
+                                      "--timeout", "10"), check=False, timeout=180,
+                         quiet=attempt > 0, shielded=True)
+                if not any(self.leftovers(project).values()):
+                    return
+                time.sleep(1)
+
+    def remove_strays(self, *, network: str) -> None:
+        """Remove load-generator containers still attached to a scenario's network."""
+        proc = self.run(["docker", "ps", "--all", "--filter", f"network={network}",
+                         "--filter", f"ancestor={LOADGEN_IMAGE}", "--quiet"],
+                        check=False, quiet=True, timeout=60)
+        for cid in proc.stdout.split():
+            self.remove(cid)
+
+    def leftovers(self, project: str) -> dict[str, list[str]]:
+        """Containers, networks and volumes of a Compose project that still exist."""
+        label = f"label=com.docker.compose.project={project}"
+        found = {}
+        for kind, cmd in (("containers", ("ps", "--all")), ("networks", ("network", "ls")),
+                          ("volumes", ("volume", "ls"))):
+            proc = self.run(["docker", *cmd, "--filter", label, "--quiet"], check=False,
+                            quiet=True, timeout=60)
+            found[kind] = proc.stdout.split()
+        return found
+
+    def stop_service(self, compose_file: str, service: str) -> None:
+        self.run(self.compose(compose_file, "stop", service), timeout=120)
+
+    def start_service(self, compose_file: str, service: str) -> None:
+        self.run(self.compose(compose_file, "start", service), timeout=120)
 
     def container_id(self, compose_file: str, service: str) -> str | None:
         proc = self.run(self.compose(compose_file, "ps", "--quiet", service), check=False,
@@ -173,6 +257,27 @@ class Docker:
                         check=False, quiet=True)
         return int(proc.stdout.strip() or 0)
 
+    def state(self, container: str) -> dict:
+        """`docker inspect`'s State of a container plus its RestartCount ({} if it is gone)."""
+        proc = self.run(["docker", "inspect", "--format",
+                         "{{json .State}}\t{{.RestartCount}}", container],
+                        check=False, quiet=True, timeout=60)
+        if proc.returncode != 0 or "\t" not in proc.stdout:
+            return {}
+        state, restarts = proc.stdout.strip().rsplit("\t", 1)
+        return {**json.loads(state), "RestartCount": int(restarts or 0)}
+
+    def processes(self, container: str) -> list[tuple[int, int, str]]:
+        """(pid, parent pid, command line) of every process in a container, host pids."""
+        proc = self.run(["docker", "top", container, "-eo", "pid,ppid,args"], check=False,
+                        quiet=True, timeout=60)
+        rows = []
+        for line in proc.stdout.splitlines()[1:]:
+            parts = line.split(None, 2)
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                rows.append((int(parts[0]), int(parts[1]), parts[2] if len(parts) > 2 else ""))
+        return rows
+
     # --- the load generator container ------------------------------------------------------
     def loadgen_argv(self, *, network: str, tool_argv: Sequence[str], name: str | None = None,
                      out_dir: Path | None = None, detach: bool = False) -> list[str]:
@@ -189,7 +294,8 @@ class Docker:
         """GET a URL from inside the scenario's network: (status, body)."""
         argv = self.loadgen_argv(network=network, tool_argv=[
             "curl", "--silent", "--show-error", "--max-time", f"{timeout_s:g}",
-            "--write-out", "\n%{http_code}", url])
+            # curl expands the \n itself: the status goes on a line of its own after the body.
+            "--write-out", "\\n%{http_code}", url])
         proc = self.run(argv, check=False, timeout=timeout_s + 30)
         if proc.returncode != 0:
             return 0, last_line(proc)
@@ -205,7 +311,8 @@ class Docker:
         return proc.stdout, proc.stderr
 
     def remove(self, name: str) -> None:
-        self.run(["docker", "rm", "--force", name], check=False, quiet=True, timeout=60)
+        self.run(["docker", "rm", "--force", name], check=False, quiet=True, timeout=60,
+                 shielded=True)
 
 
 def tail(proc: subprocess.CompletedProcess[str], *, lines: int = 10) -> str:

@@ -16,7 +16,7 @@ from itertools import groupby
 from pathlib import Path
 
 from playground import load as loadmod
-from playground.compose import Docker, DockerError, shown
+from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import RunStore, entry_key
 from playground.sampling import Sampler, Series, combine, reader_for, wait_for
 from playground.scenarios import Target
@@ -39,6 +39,7 @@ class Plan:
     duration_s: float = 10.0  # wrk only
     from_host: bool = False
     calibration: bool = True
+    wait_timeout_s: int = WAIT_TIMEOUT_S  # how long a scenario may take to become healthy
 
     def loads(self, target: Target) -> list[Target]:
         """The target at each load this plan runs it (one per sweep concurrency)."""
@@ -74,9 +75,14 @@ class Runner:
     plan: Plan
     progress: Progress = field(default_factory=Progress)
 
-    @property
-    def tool(self) -> loadmod.LoadTool:
-        return loadmod.TOOLS[self.plan.tool]
+    def tool_name(self, target: Target) -> str:
+        return target.tool or self.plan.tool
+
+    def tool(self, target: Target) -> loadmod.LoadTool:
+        return loadmod.TOOLS[self.tool_name(target)]
+
+    def duration(self, target: Target) -> float:
+        return target.duration_s or self.plan.duration_s
 
     # --- the matrix -----------------------------------------------------------------------
     def run(self, calibration: Target | None) -> None:
@@ -117,7 +123,7 @@ class Runner:
     def _scenario(self, compose_file: str, services: Sequence[str]) -> Iterator[None]:
         self.docker.check_ports_free(compose_file, services)
         try:
-            self.docker.up(compose_file, services)
+            self.docker.up(compose_file, services, wait_timeout=self.plan.wait_timeout_s)
             yield
         finally:
             self.docker.down(compose_file)
@@ -155,12 +161,11 @@ class Runner:
                    attempt: int) -> dict:
         raw = self.store.raw_dir
         stem = f"{target.name}-c{target.concurrency}-r{attempt + 1}"
-        per_request = f"/out/{stem}.tsv" if self.plan.tool == "ab" else None
-        timeout_s = max(30.0, target.delay * 3 + 10)
-        tool_argv = self.tool.command(
+        per_request = f"/out/{stem}.tsv" if self.tool_name(target) == "ab" else None
+        tool_argv = self.tool(target).command(
             url=target.url(delay=target.delay), requests=target.requests,
-            concurrency=target.concurrency, timeout_s=timeout_s,
-            duration_s=self.plan.duration_s, per_request_path=per_request)
+            concurrency=target.concurrency, timeout_s=self._timeout_s(target),
+            duration_s=self.duration(target), per_request_path=per_request)
         name = f"flask-playground-load-{self.store.data['run_id']}-{stem}"
         self.docker.remove(name)
         # What a reader would type: the same load, from the same network, or from the host.
@@ -183,18 +188,23 @@ class Runner:
         tsv_path = raw / f"{stem}.tsv"
         tsv = tsv_path.read_text() if tsv_path.exists() else None
         try:
-            result = self.tool.parse(stdout=stdout + "\n" + stderr, per_request=tsv,
-                                     concurrency=target.concurrency)
+            result = self.tool(target).parse(stdout=stdout + "\n" + stderr, per_request=tsv,
+                                             concurrency=target.concurrency)
         except loadmod.LoadOutputError as exc:
-            return {"error": f"{self.plan.tool} exited {exit_code}: {exc}"}
+            return {"error": f"{self.tool_name(target)} exited {exit_code}: {exc}"}
         loadgen = sampler.series.pop("__loadgen__")
         return {"result": result, "series": sampler.series, "before": before,
                 "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
 
     def _expected_s(self, target: Target) -> float:
-        if self.plan.tool == "wrk":
-            return self.plan.duration_s
+        if self.tool_name(target) != "ab":
+            return self.duration(target)
         return (target.requests / target.concurrency + 1) * max(target.delay, 0.05)
+
+    @staticmethod
+    def _timeout_s(target: Target) -> float:
+        """Per-request timeout: generous, but a stuck server still ends the run."""
+        return max(30.0, target.delay * 3 + 10)
 
     # --- entries --------------------------------------------------------------------------
     def _base_entry(self, target: Target) -> dict:
@@ -203,13 +213,14 @@ class Runner:
             "name": target.name, "title": target.title, "kind": target.kind,
             "compose_file": target.compose_file, "service": target.service,
             "url": target.url(delay=delay), "requests": target.requests,
-            "concurrency": target.concurrency, "delay": delay, "tool": self.plan.tool,
+            "concurrency": target.concurrency, "delay": delay, "tool": self.tool_name(target),
             "ideal_rps": loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
             "ab_cap_rps": (loadmod.ab_cap_rps(requests=target.requests,
                                               concurrency=target.concurrency, delay=delay)
-                           if self.plan.tool == "ab" else None),
+                           if self.tool_name(target) == "ab" else None),
             "tutorial_rps": target.tutorial_rps if self._tutorial_load(target) else None,
             "tutorial_time_s": target.tutorial_time_s if self._tutorial_load(target) else None,
+            "published": target.published,
         }
 
     @staticmethod
@@ -234,10 +245,10 @@ class Runner:
         return entry
 
     def _commands(self, target: Target, network: str | None = None) -> dict:
-        tool_argv = self.tool.command(
+        tool_argv = self.tool(target).command(
             url=target.url(delay=target.delay), requests=target.requests,
-            concurrency=target.concurrency, timeout_s=max(30.0, target.delay * 3 + 10),
-            duration_s=self.plan.duration_s, per_request_path=None)
+            concurrency=target.concurrency, timeout_s=self._timeout_s(target),
+            duration_s=self.duration(target), per_request_path=None)
         network = network or f"{Path(target.compose_file).stem}_default"
         host_url = target.host_url(delay=target.delay)
         services = " ".join(target.services)
@@ -283,6 +294,11 @@ class Runner:
         invalid += [f"container restarted during the run: {restarted}"] if restarted else []
         notes = loadmod.diagnose(result=r, delay=target.delay, concurrency=target.concurrency)
         cpu_peak = peak("cpu_pct", during)
+        cpu_s = cpu_seconds(during)
+        served = r.complete or target.requests
+        cpu_ms = 1000 * cpu_s / served if cpu_s is not None and served else None
+        notes += self._wave_note(target, r, cpu_ms=cpu_ms, during=during, steady=steady,
+                                 ideal=ideal)
         cores = _cpu_count()
         if cpu_peak is not None and cpu_peak >= 0.9 * 100 * cores:
             notes.append(f"the app used {cpu_peak:.0f}% CPU at peak ({cores} cores = "
@@ -306,6 +322,7 @@ class Runner:
             "rss_before_mb": peak("rss_mb", before) if before else None,
             "rss_peak_mb": peak("rss_mb", during),
             "cpu_peak_pct": cpu_peak,
+            "cpu_seconds": cpu_s, "cpu_ms_per_request": cpu_ms,
             "loadgen_cpu_peak_pct": loadgen_cpu, "loadgen_saturated": saturated,
             "valid": not invalid, "invalid_reasons": invalid, "notes": notes,
             "commands": self._commands(target, network),
@@ -318,6 +335,38 @@ class Runner:
             "error": None,
         })
         return entry
+
+
+    @staticmethod
+    def _wave_note(target: Target, r: loadmod.LoadResult, *, cpu_ms: float | None,
+                   during: list[dict], steady: float | None, ideal: float | None) -> list[str]:
+        """Explain a shortfall that 0.5-s CPU averages hide.
+
+        ab keeps every client in lockstep: with a fixed upstream delay, c requests finish
+        together and c new ones arrive together, once per delay. A server whose request path
+        is Python in one process handles that wave one request at a time, so the last of the
+        wave waits about c x (CPU per request) before its upstream call even starts, while the
+        CPU samples, averaged over 0.5 s, show a half-idle process.
+        """
+        if cpu_ms is None or not steady or not ideal or steady >= 0.95 * ideal or not during:
+            return []
+        procs = max(row["processes"] for row in during)
+        extra_ms = (r.latency_ms.get("p50") or 0) - 1000 * target.delay
+        wave_ms = target.concurrency * cpu_ms
+        if extra_ms <= 0.02 * 1000 * target.delay:
+            return []
+        return [f"CPU per request {cpu_ms:.2f} ms: a wave of {target.concurrency} requests "
+                f"costs {wave_ms:.0f} ms of CPU across {procs} process(es), and the median "
+                f"request waited {extra_ms:.0f} ms beyond the {target.delay:g} s delay. ab's "
+                "clients move in lockstep, so each wave queues behind the request path's CPU "
+                "work; the 0.5-s CPU samples average those bursts out"]
+
+
+def cpu_seconds(rows: list[dict]) -> float | None:
+    """CPU time the sampled processes used over a series (the integral of cpu_pct)."""
+    if len(rows) < 2:
+        return None
+    return sum((b["t"] - a["t"]) * b["cpu_pct"] / 100 for a, b in zip(rows, rows[1:]))
 
 
 def _cpu_count() -> int:

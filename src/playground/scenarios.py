@@ -36,6 +36,12 @@ class Target:
     tutorial_time_s: float | None = None
     kind: str = "scenario"
     notes: tuple[str, ...] = field(default=())
+    # A target may insist on its own load tool (a key of playground.load.TOOLS) and, for
+    # duration-bound tools such as wrk, its own duration; None follows the run's settings.
+    tool: str | None = None
+    duration_s: float | None = None
+    # Published figure for a demo, as text when it is not a single requests/s number.
+    published: str | None = None
 
     @property
     def app_services(self) -> tuple[str, ...]:

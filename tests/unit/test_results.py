@@ -100,16 +100,27 @@ with results.exclusive(Path(sys.argv[1])):
 """
 
 
-def test_a_second_runner_refuses_clearly(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)],
+@pytest.fixture()
+def runner_lock(tmp_path, monkeypatch) -> Path:
+    """A private machine-wide lock, so these tests never meet a real run on this machine."""
+    path = tmp_path / "runner.lock"
+    monkeypatch.setenv("PLAYGROUND_LOCK", str(path))
+    return path
+
+
+@pytest.mark.parametrize("same_results_dir", [True, False])
+def test_a_second_runner_refuses_clearly(tmp_path, runner_lock, same_results_dir):
+    first, second = tmp_path / "a", tmp_path / ("a" if same_results_dir else "b")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(first)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(ResultsError, match="another playground run is in progress"):
-            with results.exclusive(tmp_path):
+        # Even with another --results-dir: the ports and containers are the machine's.
+        with pytest.raises(ResultsError, match=rf"another playground run is in progress \(pid {holder.pid}\)"):
+            with results.exclusive(second):
                 pass
     finally:
         holder.kill()
         holder.wait(10)
-    with results.exclusive(tmp_path):  # free again once the first one is gone
+    with results.exclusive(second):  # free again once the first one is gone
         pass
