@@ -15,7 +15,7 @@ SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
 ARGS ?=
 
-.PHONY: bench demos test unit-test integration-test venv base-images offline-images images \
+.PHONY: bench demos scale test unit-test integration-test venv base-images offline-images images \
 	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
@@ -25,6 +25,10 @@ bench: venv base-images
 ## demos: run the companion demos (demos/) the same way; `make bench` leaves them out
 demos: venv base-images
 	$(PLAYGROUND) run --demos $(ARGS)
+
+## scale: sweep concurrency up to 10,000 (long: tens of minutes); see scale/README.md
+scale: venv base-images
+	$(PLAYGROUND) scale $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 test: venv base-images images

@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import math
+import dataclasses
+import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from playground import demos
+from playground import demos, environment
 from playground import load as loadmod
+from playground import faults as faultsmod
 from playground import report, results
-from playground.compose import Docker, DockerError
+from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError
 from playground.results import ResultsError, RunStore
 from playground.runner import Plan, Runner
 from playground.runner import Progress as RunnerProgress
-from playground.scenarios import CALIBRATION, REGISTRY, SCENARIOS, resolve
+from playground.scenarios import ARES_VARIANTS, CALIBRATION, REGISTRY, SCENARIOS, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = ROOT / "results"
+# The scale profile: every serving mode that could hold many requests, up to c=10,000.
+SCALE_DEFAULT = ("gevent-pywsgi", "gunicorn-gevent", "uwsgi-gevent", "nginx-gunicorn",
+                 "nginx-uwsgi", "devserver-threads", "gunicorn-threads", "uwsgi-threads")
+SCALE_SWEEP = (100, 1000, 3000, 10000)
+SCALE_UTILISATION = 0.25
+MAX_SCALE_DELAY_S = 600.0  # the scale overrides raise MAX_DELAY to this
 
 
 def _positive_int_list(text: str) -> tuple[int, ...]:
@@ -78,6 +89,32 @@ def build_parser() -> argparse.ArgumentParser:
                      help="continue an interrupted run (a run id, 'latest' or a path)")
     run.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
     run.add_argument("-q", "--quiet", action="store_true", help="no progress, for CI logs")
+    run.add_argument("--wait-timeout", type=_positive(int), default=WAIT_TIMEOUT_S,
+                     help=f"seconds a scenario may take to become healthy before it is recorded "
+                          f"as failed with its last log lines (default {WAIT_TIMEOUT_S})")
+    _add_faults_parser(sub)
+
+    scale = sub.add_parser(
+        "scale", help="concurrency sweep up to c=10,000 with the scale overrides (scale/)")
+    scale.add_argument("names", nargs="*", metavar="SCENARIO",
+                       help="modes to sweep; default: the gevent and thread-based scenarios")
+    scale.add_argument("--ares", action="store_true",
+                       help="also sweep the gevent scenarios with the c-ares resolver")
+    scale.add_argument("--sweep", type=_positive_int_list, default=SCALE_SWEEP,
+                       help="concurrencies (default %(default)s)")
+    scale.add_argument("--utilisation", type=_positive(float), default=SCALE_UTILISATION,
+                       help="fraction of one core the ideal rate may use (default %(default)s)")
+    scale.add_argument("--probe", default="gunicorn-gevent",
+                       help="scenario whose CPU per request sets the delays")
+    scale.add_argument("--stop-below", type=_positive(float), default=0.5,
+                       help="skip a mode's higher concurrencies once its efficiency falls "
+                            "below this (default %(default)s)")
+    scale.add_argument("--repeat", type=_positive(int), default=1)
+    scale.add_argument("--no-build", action="store_true")
+    scale.add_argument("--resume", metavar="RUN", help="continue an interrupted scale run")
+    scale.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
+    scale.add_argument("-q", "--quiet", action="store_true")
+    scale.add_argument("--wait-timeout", type=_positive(int), default=WAIT_TIMEOUT_S)
 
     sub.add_parser("list", help="list the scenarios and their default loads")
 
@@ -104,6 +141,82 @@ def cmd_list(out: Console) -> int:
     return 0
 
 
+def _add_faults_parser(sub) -> None:
+    f = sub.add_parser(
+        "faults", help="inject faults under load (upstream slow-down or outage, database "
+                       "outage, overload) and report how each mode copes")
+    f.add_argument("names", nargs="*", metavar="SCENARIO",
+                   help="scenarios (see `playground list`); default: all nine (db-outage: the "
+                        "bonus)")
+    f.add_argument("--fault", action="append", choices=faultsmod.FAULTS, dest="faults",
+                   help="the fault to inject; repeat for several (default: all four)")
+    f.add_argument("-c", "--concurrency", type=_positive(int),
+                   help="probe clients per scenario (default: the scenario's tutorial c)")
+    f.add_argument("--delay", type=_positive(float), default=1.0, help="normal delay (1 s)")
+    f.add_argument("--slow-delay", type=_positive(float), default=5.0,
+                   help="the delay while the upstream is slow (upstream-slowdown; 5 s)")
+    f.add_argument("--baseline", type=_positive(float), default=5.0,
+                   help="seconds of normal load before the fault (5)")
+    f.add_argument("--fault-seconds", type=_positive(float), default=10.0,
+                   help="seconds the fault lasts (10)")
+    f.add_argument("--recovery", type=_positive(float), default=15.0,
+                   help="seconds of normal load after it (15)")
+    f.add_argument("--probe-timeout", type=_positive(float), default=60.0,
+                   help="a probe request unanswered after this long counts as hung (60)")
+    f.add_argument("--overload-concurrency", type=_positive(int), default=2000,
+                   help="ab's -c for the overload fault (2000)")
+    f.add_argument("--overload-seconds", type=_positive(float), default=30.0,
+                   help="ab's time limit for the overload fault (30)")
+    f.add_argument("--wait-timeout", type=_positive(int), default=WAIT_TIMEOUT_S,
+                   help=f"seconds a scenario may take to become healthy ({WAIT_TIMEOUT_S})")
+    f.add_argument("--no-build", action="store_true", help="do not build the images first")
+    f.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
+    f.add_argument("-q", "--quiet", action="store_true", help="no progress, for CI logs")
+
+
+def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
+    names = args.names or [t.name for t in SCENARIOS]
+    targets = tuple(resolve(names=names))
+    faults = tuple(dict.fromkeys(args.faults or faultsmod.FAULTS))
+    settings = faultsmod.FaultSettings(
+        concurrency=args.concurrency, delay=args.delay, slow_delay=args.slow_delay,
+        baseline_s=args.baseline, fault_s=args.fault_seconds, recovery_s=args.recovery,
+        probe_timeout_s=args.probe_timeout, overload_concurrency=args.overload_concurrency,
+        overload_s=args.overload_seconds, wait_timeout_s=args.wait_timeout)
+    _interrupt_on_sigterm()
+    docker = Docker(root=ROOT, echo=(lambda line: None) if args.quiet else
+                    (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
+    docker.preflight()
+    with results.exclusive(args.results_dir):
+        if not args.no_build:
+            docker.build(sorted({t.compose_file for t in targets}))
+        header = {"started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                  "command": "playground " + " ".join(sys.argv[1:]),
+                  "environment": {**docker.versions(), "cpu_count": os.cpu_count()},
+                  "settings": {"faults": list(faults), **dataclasses.asdict(settings)}}
+        store = faultsmod.FaultStore.create(results_dir=args.results_dir,
+                                            run_id=results.new_run_id() + "-faults",
+                                            header=header)
+        try:
+            faultsmod.run_faults(
+                docker=docker, targets=targets, faults=faults, settings=settings, store=store,
+                info=(lambda line: None) if args.quiet else out.print,
+                warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False))
+        except KeyboardInterrupt:
+            path = faultsmod.write_report(run_dir=store.run_dir, data=store.data)
+            err.print(f"\ninterrupted: the scenario that was up has been torn down; finished "
+                      f"faults are in {store.path} and {path}")
+            return 130
+        store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        store.save()
+        path = faultsmod.write_report(run_dir=store.run_dir, data=store.data)
+    problems = faultsmod.problems(store.data)
+    for line in problems:
+        err.print(f"[red]problem: {line}[/red]", highlight=False)
+    out.print(f"results: {store.path}\n         {path}")
+    return 1 if problems else 0
+
+
 def _interrupt_on_sigterm() -> None:
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -117,7 +230,69 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
                 concurrency=args.concurrency, delay=args.delay, sweep=args.sweep,
                 repeat=args.repeat, duration_s=args.duration, from_host=args.from_host,
+                wait_timeout_s=args.wait_timeout,
                 calibration=not (args.no_calibration or args.demos))
+    settings = {"requests": args.requests, "concurrency": args.concurrency,
+                "delay": args.delay, "tool": args.tool, "repeat": args.repeat,
+                "sweep": list(args.sweep) or None, "from_host": args.from_host}
+    return _session(args, out, err, plan=plan, settings=settings, tool=args.tool)
+
+
+def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Sweep concurrency up to 10,000 with delays long enough that CPU is not the limit.
+
+    A probe first measures the app's CPU per request (one process, c=200); each concurrency
+    then gets the delay that keeps the ideal c / delay at a fraction (`--utilisation`) of what
+    one core can serve, so a shortfall shows the server model, not a busy CPU.
+    """
+    names = args.names or list(SCALE_DEFAULT)
+    if args.ares:
+        names += [t.name for t in ARES_VARIANTS if t.name not in names]
+    targets = tuple(resolve(names=names))
+    probe = replace(resolve(names=[args.probe])[0], name=f"probe-{args.probe}", kind="probe",
+                    requests=1000, concurrency=200, delay=0.5)
+    overrides = ROOT / "scale"
+
+    def prepare(store: RunStore, runner_for) -> Plan:
+        scale = store.data["settings"].get("scale")
+        if not scale:
+            runner_for(Plan(targets=(probe,), overrides_dir=overrides, calibration=False,
+                            wait_timeout_s=args.wait_timeout)).run(None)
+            # The probe is a measurement of the machine, not a point of the sweep.
+            entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
+            store.data["scenarios"].remove(entry)
+            store.data["probe"] = entry
+            scale = scale_settings(cpu_ms=entry.get("cpu_ms_per_request"), sweep=args.sweep,
+                                   utilisation=args.utilisation, probe=args.probe)
+            store.data["settings"]["scale"] = scale
+            store.save()
+        delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
+        return Plan(targets=targets, sweep=args.sweep, delays=delays, repeat=args.repeat,
+                    overrides_dir=overrides, stop_below=args.stop_below, calibration=False,
+                    wait_timeout_s=args.wait_timeout)
+
+    settings = {"requests": None, "concurrency": None, "delay": None, "tool": "ab",
+                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": False,
+                "scale": None}
+    return _session(args, out, err, plan=None, prepare=prepare, settings=settings, tool="ab",
+                    targets=(*targets, probe))
+
+
+def scale_settings(*, cpu_ms: float | None, sweep: tuple[int, ...], utilisation: float,
+                   probe: str) -> dict:
+    """The delay per concurrency that keeps c / delay at `utilisation` of one core."""
+    if not cpu_ms:
+        raise ValueError(f"the probe ({probe}) measured no CPU per request; cannot pick delays")
+    rate = utilisation * 1000 / cpu_ms
+    delays = {c: min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
+    return {"probe": probe, "cpu_ms_per_request": cpu_ms, "utilisation": utilisation,
+            "rate": rate, "delays": delays}
+
+
+def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan | None,
+             settings: dict, tool: str, prepare=None, targets: tuple = ()) -> int:
+    """Preflight, lock, build, then run a plan into a new (or resumed) run and report it."""
+    targets = targets or plan.targets
     quiet = args.quiet
     docker = Docker(root=ROOT, echo=(lambda line: None) if quiet else
                     (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
@@ -128,30 +303,33 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             files = sorted({t.compose_file for t in targets} | {CALIBRATION.compose_file})
             docker.build(files)
             out.print("")
-        if args.resume:
+        if getattr(args, "resume", None):
             store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
             out.print(f"resuming {store.run_dir}")
         else:
-            version = docker.run(docker.loadgen_argv(network="none", tool_argv=[args.tool, "-V"]
-                                                     if args.tool == "ab" else ["wrk", "-v"]),
+            version = docker.run(docker.loadgen_argv(network="none", tool_argv=[tool, "-V"]
+                                                     if tool == "ab" else ["wrk", "-v"]),
                                  check=False, quiet=True)
             header = {
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": "playground " + " ".join(sys.argv[1:]),
-                "environment": __import__("playground.environment").environment.collect(
-                    root=ROOT, docker=docker, tool=args.tool,
+                "environment": environment.collect(
+                    root=ROOT, docker=docker, tool=tool,
                     tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr)),
-                "settings": {"requests": args.requests, "concurrency": args.concurrency,
-                             "delay": args.delay, "tool": args.tool, "repeat": args.repeat,
-                             "sweep": list(args.sweep) or None, "from_host": args.from_host},
+                "settings": settings,
             }
             store = RunStore.create(results_dir=args.results_dir, run_id=results.new_run_id(),
                                     header=header)
-        runner = Runner(docker=docker, store=store, plan=plan,
-                        progress=_progress(out, err, quiet=quiet))
+        progress = _progress(out, err, quiet=quiet)
+
+        def runner_for(p: Plan) -> Runner:
+            return Runner(docker=docker, store=store, plan=p, progress=progress)
+
         _interrupt_on_sigterm()
         try:
-            runner.run(CALIBRATION)
+            if prepare is not None:
+                plan = prepare(store, runner_for)
+            runner_for(plan).run(CALIBRATION)
         except KeyboardInterrupt:
             err.print(f"\ninterrupted: the scenario that was up has been torn down; finished "
                       f"results are in {store.path} (continue with --resume {store.run_dir.name})")
@@ -222,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args, out)
         if args.command == "run":
             return cmd_run(args, out, err)
+        if args.command == "scale":
+            return cmd_scale(args, out, err)
+        if args.command == "faults":
+            return cmd_faults(args, out, err)
         build_parser().print_help()
         return 2
     except (DockerError, ResultsError, KeyError, ValueError) as exc:

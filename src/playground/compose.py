@@ -94,8 +94,10 @@ class Docker:
             raise DockerError(f"failed ({proc.returncode}): {shown(argv)}\n{tail(proc)}")
         return proc
 
-    def compose(self, compose_file: str, *args: str) -> list[str]:
-        return ["docker", "compose", "-f", compose_file, *args]
+    def compose(self, compose_file: str | Sequence[str], *args: str) -> list[str]:
+        """`docker compose -f FILE [-f OVERRIDE ...] ARGS`; a file may come with overrides."""
+        files = [compose_file] if isinstance(compose_file, str) else list(compose_file)
+        return ["docker", "compose", *[a for f in files for a in ("-f", f)], *args]
 
     # --- preflight ------------------------------------------------------------------------
     def preflight(self) -> None:
@@ -151,6 +153,11 @@ class Docker:
         return ids
 
     # --- scenario lifecycle ---------------------------------------------------------------
+    def services(self, compose_file: str) -> list[str]:
+        proc = self.run(self.compose(compose_file, "config", "--services"), quiet=True,
+                        timeout=60)
+        return proc.stdout.split()
+
     def project(self, compose_file: str) -> str:
         proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
         return json.loads(proc.stdout)["name"]
@@ -206,7 +213,9 @@ class Docker:
             try:
                 project = self.project(compose_file)
             except DockerError:
-                project = Path(compose_file).stem  # every scenario's `name:` is its file's stem
+                # Every scenario's `name:` is its file's stem.
+                project = Path(compose_file if isinstance(compose_file, str)
+                               else compose_file[0]).stem
             for attempt in range(3):
                 self.remove_strays(network=f"{project}_default")
                 self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",

@@ -605,6 +605,55 @@ def _sweep_blocks(results: dict[str, Any]) -> list[Block]:
     ]
 
 
+SCALE_GOOD = 0.9
+
+
+def _scale_blocks(results: dict[str, Any]) -> list[Block]:
+    """For a scale run: how the delay was chosen, and per mode how far it scaled and what
+    one more request in flight costs in memory."""
+    scale = _dict(_dict(results.get("settings")).get("scale"))
+    if not scale:
+        return []
+    delays = _dict(scale.get("delays"))
+    blocks: list[Block] = [
+        Heading(2, "Scale"),
+        Paragraph(
+            f"Measured CPU per request: {_fmt(scale.get('cpu_ms_per_request'), digits=2)} ms in "
+            f"the app ({_str(scale.get('probe'))}, one process). So that CPU is not the limit, "
+            f"each concurrency gets a delay that keeps the ideal c / delay near "
+            f"{_fmt(scale.get('rate'))} requests/s, {_fmt_pct(_num(scale.get('utilisation')))} "
+            "of what one core can serve: "
+            + ", ".join(f"c={c}: {_fmt(d)} s" for c, d in delays.items()) + "."),
+    ]
+    rows: list[list[Inline]] = []
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for entry in _scenarios(results):
+        if entry.get("kind") != "probe":
+            by_name.setdefault(_name(entry), []).append(entry)
+    for name, entries in by_name.items():
+        entries.sort(key=lambda e: _concurrency(e) or 0)
+        good = [e for e in entries if _status(e)[0] == "ok"
+                and (_efficiency(e) or 0) >= SCALE_GOOD]
+        first_bad = next((e for e in entries if e not in good), None)
+        # Memory per in-flight request only means something where the mode kept up: past
+        # that, the extra clients wait in the kernel's listen queue, not in the process.
+        top = max((e for e in good if _num(e.get("rss_per_request_kb")) is not None),
+                  key=lambda e: _concurrency(e) or 0, default=None)
+        rows.append([
+            name,
+            _fmt(_concurrency(good[-1])) if good else DASH,
+            (f"c={_concurrency(first_bad)} ({_fmt_pct(_efficiency(first_bad))}"
+             f"{', ' + _status(first_bad)[1] if _status(first_bad)[0] != 'ok' else ''})"
+             if first_bad else "did not stop"),
+            _fmt(max((_num(e.get("threads_peak")) or 0 for e in entries), default=None), digits=0),
+            f"{_fmt(top.get('rss_per_request_kb'))} at c={_concurrency(top)}" if top else DASH,
+        ])
+    blocks.append(Table(["mode", f"highest c at >= {SCALE_GOOD:.0%} of ideal, no errors",
+                         "stops scaling at", "most OS threads", "memory per in-flight request (kB)"],
+                        rows))
+    return blocks
+
+
 def _derived_checks(entry: dict[str, Any], already_said: str) -> list[str]:
     """The report's own reading of the figures, for causes the runner's notes did not already name."""
     checks = []
@@ -732,6 +781,8 @@ CHART_ALTS = {
     "sweep_rps.png": "Steady requests per second against concurrency",
     "sweep_threads.png": "Peak threads against concurrency",
     "sweep_rss.png": "Peak RSS against concurrency",
+    "sweep_efficiency.png": "Steady requests per second over the ideal, against concurrency",
+    "sweep_rss_per_request.png": "Memory per in-flight request against concurrency",
 }
 
 
@@ -753,6 +804,7 @@ def _document(results: dict[str, Any], chart_names: Sequence[str]) -> list[Block
         Paragraph(HOW_TO_READ),
         *_summary_blocks(results),
         *_sweep_blocks(results),
+        *_scale_blocks(results),
         *_why_blocks(results),
         *_chart_blocks(chart_names),
         *_environment_blocks(results),
@@ -973,11 +1025,13 @@ def _plot_sweep(results: dict[str, Any], path: Path, *, key: str, ylabel: str, t
                     markeredgewidth=2, color="black", linestyle="none")  # fmt: skip
     handles, labels = ax.get_legend_handles_labels()
     if key == "steady_rps":
-        delay = _num(_dict(results.get("settings")).get("delay"))
-        if delay is None:
-            delay = next((d for e in _scenarios(results) if (d := _num(e.get("delay")))), None)
-        if delay:
-            line = ax.plot(all_cs, [c / delay for c in all_cs], color="black", linestyle="--",
+        # The ideal per concurrency from the entries themselves: a scale run picks a delay
+        # per concurrency, so c / delay is not one straight line.
+        ideal = {c: v for e in _scenarios(results)
+                 if (c := _concurrency(e)) is not None and (v := _num(e.get("ideal_rps")))}
+        if ideal:
+            cs = sorted(ideal)
+            line = ax.plot(cs, [ideal[c] for c in cs], color="black", linestyle="--",
                            linewidth=1.2, label="ideal (c / delay)")  # fmt: skip
             handles.append(line[0])
         calibration = _calibration(results)
@@ -1017,6 +1071,9 @@ def _write_charts(results: dict[str, Any], run_dir: Path) -> list[str]:
             ("sweep_rps.png", "steady_rps", "steady requests per second", "Steady requests/s vs concurrency"),
             ("sweep_threads.png", "threads_peak", "peak threads", "Peak threads vs concurrency"),
             ("sweep_rss.png", "rss_peak_mb", "peak RSS (MB)", "Peak RSS vs concurrency"),
+            ("sweep_efficiency.png", "efficiency", "steady / ideal", "Efficiency vs concurrency"),
+            ("sweep_rss_per_request.png", "rss_per_request_kb", "kB per in-flight request",
+             "Memory per in-flight request vs concurrency"),
         )
         for file_name, key, ylabel, title in sweeps:
             if _plot_sweep(results, run_dir / file_name, key=key, ylabel=ylabel, title=title):

@@ -147,12 +147,21 @@ def missing_keys(entry: dict) -> list[str]:
     return [k for k in REQUIRED_KEYS if k not in entry]
 
 
+def runner_lock_path() -> Path:
+    """The machine-wide runner lock: the ports and containers are the machine's, not a results
+    directory's, so two runners must not overlap even with different --results-dir.
+    ``PLAYGROUND_LOCK`` moves it (tests do, to stay out of a real run's way)."""
+    return Path(os.environ.get("PLAYGROUND_LOCK")
+                or Path(tempfile.gettempdir()) / "flask-playground-runner.lock")
+
+
 @contextmanager
-def exclusive(results_dir: Path) -> Iterator[None]:
-    """Only one runner at a time: two would fight over the same ports and containers."""
-    results_dir.mkdir(parents=True, exist_ok=True)
-    lock_path = results_dir / ".lock"
-    with open(lock_path, "a+") as fh:
+def _locked(lock_path: Path) -> Iterator[None]:
+    try:
+        fh = open(lock_path, "a+")
+    except OSError as exc:
+        raise ResultsError(f"cannot open the runner lock {lock_path}: {exc.strerror}") from None
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -173,3 +182,12 @@ def exclusive(results_dir: Path) -> Iterator[None]:
         finally:
             fh.seek(0)
             fh.truncate()
+
+
+@contextmanager
+def exclusive(results_dir: Path) -> Iterator[None]:
+    """Only one runner at a time on this machine (and per results directory): two would fight
+    over the same ports and containers, or write the same files."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(runner_lock_path()), _locked(results_dir / ".lock"):
+        yield

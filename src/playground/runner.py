@@ -7,6 +7,7 @@ container removed; finished results are already on disk.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ from playground.results import RunStore, entry_key
 from playground.sampling import Sampler, Series, combine, reader_for, wait_for
 from playground.scenarios import Target
 
+MIN_LOAD_S = 10.0
 SATURATED_CPU_PCT = 95.0  # ab and wrk's threads are single-threaded event loops
 WARMUP_REQUESTS = 20
 
@@ -40,6 +42,12 @@ class Plan:
     from_host: bool = False
     calibration: bool = True
     wait_timeout_s: int = WAIT_TIMEOUT_S  # how long a scenario may take to become healthy
+    # Scale runs: a folder of override files named like the scenario files (scale/), a delay
+    # per concurrency, and the efficiency under which a mode has stopped scaling (its higher
+    # concurrencies are then skipped: a thread-per-request server would take hours at c=10,000).
+    overrides_dir: Path | None = None
+    delays: tuple[tuple[int, float], ...] = ()
+    stop_below: float | None = None
 
     def loads(self, target: Target) -> list[Target]:
         """The target at each load this plan runs it (one per sweep concurrency)."""
@@ -48,13 +56,29 @@ class Plan:
             requests=self.requests or target.requests,
             concurrency=self.concurrency or target.concurrency,
             delay=target.delay if self.delay is None else self.delay,
+            overrides=target.overrides + self._overrides(target),
         )
         if not self.sweep:
             return [base]
-        # A sweep keeps n/c constant (as many waves at every concurrency) unless -n is given.
-        waves = max(base.requests // base.concurrency, 1)
-        return [replace(base, concurrency=c, requests=self.requests or max(waves * c, c))
-                for c in self.sweep]
+        delays = dict(self.delays)
+        loads = []
+        for c in self.sweep:
+            delay = delays.get(c, base.delay)
+            if delays:
+                # At least ~10 s of load, so short delays still give a steady figure.
+                waves = max(1, math.ceil(MIN_LOAD_S / max(delay, 0.1)))
+            else:
+                # A sweep keeps n/c constant (as many waves at every concurrency).
+                waves = max(base.requests // base.concurrency, 1)
+            loads.append(replace(base, concurrency=c, delay=delay,
+                                 requests=self.requests or max(waves * c, c)))
+        return loads
+
+    def _overrides(self, target: Target) -> tuple[str, ...]:
+        if self.overrides_dir is None:
+            return ()
+        override = self.overrides_dir / target.compose_file
+        return (f"{self.overrides_dir.name}/{target.compose_file}",) if override.exists() else ()
 
 
 @dataclass
@@ -90,37 +114,56 @@ class Runner:
         if calibration is not None and self.plan.calibration:
             todo = [t for t in self.plan.loads(calibration) if entry_key(self._key(t)) not in done]
             # The ceiling is measured at the plan's main load only.
-            self._run_file(calibration.compose_file, todo[:1], services=calibration.services)
-        targets = [t for t in self.plan.targets if t.kind != "calibration"]
-        for compose_file, group in groupby(targets, key=lambda t: t.compose_file):
-            loads = [load for target in group for load in self.plan.loads(target)
-                     if entry_key(self._key(load)) not in done]
-            if loads:
-                self._run_file(compose_file, loads)
+            if todo:
+                self._run_file(todo[0].compose_files, todo[:1], services=calibration.services)
+        loads = [load for target in self.plan.targets if target.kind != "calibration"
+                 for load in self.plan.loads(target) if entry_key(self._key(load)) not in done]
+        # One `up` per compose file (with its overrides) for every load it serves.
+        for files, group in groupby(loads, key=lambda t: t.compose_files):
+            self._run_file(files, list(group))
 
     @staticmethod
     def _key(target: Target) -> dict:
         return {"name": target.name, "concurrency": target.concurrency}
 
-    def _run_file(self, compose_file: str, loads: Sequence[Target], *,
+    def _run_file(self, compose_file: tuple[str, ...], loads: Sequence[Target], *,
                   services: Sequence[str] = ()) -> None:
         if not loads:
             return
-        self.progress.info(f"[bold]{compose_file}[/bold]: " + ", ".join(
+        self.progress.info(f"[bold]{' + '.join(compose_file)}[/bold]: " + ", ".join(
             f"{t.name} n={t.requests} c={t.concurrency}" for t in loads))
+        stopped: dict[str, dict] = {}
         try:
             with self._scenario(compose_file, services):
                 network = f"{self.docker.project(compose_file)}_default"
                 for target in loads:
-                    self.store.add(self._measure(target, network=network))
+                    if target.name in stopped:
+                        self.store.add(self._skipped_entry(target, stopped[target.name]))
+                        continue
+                    entry = self._measure(target, network=network)
+                    self.store.add(entry)
+                    if self._stopped_scaling(entry):
+                        stopped[target.name] = entry
         except DockerError as exc:
             self.progress.warn(str(exc))
             for target in loads:
                 if entry_key(self._key(target)) not in self.store.done():
                     self.store.add(self._error_entry(target, str(exc).splitlines()[0]))
 
+    def _stopped_scaling(self, entry: dict) -> bool:
+        limit = self.plan.stop_below
+        return (limit is not None and entry.get("efficiency") is not None
+                and entry["efficiency"] < limit)
+
+    def _skipped_entry(self, target: Target, at: dict) -> dict:
+        reason = (f"not run: {target.name} stopped scaling at c={at['concurrency']} "
+                  f"(efficiency {at['efficiency']:.0%} < {self.plan.stop_below:.0%})")
+        entry = self._error_entry(target, reason)
+        entry["skipped"] = True
+        return entry
+
     @contextmanager
-    def _scenario(self, compose_file: str, services: Sequence[str]) -> Iterator[None]:
+    def _scenario(self, compose_file: tuple[str, ...], services: Sequence[str]) -> Iterator[None]:
         self.docker.check_ports_free(compose_file, services)
         try:
             self.docker.up(compose_file, services, wait_timeout=self.plan.wait_timeout_s)
@@ -134,7 +177,7 @@ class Runner:
         if status != 200 or not target.body_ok(body):
             return self._error_entry(
                 target, f"unexpected answer before measuring: {status} {body.strip()[:120]!r}")
-        containers = {s: self.docker.container_id(target.compose_file, s)
+        containers = {s: self.docker.container_id(target.compose_files, s)
                       for s in target.app_services}
         readers = {s: reader_for(container=cid, pid=self.docker.main_pid(cid))
                    for s, cid in containers.items() if cid}
@@ -253,13 +296,13 @@ class Runner:
         host_url = target.host_url(delay=target.delay)
         services = " ".join(target.services)
         return {
-            "up": shown(self.docker.compose(target.compose_file, "up", "--build", "-d",
+            "up": shown(self.docker.compose(target.compose_files, "up", "--build", "-d",
                                             "--wait")) + (f" {services}" if services else ""),
             "load": shown(self.docker.loadgen_argv(network=network, tool_argv=tool_argv)),
             "host_load": (shown([*tool_argv[:-1], host_url]) if host_url else None),
-            "threads": shown(self.docker.compose(target.compose_file, "exec",
+            "threads": shown(self.docker.compose(target.compose_files, "exec",
                                                  target.app_services[0], "top", "-H")),
-            "down": shown(self.docker.compose(target.compose_file, "down", "--volumes")),
+            "down": shown(self.docker.compose(target.compose_files, "down", "--volumes")),
         }
 
     def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
@@ -321,6 +364,10 @@ class Runner:
             "processes": peak("processes", during),
             "rss_before_mb": peak("rss_mb", before) if before else None,
             "rss_peak_mb": peak("rss_mb", during),
+            # What one more request in flight costs in memory: the growth under load over c.
+            "rss_per_request_kb": _per_request_kb(before=peak("rss_mb", before) if before else None,
+                                                  peak=peak("rss_mb", during),
+                                                  concurrency=target.concurrency),
             "cpu_peak_pct": cpu_peak,
             "cpu_seconds": cpu_s, "cpu_ms_per_request": cpu_ms,
             "loadgen_cpu_peak_pct": loadgen_cpu, "loadgen_saturated": saturated,
@@ -360,6 +407,12 @@ class Runner:
                 f"request waited {extra_ms:.0f} ms beyond the {target.delay:g} s delay. ab's "
                 "clients move in lockstep, so each wave queues behind the request path's CPU "
                 "work; the 0.5-s CPU samples average those bursts out"]
+
+
+def _per_request_kb(*, before: float | None, peak: float | None, concurrency: int) -> float | None:
+    if before is None or peak is None or concurrency <= 0:
+        return None
+    return max(peak - before, 0.0) * 1024 / concurrency
 
 
 def cpu_seconds(rows: list[dict]) -> float | None:

@@ -8,7 +8,7 @@ the file up once and measures both. The published figures are the 2020 tutorial'
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FLASK_BODY = "Hi there! slow api response"
 UPSTREAM_BODY = "slow api response"
@@ -42,6 +42,12 @@ class Target:
     duration_s: float | None = None
     # Published figure for a demo, as text when it is not a single requests/s number.
     published: str | None = None
+    # Extra compose files layered on top (`docker compose -f FILE -f OVERRIDE ...`).
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def compose_files(self) -> tuple[str, ...]:
+        return (self.compose_file, *self.overrides)
 
     @property
     def app_services(self) -> tuple[str, ...]:
@@ -103,7 +109,19 @@ CALIBRATION = Target(
     kind="calibration",
 )
 
-REGISTRY: dict[str, Target] = {t.name: t for t in (*SCENARIOS, CALIBRATION)}
+# The gevent scenarios with gevent's c-ares resolver instead of its default thread pool: the
+# ~10 OS threads that appear under load are that pool running blocking getaddrinfo() calls
+# for `slow_api`; with GEVENT_RESOLVER=ares the look-ups happen in the event loop instead.
+ARES_OVERRIDE = "compose/ares.yml"
+ARES_VARIANTS: tuple[Target, ...] = tuple(
+    replace(t, name=f"{t.name}-ares", title=f"{t.title}, c-ares resolver",
+            overrides=(ARES_OVERRIDE,), tutorial_rps=None, tutorial_time_s=None,
+            kind="variant")
+    for t in SCENARIOS
+    if t.name in ("gevent-pywsgi", "gunicorn-gevent", "uwsgi-gevent")
+)
+
+REGISTRY: dict[str, Target] = {t.name: t for t in (*SCENARIOS, CALIBRATION, *ARES_VARIANTS)}
 
 
 def register(*targets: Target) -> None:
