@@ -8,7 +8,9 @@ container removed; finished results are already on disk.
 from __future__ import annotations
 
 import math
+import shutil
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,7 +21,7 @@ from pathlib import Path
 from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import RunStore, entry_key
-from playground.sampling import Sampler, Series, combine, reader_for, wait_for
+from playground.sampling import ProcReader, Sampler, Series, combine, reader_for, wait_for
 from playground.scenarios import Target
 
 MIN_LOAD_S = 10.0
@@ -204,40 +206,79 @@ class Runner:
                    attempt: int) -> dict:
         raw = self.store.raw_dir
         stem = f"{target.name}-c{target.concurrency}-r{attempt + 1}"
-        per_request = f"/out/{stem}.tsv" if self.tool_name(target) == "ab" else None
-        tool_argv = self.tool(target).command(
-            url=target.url(delay=target.delay), requests=target.requests,
+        tool = self.tool(target)
+        host_url = target.host_url(delay=target.delay) if self.plan.from_host else None
+        ab = self.tool_name(target) == "ab"
+        # The tool writes its per-request file into raw/: seen as /out inside the container.
+        per_request = (str(raw / f"{stem}.tsv") if host_url else f"/out/{stem}.tsv") if ab else None
+        tool_argv = tool.command(
+            url=host_url or target.url(delay=target.delay), requests=target.requests,
             concurrency=target.concurrency, timeout_s=self._timeout_s(target),
             duration_s=self.duration(target), per_request_path=per_request)
-        name = f"flask-playground-load-{self.store.data['run_id']}-{stem}"
-        self.docker.remove(name)
-        # What a reader would type: the same load, from the same network, or from the host.
-        self.progress.echo(shown(self.docker.loadgen_argv(network=network, tool_argv=[
-            a for a in tool_argv if a not in ("-g", per_request)])))
+        # What a reader would type: the same load, from the same network or from the host.
+        bare = [a for a in tool_argv if a not in ("-g", per_request)]
+        self.progress.echo(shown(bare if host_url else self.docker.loadgen_argv(
+            network=network, tool_argv=bare)))
         budget = self._expected_s(target) * 4 + 60
         self.progress.load_started(target, self._expected_s(target))
         try:
+            if host_url:
+                stdout, stderr, exit_code, sampler = self._on_host(tool_argv, readers, budget)
+            else:
+                stdout, stderr, exit_code, sampler = self._in_container(
+                    tool_argv, readers, budget, network=network,
+                    name=f"flask-playground-load-{self.store.data['run_id']}-{stem}")
+        finally:
+            self.progress.load_finished(target)
+        (raw / f"{stem}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
+        tsv_path = raw / f"{stem}.tsv"
+        tsv = tsv_path.read_text() if tsv_path.exists() else None
+        try:
+            result = tool.parse(stdout=stdout + "\n" + stderr, per_request=tsv,
+                                concurrency=target.concurrency)
+        except loadmod.LoadOutputError as exc:
+            return {"error": f"{self.tool_name(target)} exited {exit_code}: {exc}"}
+        loadgen = sampler.series.pop("__loadgen__")
+        return {"result": result, "series": sampler.series, "before": before,
+                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
+
+    def _in_container(self, argv: list[str], readers: dict, budget: float, *, network: str,
+                      name: str) -> tuple[str, str, int, Sampler]:
+        """The load generator in its own container on the scenario's network."""
+        self.docker.remove(name)
+        try:
             self.docker.run(self.docker.loadgen_argv(
-                network=network, tool_argv=tool_argv, name=name, out_dir=raw, detach=True),
-                quiet=True)
+                network=network, tool_argv=argv, name=name, out_dir=self.store.raw_dir,
+                detach=True), quiet=True)
             load_reader = reader_for(container=name, pid=self.docker.main_pid(name))
             with Sampler({**readers, "__loadgen__": load_reader}) as sampler:
                 exit_code = self.docker.wait_container(name, timeout=budget)
             stdout, stderr = self.docker.container_logs(name)
         finally:
             self.docker.remove(name)
-            self.progress.load_finished(target)
-        (raw / f"{stem}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
-        tsv_path = raw / f"{stem}.tsv"
-        tsv = tsv_path.read_text() if tsv_path.exists() else None
+        return stdout, stderr, exit_code, sampler
+
+    @staticmethod
+    def _on_host(argv: list[str], readers: dict, budget: float) -> tuple[str, str, int, Sampler]:
+        """The load generator on this host, against the scenario's published 127.0.0.1 port."""
+        if shutil.which(argv[0]) is None:
+            raise DockerError(f"{argv[0]} is not installed on this host (apt-get install "
+                              f"{'apache2-utils' if argv[0] == 'ab' else argv[0]}); without "
+                              "--from-host the load runs in the project's container")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            result = self.tool(target).parse(stdout=stdout + "\n" + stderr, per_request=tsv,
-                                             concurrency=target.concurrency)
-        except loadmod.LoadOutputError as exc:
-            return {"error": f"{self.tool_name(target)} exited {exit_code}: {exc}"}
-        loadgen = sampler.series.pop("__loadgen__")
-        return {"result": result, "series": sampler.series, "before": before,
-                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
+            with Sampler({**readers, "__loadgen__": ProcReader(pids=[proc.pid])}) as sampler:
+                try:
+                    stdout, stderr = proc.communicate(timeout=budget)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    stdout, stderr = proc.communicate()
+                    stderr += f"\nkilled after {budget:.0f} s"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return stdout, stderr, proc.returncode, sampler
 
     def _expected_s(self, target: Target) -> float:
         if self.tool_name(target) != "ab":

@@ -96,3 +96,15 @@ def test_unknown_scenario_is_a_clear_error(tmp_path):
     assert proc.returncode == 2
     assert "unknown scenario 'no-such-scenario'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_from_host_loads_the_published_port(tmp_path):
+    proc = playground("run", "gevent-pywsgi", "-n", str(N), "-c", str(C), "--delay", str(DELAY),
+                      "--from-host", "--no-calibration", "--no-build",
+                      "--results-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"$ ab -r -n {N} -c {C} -s 30 'http://127.0.0.1:3000/?delay={DELAY:g}'" in proc.stdout
+    data = json.loads((tmp_path / "latest" / "results.json").read_text())
+    entry = data["scenarios"][0]
+    assert data["settings"]["from_host"] is True
+    assert entry["valid"] and 0.6 * C / DELAY <= entry["steady_rps"] <= 1.05 * C / DELAY
