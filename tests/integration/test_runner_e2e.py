@@ -108,3 +108,41 @@ def test_from_host_loads_the_published_port(tmp_path):
     entry = data["scenarios"][0]
     assert data["settings"]["from_host"] is True
     assert entry["valid"] and 0.6 * C / DELAY <= entry["steady_rps"] <= 1.05 * C / DELAY
+
+
+def test_a_port_in_use_is_named(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        busy.bind(("127.0.0.1", 3000))
+        busy.listen(1)
+        proc = playground("run", "gevent-pywsgi", "--no-build", "--no-calibration",
+                          "--results-dir", str(tmp_path))
+    assert "port 3000 on 127.0.0.1 is already in use" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not any(leftovers("async-gevent-pywsgi").values())
+
+
+def test_docker_not_running_is_a_clear_error(tmp_path):
+    import os
+
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+    proc = subprocess.run([PLAYGROUND, "run", "--no-build", "--results-dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "Docker is not running or not reachable" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_failing_image_build_shows_its_last_lines(tmp_path):
+    import os
+
+    env = {**os.environ, "PYTHON_IMAGE": "flask-playground-missing/python:0"}
+    proc = subprocess.run([PLAYGROUND, "run", "gevent-pywsgi", "--no-calibration",
+                           "--results-dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 2
+    assert "image build failed" in proc.stderr
+    assert "flask-playground-missing/python" in proc.stderr  # the build's own words
+    assert "Traceback" not in proc.stderr
