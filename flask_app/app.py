@@ -11,6 +11,7 @@ import os
 import requests
 from flask import Flask, request
 
+from plaintext import install_error_pages, plain
 from querydelay import DelayError, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
@@ -20,10 +21,7 @@ UPSTREAM_GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
 CONNECT_TIMEOUT_S = float(os.environ.get("UPSTREAM_CONNECT_TIMEOUT", "5"))
 
 app = Flask(__name__)
-
-
-def plain(text: str, status: int) -> tuple[str, int, dict[str, str]]:
-    return f"{text}\n", status, {"Content-Type": "text/plain; charset=utf-8"}
+install_error_pages(app)
 
 
 def call_slow_api(delay: float) -> str:
@@ -52,9 +50,3 @@ def index():
     except requests.RequestException as exc:
         return plain(f"slow_api unreachable: {type(exc).__name__}", 502)
     return "Hi there! " + text
-
-
-@app.errorhandler(404)
-@app.errorhandler(405)
-def not_here(exc):
-    return plain(f"{exc.code} {exc.name}: the only route is GET /?delay=SECONDS", exc.code)

@@ -14,6 +14,7 @@ import psycopg2
 import requests
 from flask import Flask, request
 
+from plaintext import install_error_pages, plain
 from querydelay import DelayError, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
@@ -29,10 +30,7 @@ DSN = {
 }
 
 app = Flask(__name__)
-
-
-def plain(text: str, status: int) -> tuple[str, int, dict[str, str]]:
-    return f"{text}\n", status, {"Content-Type": "text/plain; charset=utf-8"}
+install_error_pages(app)
 
 
 def query_db(seconds: float) -> str:
@@ -72,9 +70,3 @@ def index():
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return plain(f"database unavailable: {reason}", 503)
     return f"{resp.text}\npostgres NOW() = {now}\n"
-
-
-@app.errorhandler(404)
-@app.errorhandler(405)
-def not_here(exc):
-    return plain(f"{exc.code} {exc.name}: the only route is GET /?delay=SECONDS", exc.code)

@@ -8,6 +8,7 @@ Loads go to the published 127.0.0.1 ports, as a reader's would.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -56,6 +57,17 @@ class Up:
     def exec(self, service: str, *argv: str, check: bool = False) -> subprocess.CompletedProcess:
         return sh("docker", "compose", "-f", self.compose_file, "exec", "-T", service, *argv,
                   check=check)
+
+    def listen_queue(self, service: str, port: int) -> int:
+        """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read from
+        inside the container's network namespace: what the server really asked for."""
+        if os.geteuid() != 0:
+            pytest.skip("reading a container's listen queue needs root (nsenter)")
+        pid = sh("docker", "inspect", "--format", "{{.State.Pid}}", self.container(service))
+        out = sh("nsenter", "--target", pid.stdout.strip(), "--net", "ss", "--listening",
+                 "--tcp", "--numeric", "--no-header", f"sport = :{port}").stdout.split()
+        assert out, f"nothing listens on {service}:{port}"
+        return int(out[2])
 
     def in_network(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the load-generator image on the scenario's own network."""

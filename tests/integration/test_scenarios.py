@@ -46,6 +46,11 @@ class TestSyncDevserver:
     def test_with_threads_concurrent(self, up):
         assert_concurrent(3001)
 
+    def test_listen_queue_is_fixed_at_128(self, up):
+        # Werkzeug's dev server has no setting for it: the README says so.
+        assert up.listen_queue("flask_app", 3000) == 128
+        assert up.listen_queue("flask_app_threaded", 3001) == 128
+
     def test_with_threads_a_thread_per_request(self, up):
         threads = up.threads_during("flask_app_threaded", url="http://127.0.0.1:3001/?delay=1",
                                     n=LOAD_N, c=LOAD_C)
@@ -53,32 +58,49 @@ class TestSyncDevserver:
         assert threads["peak"] >= LOAD_C * 0.6, threads
 
 
-class TestGeventPywsgi:
-    compose_file = "async-gevent-pywsgi.yml"
+QUEUE = 1024  # the smallest listen queue the scenarios ask for (uWSGI's); c=200 fits
+
+
+class ServedOn3000:
+    """What every single-URL scenario on port 3000 must show: the exact body, a 400 with a
+    reason for bad input, requests served concurrently, and listen queues that a c=200 burst
+    does not overflow (the app's and the upstream's)."""
+
+    port = 3000
+    service: str = "flask_app"
+
+    def test_listen_queues_hold_a_burst(self, up):
+        assert up.listen_queue(self.service, self.port) >= QUEUE
+        assert up.listen_queue("slow_api", 4000) >= QUEUE
 
     def test_exact_body(self, up):
-        assert get(3000) == (200, BODY)
-        assert_refuses_bad_input(3000)
+        assert get(self.port) == (200, BODY)
+        assert_refuses_bad_input(self.port)
 
     def test_concurrent(self, up):
-        assert_concurrent(3000)
+        assert_concurrent(self.port)
+
+
+class GeventScenario(ServedOn3000):
+    """gevent modes: a handful of OS threads however many requests are in flight."""
+
+    processes: int
 
     def test_a_handful_of_threads(self, up):
-        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
+        threads = up.threads_during("flask_app", url=f"http://127.0.0.1:{self.port}/?delay=1",
                                     n=LOAD_N, c=LOAD_C)
-        assert threads["processes"] == 1, threads
+        assert threads["processes"] == self.processes, threads
         assert threads["peak"] <= HANDFUL, threads
 
 
-class TestGunicornThreads:
+class TestGeventPywsgi(GeventScenario):
+    compose_file = "async-gevent-pywsgi.yml"
+    processes = 1
+
+
+class TestGunicornThreads(ServedOn3000):
     compose_file = "sync-gunicorn.yml"
-
-    def test_exact_body(self, up):
-        assert get(3000) == (200, BODY)
-        assert_refuses_bad_input(3000)
-
-    def test_concurrent(self, up):
-        assert_concurrent(3000)
+    service = "flask_app_gunicorn"
 
     def test_threads_created_on_demand(self, up):
         threads = up.threads_during("flask_app_gunicorn", url="http://127.0.0.1:3000/?delay=1",
@@ -88,32 +110,14 @@ class TestGunicornThreads:
         assert threads["peak"] >= threads["before"] + LOAD_C * 0.5, threads
 
 
-class TestGunicornGevent:
+class TestGunicornGevent(GeventScenario):
     compose_file = "async-gevent-gunicorn.yml"
-
-    def test_exact_body(self, up):
-        assert get(3000) == (200, BODY)
-        assert_refuses_bad_input(3000)
-
-    def test_concurrent(self, up):
-        assert_concurrent(3000)
-
-    def test_a_handful_of_threads(self, up):
-        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
-        assert threads["processes"] == 2, threads  # the arbiter and one worker
-        assert threads["peak"] <= HANDFUL, threads
+    processes = 2  # the arbiter and one worker
 
 
-class TestUwsgiThreads:
+class TestUwsgiThreads(ServedOn3000):
     compose_file = "sync-uwsgi.yml"
-
-    def test_exact_body(self, up):
-        assert get(3000) == (200, BODY)
-        assert_refuses_bad_input(3000)
-
-    def test_concurrent(self, up):
-        assert_concurrent(3000)
+    service = "flask_app_uwsgi"
 
     def test_every_thread_exists_from_the_start(self, up):
         threads = up.threads_during("flask_app_uwsgi", url="http://127.0.0.1:3000/?delay=1",
@@ -122,21 +126,9 @@ class TestUwsgiThreads:
         assert threads["peak"] <= threads["before"] + 10, threads
 
 
-class TestUwsgiGevent:
+class TestUwsgiGevent(GeventScenario):
     compose_file = "async-gevent-uwsgi.yml"
-
-    def test_exact_body(self, up):
-        assert get(3000) == (200, BODY)
-        assert_refuses_bad_input(3000)
-
-    def test_concurrent(self, up):
-        assert_concurrent(3000)
-
-    def test_a_handful_of_threads(self, up):
-        threads = up.threads_during("flask_app", url="http://127.0.0.1:3000/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
-        assert threads["processes"] == 3, threads  # the master and two workers
-        assert threads["peak"] <= HANDFUL, threads
+    processes = 3  # the master and two workers
 
 
 class TestNginxGunicorn:
@@ -164,6 +156,8 @@ class TestNginxUwsgi:
     def test_answers_on_8080(self, up):
         assert get(8080) == (200, BODY)
         assert_refuses_bad_input(8080)
+        assert up.listen_queue("ingress", 8080) >= QUEUE
+        assert up.listen_queue("flask_app", 3000) >= QUEUE
 
     def test_app_speaks_uwsgi_not_http(self, up):
         http = up.in_network("curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
