@@ -192,7 +192,10 @@ class Runner:
             repeats.append(self._load_once(target, network=network, readers=readers,
                                            before=idle.series, attempt=i))
         restarts = {s: self.docker.restart_count(cid) for s, cid in containers.items() if cid}
-        return self._entry(target, repeats, restarts=restarts, network=network)
+        fd_limits = {s: open_files_limit(self.docker.main_pid(cid))
+                     for s, cid in containers.items() if cid}
+        return self._entry(target, repeats, restarts=restarts, network=network,
+                           fd_limits=fd_limits)
 
     def _warm_up(self, target: Target, *, network: str) -> None:
         """A few quick requests so first-request costs (imports, DNS) stay out of the figures."""
@@ -347,7 +350,7 @@ class Runner:
         }
 
     def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
-               network: str) -> dict:
+               network: str, fd_limits: dict[str, int | None] | None = None) -> dict:
         entry = self._base_entry(target)
         errors = [r["error"] for r in repeats if "error" in r]
         good = [r for r in repeats if "error" not in r]
@@ -376,7 +379,10 @@ class Runner:
         invalid += errors
         restarted = {s: n for s, n in restarts.items() if n}
         invalid += [f"container restarted during the run: {restarted}"] if restarted else []
-        notes = loadmod.diagnose(result=r, delay=target.delay, concurrency=target.concurrency)
+        fd_note = _fd_note(target, failed=failed, during=mid["series"], limits=fd_limits or {})
+        # The target's own notes first (e.g. why a demo runs on a legacy image), then diagnoses.
+        notes = [*target.notes, *fd_note, *loadmod.diagnose(result=r, delay=target.delay,
+                                                  concurrency=target.concurrency)]
         cpu_peak = peak("cpu_pct", during)
         cpu_s = cpu_seconds(during)
         served = r.complete or target.requests
@@ -448,6 +454,34 @@ class Runner:
                 f"request waited {extra_ms:.0f} ms beyond the {target.delay:g} s delay. ab's "
                 "clients move in lockstep, so each wave queues behind the request path's CPU "
                 "work; the 0.5-s CPU samples average those bursts out"]
+
+
+def open_files_limit(pid: int | None) -> int | None:
+    """The soft open-files limit of a process (its container's, inherited from the daemon)."""
+    try:
+        for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
+    return None
+
+
+def _fd_note(target: Target, *, failed: int, during: dict, limits: dict) -> list[str]:
+    """Failures at high concurrency on a host whose open-file limit a process cannot fit in."""
+    notes = []
+    for service, limit in limits.items():
+        series = during.get(service)
+        procs = int(series.peak("processes") or 1) if series is not None else 1
+        workers = max(procs - 1, 1) if procs > 1 else 1  # a master process holds no clients
+        needed = 2 * target.concurrency // workers
+        if failed and limit and needed >= 0.9 * limit:
+            notes.append(
+                f"{service}: each in-flight request holds two sockets (client and upstream), "
+                f"so ~{needed} per process at c={target.concurrency}, against an open-file "
+                f"limit of {limit} (inherited from the Docker daemon): the failures are "
+                "descriptors running out, not the server model")
+    return notes
 
 
 def _per_request_kb(*, before: float | None, peak: float | None, concurrency: int) -> float | None:
