@@ -40,7 +40,8 @@ from matplotlib.ticker import NullLocator
 from rich.table import Table as RichTable
 from rich.text import Text
 
-__all__ = ["compare", "compare_table", "summary_table", "write_report"]
+__all__ = ["compare", "compare_table", "demo_shape", "demo_table", "summary_table",
+           "write_report"]
 
 #: Shown wherever a figure is unknown (null, missing, or not a number).
 DASH = "—"
@@ -654,6 +655,76 @@ def _scale_blocks(results: dict[str, Any]) -> list[Block]:
     return blocks
 
 
+#: At most this many requests in flight on average (steady rps x delay) reads as "serialised".
+SERIALISED_AT_ONCE = 1.5
+DEMO_HEADERS = ("demo", "load", "ours", "published", "threads before → peak", "at once", "shape")
+DEMO_HOW_TO_READ = (
+    "At once = steady rps × delay: by Little's law, how many requests the server had in flight "
+    "on average. About 1 means it served them one after another (serialised), however many "
+    "clients waited; about c means all of them at once. A run with no sleep has no such figure: "
+    "it measures CPU, not waiting. Ours is ab's time and requests/s, or the requests wrk "
+    "completed in its run (its rate × its time), to compare with the published counts."
+)
+
+
+def _demos(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The companion demos' entries (kind "demo")."""
+    return [e for e in _scenarios(results) if e.get("kind") == "demo"]
+
+
+def _at_once(entry: dict[str, Any]) -> float | None:
+    """Requests in flight on average, steady rps x delay; None without a sleep to divide by."""
+    steady, delay = _num(entry.get("steady_rps")), _num(entry.get("delay"))
+    if steady is None or not delay or _status(entry)[0] == "error":
+        return None
+    return steady * delay
+
+
+def demo_shape(entry: dict[str, Any]) -> str:
+    """"serialised", "concurrent" or "partly concurrent" from :func:`_at_once`; a dash when the
+    run had no sleep or no figures."""
+    at_once, c = _at_once(entry), _num(entry.get("concurrency"))
+    if at_once is None or c is None:
+        return DASH
+    if at_once <= SERIALISED_AT_ONCE:
+        return "serialised"
+    return "concurrent" if at_once >= 0.5 * c else "partly concurrent"
+
+
+def _demo_cells(entry: dict[str, Any]) -> list[str]:
+    """Text cells of one demo row, shared by the Markdown/HTML table and the terminal one."""
+    tool = _str(entry.get("tool")) or "?"
+    delay = _num(entry.get("delay"))
+    sleep = f"sleep {delay:g} s" if delay else "no sleep"
+    rps, taken = _num(entry.get("rps")), _num(entry.get("time_taken_s"))
+    if tool == "ab":
+        load = f"ab -n {_fmt(entry.get('requests'))} -c {_fmt(entry.get('concurrency'))}, {sleep}"
+        ours = f"{_fmt(taken, digits=3)} s, {_fmt(rps, digits=2)} rps"
+    else:
+        load = f"{tool} -c {_fmt(entry.get('concurrency'))}, {sleep}"
+        done = f"{rps * taken:,.0f}" if rps is not None and taken is not None else DASH
+        ours = f"{done} requests in {_fmt(taken, digits=1)} s"
+    if _status(entry)[0] in ("invalid", "error"):
+        ours += f" ({_status(entry)[0]})"
+    return [_name(entry), load, ours, _str(entry.get("published")) or DASH, _fmt_threads(entry),
+            _fmt(_at_once(entry), digits=1), demo_shape(entry)]
+
+
+def _demo_blocks(results: dict[str, Any]) -> list[Block]:
+    """The companion demos beside what their write-ups published, and which ones serialise."""
+    entries = _demos(results)
+    if not entries:
+        return []
+    serialised = [_name(e) for e in entries if demo_shape(e) == "serialised"]
+    return [
+        Heading(2, "Companion demos: published vs ours"),
+        Paragraph(DEMO_HOW_TO_READ),
+        Table(DEMO_HEADERS, [_demo_cells(e) for e in entries], [_row_class(e) for e in entries]),
+        Paragraph([Span("Serialised:", bold=True),
+                   " " + (", ".join(serialised) if serialised else "none") + "."]),
+    ]
+
+
 def _derived_checks(entry: dict[str, Any], already_said: str) -> list[str]:
     """The report's own reading of the figures, for causes the runner's notes did not already name."""
     checks = []
@@ -805,6 +876,7 @@ def _document(results: dict[str, Any], chart_names: Sequence[str]) -> list[Block
         *_summary_blocks(results),
         *_sweep_blocks(results),
         *_scale_blocks(results),
+        *_demo_blocks(results),
         *_why_blocks(results),
         *_chart_blocks(chart_names),
         *_environment_blocks(results),
@@ -930,7 +1002,11 @@ def _plot_rps(results: dict[str, Any], path: Path) -> bool:
     ax.set_xlabel("requests per second")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    delay = _fmt(_dict(results.get("settings")).get("delay"), digits=2)
+    delay = _dict(results.get("settings")).get("delay")
+    if delay is None:  # each scenario at its own default: name the delay if they share one
+        delays = {_num(e.get("delay")) for e in entries}
+        delay = delays.pop() if len(delays) == 1 else None
+    delay = _fmt(delay, digits=2)
     ax.set_title(f"Throughput, {_chart_concurrency_label(common_c)}, delay {delay} s "
                  f"(run {_str(results.get('run_id')) or '?'})")  # fmt: skip
     handles = [
@@ -1114,6 +1190,22 @@ def _valid_text(entry: dict[str, Any]) -> Text:
         return Text("?")
     label = "INVALID" if status == "invalid" else "ERROR"
     return Text.assemble((label, "bold red"), f": {reasons}")
+
+
+def demo_table(*, results: dict[str, Any]) -> RichTable | None:
+    """The companion demos for the terminal, published beside ours; None when the run has none."""
+    entries = _demos(_dict(results))
+    if not entries:
+        return None
+    table = RichTable(title="Companion demos: published vs ours")
+    for header in DEMO_HEADERS:
+        table.add_column(header, justify="right" if header == "at once" else "left")
+    for entry in entries:
+        cells = _demo_cells(entry)
+        shape = Text(cells[-1], style={"serialised": "bold red", "concurrent": "green"}.get(
+            cells[-1], "yellow"))
+        table.add_row(*(Text(c) for c in cells[:-1]), shape)
+    return table
 
 
 def summary_table(*, results: dict[str, Any]) -> RichTable:
