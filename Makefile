@@ -13,6 +13,11 @@ PROBE_IMAGE := python:3.13.9-slim-trixie
 SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	async-gevent-gunicorn.yml sync-uwsgi.yml async-gevent-uwsgi.yml nginx-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
+DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
+	demos/wrk-workers.yml
+# Compose reads .env from the first file's folder, so files below the root (demos/, compose/)
+# are pointed at the root's by hand when it exists (the offline stand-ins).
+ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
 .PHONY: bench demos scale test unit-test integration-test venv base-images offline-images images \
@@ -22,7 +27,8 @@ ARGS ?=
 bench: venv base-images
 	$(PLAYGROUND) run $(ARGS)
 
-## demos: run the companion demos (demos/) the same way; `make bench` leaves them out
+## demos: run the companion demos (demos/) the same way; `make bench` leaves them out.
+## `make demos ARGS=--published` runs only the wrk demo, at its published load (~6 minutes)
 demos: venv base-images
 	$(PLAYGROUND) run --demos $(ARGS)
 
@@ -62,11 +68,13 @@ base-images:
 offline-images:
 	bash offline/build-images.sh
 
-## images: build the project's images (the Flask image, bonus, slow_api, load generator)
+## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos)
 images:
 	docker compose -f sync-gunicorn.yml build
 	docker compose -f bonus-psycopg2-gevent.yml build
 	docker compose $$( [ -f .env ] && echo --env-file .env ) -f compose/loadgen.yml build
+# The demos' three images (Flask + demos, legacy eventlet Gunicorn, Sanic): this file uses all.
+	docker compose $(ENV_FILE) -f demos/wrk-workers.yml build
 
 ## lock: re-pin the images' Python requirements with Python 3.13 (the images' Python)
 lock: base-images
@@ -76,7 +84,7 @@ lock: base-images
 
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
-	@for f in $(SCENARIO_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@for f in $(SCENARIO_FILES) $(DEMO_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -54,3 +54,14 @@ def parse_delay(values: list[str], *, limit: float | None = None) -> float:
     if not math.isfinite(delay) or delay > limit:
         raise DelayError(f"delay must be at most {limit:g} seconds (MAX_DELAY), got {_shown(raw)}")
     return delay
+
+
+def format_delay(seconds: float) -> str:
+    """``seconds`` written the way this rule accepts it, to pass a delay on to slow_api.
+
+    Not ``f"{seconds:g}"``: that writes 0.00005 as ``5e-05``, an exponent, which the rule
+    refuses, so a valid request became a 502 (found by the fuzz). A plain decimal with the
+    rule's at most 9 decimals instead; anything finer rounds to the nearest nanosecond.
+    """
+    text = f"{seconds:.9f}".rstrip("0").rstrip(".")
+    return text or "0"

@@ -12,7 +12,7 @@ import requests
 from flask import Flask, request
 
 from plaintext import install_error_pages, plain
-from querydelay import DelayError, parse_delay
+from querydelay import DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
 # Seconds to wait for the upstream on top of the delay we asked it for: past that it is late
@@ -28,7 +28,7 @@ def call_slow_api(delay: float) -> str:
     """The one blocking call: a fresh connection per request, as the tutorial does it."""
     resp = requests.get(
         API_URL,
-        params={"delay": f"{delay:g}"},
+        params={"delay": format_delay(delay)},
         timeout=(CONNECT_TIMEOUT_S, delay + UPSTREAM_GRACE_S),
     )
     resp.raise_for_status()

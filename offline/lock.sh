@@ -25,4 +25,11 @@ is_bonus() { grep -qxiF "$(echo "$1" | sed 's/==.*//')" <<<"$bonus"; }
   /tmp/flask/bin/pip freeze | while read -r line; do is_bonus "$line" && echo "$line"; done
 } > psycopg2/requirements.txt
 { echo "$header"; /tmp/api/bin/pip freeze; } > slow_api/requirements.txt
-echo "locked: flask_app/requirements.txt psycopg2/requirements.txt slow_api/requirements.txt"
+# The companion demos' own images: the legacy eventlet Gunicorn and Sanic, each on its own.
+for demo in legacy sanic; do
+  python3 -m venv "/tmp/$demo" && "/tmp/$demo/bin/pip" install -q -r "demos/requirements-$demo.in"
+  { echo "${header/requirements.in/requirements-$demo.in}"; "/tmp/$demo/bin/pip" freeze; } \
+    > "demos/requirements-$demo.txt"
+done
+echo "locked: flask_app/requirements.txt psycopg2/requirements.txt slow_api/requirements.txt" \
+  "demos/requirements-legacy.txt demos/requirements-sanic.txt"

@@ -15,7 +15,7 @@ import requests
 from flask import Flask, request
 
 from plaintext import install_error_pages, plain
-from querydelay import DelayError, parse_delay
+from querydelay import DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
 GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
@@ -57,7 +57,8 @@ def index():
     half = delay / 2
     try:
         resp = requests.get(
-            API_URL, params={"delay": f"{half:g}"}, timeout=(CONNECT_TIMEOUT_S, half + GRACE_S)
+            API_URL, params={"delay": format_delay(half)},
+            timeout=(CONNECT_TIMEOUT_S, half + GRACE_S),
         )
         resp.raise_for_status()
     except requests.Timeout:

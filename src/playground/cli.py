@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="scenarios to run (see `playground list`); default: all")
     run.add_argument("--demos", action="store_true",
                      help="run the companion demos (demos/) instead of the nine scenarios")
+    run.add_argument("--published", action="store_true",
+                     help="run only the wrk demo, at its published load (wrk -t12 -c400 "
+                          "-d30s, 10 s sleep; about 6 minutes)")
     run.add_argument("-n", "--requests", type=_positive(int), help="requests per load")
     run.add_argument("-c", "--concurrency", type=_positive(int), help="concurrent clients")
     run.add_argument("--delay", type=_positive(float), help="upstream delay in seconds")
@@ -224,14 +227,15 @@ def _interrupt_on_sigterm() -> None:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    default = demos.DEMOS if args.demos else SCENARIOS
+    default = demos.PUBLISHED if args.published else demos.DEMOS if args.demos else SCENARIOS
     names = args.names or [t.name for t in default]
     targets = tuple(resolve(names=names))
     plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
                 concurrency=args.concurrency, delay=args.delay, sweep=args.sweep,
                 repeat=args.repeat, duration_s=args.duration, from_host=args.from_host,
                 wait_timeout_s=args.wait_timeout,
-                calibration=not (args.no_calibration or args.demos))
+                calibration=not (args.no_calibration or args.demos or args.published
+                                 or all(t.kind == "demo" for t in targets)))
     settings = {"requests": args.requests, "concurrency": args.concurrency,
                 "delay": args.delay, "tool": args.tool, "repeat": args.repeat,
                 "sweep": list(args.sweep) or None, "from_host": args.from_host}
@@ -294,6 +298,8 @@ def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan
     """Preflight, lock, build, then run a plan into a new (or resumed) run and report it."""
     targets = targets or plan.targets
     quiet = args.quiet
+    # From the start: a SIGTERM during the build or set-up ends as cleanly as a Ctrl-C.
+    _interrupt_on_sigterm()
     docker = Docker(root=ROOT, echo=(lambda line: None) if quiet else
                     (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
     docker.preflight()
@@ -325,7 +331,6 @@ def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan
         def runner_for(p: Plan) -> Runner:
             return Runner(docker=docker, store=store, plan=p, progress=progress)
 
-        _interrupt_on_sigterm()
         try:
             if prepare is not None:
                 plan = prepare(store, runner_for)
@@ -339,6 +344,8 @@ def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan
         store.save()
         written = report.write_report(run_dir=store.run_dir, results=store.data)
     out.print(report.summary_table(results=store.data))
+    if (demo_table := report.demo_table(results=store.data)) is not None:
+        out.print(demo_table)
     out.print(f"results: {store.path}")
     for path in written:
         out.print(f"         {path}")

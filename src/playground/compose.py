@@ -97,7 +97,10 @@ class Docker:
     def compose(self, compose_file: str | Sequence[str], *args: str) -> list[str]:
         """`docker compose -f FILE [-f OVERRIDE ...] ARGS`; a file may come with overrides."""
         files = [compose_file] if isinstance(compose_file, str) else list(compose_file)
-        return ["docker", "compose", *[a for f in files for a in ("-f", f)], *args]
+        # Compose reads .env from the first file's folder: one below the root (demos/) needs
+        # the root's named, or it would build FROM the official images even offline.
+        env = self.env_file_args() if Path(files[0]).parent != Path(".") else []
+        return ["docker", "compose", *env, *[a for f in files for a in ("-f", f)], *args]
 
     # --- preflight ------------------------------------------------------------------------
     def preflight(self) -> None:

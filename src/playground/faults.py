@@ -206,6 +206,14 @@ class Burst:
         return self.kinds == {"200": self.k}
 
 
+def timed_request(*, host: str, port: int, delay: float, timeout_s: float) -> tuple[float, str]:
+    """One request: (seconds it took, its status or why there was no answer)."""
+    started = time.monotonic()
+    status, error = asyncio.run(request_once(host=host, port=port, delay=delay,
+                                             timeout_s=timeout_s))
+    return time.monotonic() - started, str(status) if status is not None else str(error)
+
+
 def burst(*, host: str, port: int, k: int, delay: float, timeout_s: float) -> Burst:
     async def main() -> tuple[float, list[tuple[int | None, str | None]]]:
         started = time.monotonic()
@@ -370,6 +378,7 @@ class FaultSettings:
     probe_timeout_s: float = 60.0  # a request with no answer by then counts as hung
     overload_concurrency: int = 2000
     overload_s: float = 30.0  # ab's time limit (-t) under overload
+    drain_limit_s: float = 240.0  # after an overload, how long a fresh request may wait
     wait_timeout_s: int = WAIT_TIMEOUT_S
 
     def clients(self, target: Target) -> int:
@@ -448,7 +457,7 @@ def _sleep_until(session: Session, t: float) -> None:
         time.sleep(remaining)
 
 
-def _container_checks(before: dict[str, ServerState], after: dict[str, ServerState]) -> dict:
+def container_checks(before: dict[str, ServerState], after: dict[str, ServerState]) -> dict:
     return {s: compare_states(before[s], after[s]) for s in before if s in after}
 
 
@@ -465,6 +474,9 @@ def run_outage(session: Session, *, fault: str) -> dict:
     probers = session.probers(delay=s.delay, concurrency=s.clients)
     session.record_load(concurrency=s.clients, delay=s.delay)
     session.record("stop", service)
+    session.commands += [f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}} s\\n' "
+                         f"'{t.host_url(delay=s.delay)}'   # while it is down"
+                         for t in session.targets]
     session.record("start", service)
     with _running(probers):
         start = session.mark("probe started")
@@ -481,7 +493,7 @@ def run_outage(session: Session, *, fault: str) -> dict:
         results = [p.stop() for p in probers]
     session.mark("probe stopped")
     bursts_after = {t.name: session.burst(t) for t in session.targets}
-    containers = _container_checks(states_before, session.states(skip=service))
+    containers = container_checks(states_before, session.states(skip=service))
     out = []
     for target, prober, outcomes in zip(session.targets, probers, results, strict=True):
         bound = s.delay + UPSTREAM_GRACE_S
@@ -549,7 +561,7 @@ def run_slowdown(session: Session) -> dict:
         results = [p.stop() for p in probers]
     session.mark("probe stopped")
     bursts_after = {t.name: session.burst(t) for t in session.targets}
-    containers = _container_checks(states_before, session.states())
+    containers = container_checks(states_before, session.states())
     out = []
     for target, prober, outcomes in zip(session.targets, probers, results, strict=True):
         before = phase_stats(outcomes, start=start, end=slow_at)
@@ -625,8 +637,13 @@ def run_overload(session: Session, *, run_id: str, raw_dir: Path | None) -> dict
         if raw_dir is not None:
             raw_dir.mkdir(parents=True, exist_ok=True)
             (raw_dir / f"overload-{target.name}.txt").write_text(stdout + "\n" + stderr)
+        # A server may still be working through requests whose clients have gone (a queue
+        # never forgets): one fresh request shows how long until it answers normally again.
+        drain_s, drain_answer = timed_request(host="127.0.0.1", port=target.host_port,
+                                              delay=s.delay, timeout_s=s.drain_limit_s)
+        session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
         after_burst = session.burst(target)
-        containers = _container_checks(states_before, session.states())
+        containers = container_checks(states_before, session.states())
         all_containers.update(containers)
         try:
             ab = loadmod.TOOLS["ab"].parse(stdout=stdout + "\n" + stderr, per_request=None,
@@ -640,17 +657,26 @@ def run_overload(session: Session, *, run_id: str, raw_dir: Path | None) -> dict
         stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         probe = phase_stats(outcomes, start=start, end=end)
         problems = _unexpected_answers(probe["kinds"], allowed={200, 502, 503, 504})
+        if drain_answer != "200":
+            stuck = True
+            stuck_reason = (f"a fresh request after the overload got {drain_answer} after "
+                            f"{drain_s:.1f} s")
         if stuck:
             problems.append(stuck_reason)
+        notes = []
+        if drain_s > s.delay * 3 + 2:
+            notes.append(f"after the overload a fresh request waited {drain_s:.1f} s: the server "
+                         "first worked through the queued requests of clients that had gone")
         problems += [p for c in containers.values() for p in c["problems"]]
         out.append({
             **_target_base(target, clients=s.overload_concurrency, delay=s.delay),
             "ab": ab_figures, "probe": probe, "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
             "shed": shed_summary(ab=ab, ab_error=ab_figures.get("error"), probe=probe,
                                  delay=s.delay, concurrency=s.overload_concurrency),
+            "drain_s": round(drain_s, 3), "drain_answer": drain_answer,
             "burst_before": asdict(before_burst), "burst_after": asdict(after_burst),
             "stuck": stuck, "stuck_reason": stuck_reason, "containers": containers,
-            "timeline": timeline(outcomes), "problems": problems, "notes": [],
+            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
         })
     return {"fault": "overload", "stopped_service": None, "containers": all_containers,
             "targets": out}
@@ -680,6 +706,8 @@ def shed_summary(*, ab: loadmod.LoadResult | None, ab_error: str | None, probe: 
         if p50 is not None and p50 > 2 * delay * 1000:
             said.append(f"queueing: median {p50 / 1000:.1f} s, p99 {p99 / 1000:.1f} s for a "
                         f"{delay:g} s upstream")
+        elif p99 is not None and p99 > 3 * delay * 1000:
+            said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
         if not said:
             said.append(f"nothing shed: all {ab.complete} answered at about the delay "
                         f"(median {(p50 or 0) / 1000:.2f} s)")
@@ -851,7 +879,8 @@ def render_markdown(data: dict) -> str:
         else:
             lines += ["| scenario | ab c | ab: complete, failed (connect/receive/length/exceptions),"
                       " non-2xx | ab latency p50 / p99 / max | where the load was shed | "
-                      "stuck workers | verdict |", "|---|---|---|---|---|---|---|"]
+                      "a fresh request afterwards | stuck workers | verdict |",
+                      "|---|---|---|---|---|---|---|---|"]
             for t in run["targets"]:
                 ab = t["ab"]
                 if ab.get("error"):
@@ -866,11 +895,19 @@ def render_markdown(data: dict) -> str:
                                          for k in ("p50", "p99", "max"))
                 lines.append("| " + " | ".join(_cell(x) for x in (
                     t["name"], str(t["concurrency"]), figures, latency, "; ".join(t["shed"]),
+                    f"{t['drain_answer']} after {_s(t['drain_s'], 1)}",
                     "yes" if t["stuck"] else "no", _verdict(t))) + " |")
         lines.append("")
         notes = [f"- {t['name']}: {n}" for t in run["targets"] for n in t.get("notes", [])]
         notes += [f"- {t['name']}: {t['stuck_reason']}" for t in run["targets"]]
         lines += notes + [""]
+        if fault != "overload":
+            lines += ["Answers per second (by the second they arrived):", "", "```"]
+            for t in run["targets"]:
+                lines.append(f"{t['name']}:")
+                lines += [f"  {row['t']:>5.0f} s  " + " ".join(
+                    f"{k}:{n}" for k, n in row.items() if k != "t") for row in t["timeline"]]
+            lines += ["```", ""]
         lines += ["Timeline (seconds since the session started): " + ", ".join(
             f"{m['t']:.1f} {m['label']}" for m in run.get("marks", [])), ""]
         lines += ["By hand:", "", "```sh", *run.get("commands", []), "```", ""]

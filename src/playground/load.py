@@ -454,9 +454,20 @@ def _wrk_count(text: str) -> int:
 
 
 class WrkTool:
-    """wrk: duration bound (``-d``), reports aggregate statistics only."""
+    """wrk: duration bound (``-d``), reports aggregate statistics only.
+
+    ``threads`` is the most wrk threads a run uses (two by default, see
+    :data:`WRK_MAX_THREADS`); ``TOOLS["wrk-t12"]`` is the published demo's
+    ``wrk -t12``, under its own name so a results file says which ran.
+    """
 
     name = "wrk"
+
+    def __init__(self, *, threads: int = WRK_MAX_THREADS, name: str = "wrk") -> None:
+        if threads < 1:
+            raise ValueError(f"wrk needs at least one thread, got {threads}")
+        self.threads = threads
+        self.name = name
 
     def command(
         self,
@@ -468,7 +479,7 @@ class WrkTool:
         duration_s: float,
         per_request_path: str | None,
     ) -> list[str]:
-        """``wrk --latency -t T -c C -d Ds --timeout Ts URL`` with ``T = min(2, C)``.
+        """``wrk --latency -t T -c C -d Ds --timeout Ts URL`` with ``T = min(threads, C)``.
 
         ``requests`` is ignored: wrk runs for ``duration_s`` and sends as many
         requests as fit. ``per_request_path`` is ignored too: wrk has no
@@ -477,7 +488,7 @@ class WrkTool:
         """
         if concurrency < 1:
             raise ValueError(f"wrk needs at least one connection, got -c {concurrency}")
-        threads = min(WRK_MAX_THREADS, concurrency)
+        threads = min(self.threads, concurrency)
         return [
             "wrk",
             "--latency",
@@ -537,7 +548,12 @@ class WrkTool:
         )
 
 
-TOOLS: dict[str, LoadTool] = {"ab": AbTool(), "wrk": WrkTool()}
+TOOLS: dict[str, LoadTool] = {
+    "ab": AbTool(),
+    "wrk": WrkTool(),
+    # The companion demos' published wrk runs: 12 threads (with 400 connections, 30 s).
+    "wrk-t12": WrkTool(threads=12, name="wrk-t12"),
+}
 
 
 # --------------------------------------------------------------------------- reading results

@@ -655,15 +655,17 @@ def _scale_blocks(results: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-#: At most this many requests in flight on average (steady rps x delay) reads as "serialised".
+#: At most this many requests served at once (requests/s x delay) reads as "serialised".
 SERIALISED_AT_ONCE = 1.5
 DEMO_HEADERS = ("demo", "load", "ours", "published", "threads before → peak", "at once", "shape")
 DEMO_HOW_TO_READ = (
-    "At once = steady rps × delay: by Little's law, how many requests the server had in flight "
-    "on average. About 1 means it served them one after another (serialised), however many "
-    "clients waited; about c means all of them at once. A run with no sleep has no such figure: "
-    "it measures CPU, not waiting. Ours is ab's time and requests/s, or the requests wrk "
-    "completed in its run (its rate × its time), to compare with the published counts."
+    "At once = the load tool's own requests/s × the sleep: how many sleeping requests the server "
+    "overlapped. About 1 means it served them one after another (serialised), however many "
+    "clients waited; about c means all of them at once (with ab, at most c · (n/c) / (n/c + 1), "
+    "since ab sends its first request alone). Shape: serialised up to 1.5, concurrent from c/2, "
+    "partly concurrent in between. A run with no sleep has no such figure: it measures CPU, not "
+    "waiting. Ours is ab's time and requests/s, or the requests wrk completed in its run (its "
+    "rate × its time), to compare with the published counts."
 )
 
 
@@ -673,11 +675,15 @@ def _demos(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _at_once(entry: dict[str, Any]) -> float | None:
-    """Requests in flight on average, steady rps x delay; None without a sleep to divide by."""
-    steady, delay = _num(entry.get("steady_rps")), _num(entry.get("delay"))
-    if steady is None or not delay or _status(entry)[0] == "error":
+    """Sleeping requests served at once, the tool's requests/s x delay; None with no sleep.
+
+    The tool's own rate, not steady rps: a server that serialises runs at exactly 1 / delay
+    whatever the clients do, while c / mean latency also counts ab's ramp-up (with n=10, c=5
+    against one-at-a-time it reads 1.4, too close to the line)."""
+    rps, delay = _num(entry.get("rps")), _num(entry.get("delay"))
+    if rps is None or not delay or _status(entry)[0] == "error":
         return None
-    return steady * delay
+    return rps * delay
 
 
 def demo_shape(entry: dict[str, Any]) -> str:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from tests.integration.conftest import sh
+from tests.integration.conftest import ROOT, sh
 
 pytestmark = pytest.mark.integration
 
@@ -55,3 +56,100 @@ def test_app_containers_run_as_non_root(compose_file):
         user = svc.get("user") or sh("docker", "image", "inspect", "--format",
                                      "{{.Config.User}}", image, check=False).stdout.strip()
         assert user and user not in ("root", "0", "0:0"), (name, image, user)
+
+
+@pytest.mark.parametrize("compose_file", FILES)
+def test_postgres_is_never_published(compose_file):
+    services = config(compose_file)["services"]
+    for name, svc in services.items():
+        if "postgres" in name or "postgres" in svc.get("image", ""):
+            assert not svc.get("ports"), (compose_file, name, svc["ports"])
+
+
+# --- no credentials but the documented example ones ----------------------------------------
+# The playground's only credentials are postgres's documented `example` user and password.
+ALLOWED_VALUES = {"example", ""}
+KEY = "PRIVATE" + " KEY"  # spelled apart so this file does not match its own pattern
+SECRET_PATTERNS = {
+    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?" + KEY + "-----"),
+    "AWS access key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    "Slack token": re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    "Google API key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    "JSON web token": re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\."),
+}
+NAMED = r"[\w.-]*(?:passw(?:or)?d|secret|token|api[_-]?key|credential)[\w.-]*"
+VALUE_PATTERNS = (
+    # a quoted value given to a password, secret, token or API key, in any syntax
+    re.compile(rf"(?i)\b{NAMED}[\"']?\s*[:=]\s*[\"']([^\"'\n]*)[\"']"),
+    # a bare value at the end of a YAML, .env or ini line
+    re.compile(rf"(?im)^\s*-?\s*{NAMED}\s*[:=]\s*([^\s#\"']+)\s*$"),
+    # user:password@ in a URL
+    re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:([^/\s@\"']+)@"),
+)
+
+
+def credential_findings(text: str) -> list[str]:
+    found = [name for name, pattern in SECRET_PATTERNS.items() if pattern.search(text)]
+    for pattern in VALUE_PATTERNS:
+        for match in pattern.finditer(text):
+            value = match.group(1)
+            # Variables ($X, ${X}, %(x)s, {{x}}) and code ({, [, () are not values.
+            if value not in ALLOWED_VALUES and not value.startswith(("$", "%(", "{", "[", "(")):
+                found.append(match.group(0).strip()[:80])
+    return found
+
+
+def test_the_credentials_scan_finds_what_it_looks_for():
+    # Assembled at run time, so this file itself stays clean for the scan below.
+    planted = ["db_pass" + 'word = "hunter2"', "API_" + "KEY=abc123",
+               "postgres://app:" + "s3cret@db/x", "-----BEGIN RSA " + KEY + "-----",
+               "AKIA" + "ABCDEFGHIJKLMNOP", "  SECRET_" + "TOKEN: hunter2"]
+    for text in planted:
+        assert credential_findings(text), text
+    for text in ["POSTGRES_PASSWORD: example", '"password": os.environ.get("X", "example")',
+                 "password: ${POSTGRES_PASSWORD}", "-----BEGIN CERTIFICATE-----"]:
+        assert not credential_findings(text), text
+
+
+def repository_files() -> list[str]:
+    listed = sh("git", "ls-files", "--cached", "--others", "--exclude-standard").stdout
+    return sorted({f for f in listed.splitlines() if f})
+
+
+def test_no_credentials_in_the_repository():
+    findings = {}
+    for rel in repository_files():
+        path = ROOT / rel
+        if not path.is_file() or path.stat().st_size > 2_000_000:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue  # binary (charts): nothing to read
+        if hits := credential_findings(text):
+            findings[rel] = hits
+    assert not findings, findings
+
+
+def project_images() -> list[str]:
+    images = {svc["image"] for f in FILES for svc in config(f)["services"].values()}
+    return sorted(images | {"flask-playground/loadgen"})
+
+
+@pytest.mark.parametrize("image", project_images())
+def test_no_credentials_in_the_images(image):
+    inspect = sh("docker", "image", "inspect", "--format",
+                 "{{json .Config.Env}}\t{{json .Config.Labels}}", image, check=False)
+    assert inspect.returncode == 0, f"{image} is not built (make images): {inspect.stderr}"
+    env_json, labels_json = inspect.stdout.strip().split("\t")
+    pairs = [tuple(e.split("=", 1)) for e in json.loads(env_json) or []]
+    pairs += list((json.loads(labels_json) or {}).items())
+    named = re.compile(rf"(?i)^{NAMED}$")
+    bad = [f"{k}={v}" for k, v in pairs if named.match(k) and v not in ALLOWED_VALUES]
+    bad += [f"{k}={v[:40]}" for k, v in pairs if credential_findings(f"{k}={v}")
+            and not named.match(k)]
+    # Build arguments and RUN lines stay in the image's history.
+    history = sh("docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", image).stdout
+    bad += credential_findings(history)
+    assert not bad, (image, bad)

@@ -362,9 +362,25 @@ def test_wrk_command() -> None:
 
 
 def test_tools_registry() -> None:
-    assert sorted(TOOLS) == ["ab", "wrk"]
+    assert sorted(TOOLS) == ["ab", "wrk", "wrk-t12"]
     assert isinstance(TOOLS["ab"], AbTool) and isinstance(TOOLS["wrk"], WrkTool)
     assert all(tool.name == key for key, tool in TOOLS.items())
+
+
+def test_wrk_with_more_threads() -> None:
+    """The demos' published `wrk -t12`: the only difference is -t, still capped at -c."""
+    kwargs = dict(url="http://x:1/", requests=1, timeout_s=30, duration_s=30,
+                  per_request_path=None)
+    t12 = TOOLS["wrk-t12"]
+    assert isinstance(t12, WrkTool)
+    argv, default = t12.command(concurrency=400, **kwargs), WrkTool().command(concurrency=400, **kwargs)
+    assert argv[2:4] == ["-t", "12"] and default[2:4] == ["-t", "2"]
+    assert argv[:2] + argv[4:] == default[:2] + default[4:]
+    assert t12.command(concurrency=5, **kwargs)[2:4] == ["-t", "5"]
+    assert t12.parse(stdout=read("wrk_clean_c10_d2s_200ms.txt"), per_request=None,
+                     concurrency=10).tool == "wrk-t12"
+    with pytest.raises(ValueError, match="at least one thread"):
+        WrkTool(threads=0)
 
 
 def test_load_result_is_frozen() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from querydelay import DEFAULT_DELAY, DelayError, parse_delay
+from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
 
 
 def test_missing_delay_is_the_default():
@@ -50,3 +50,19 @@ def test_any_input_gives_a_bounded_delay_or_a_delay_error(values):
         assert "\n" not in str(exc)
     else:
         assert math.isfinite(delay) and 0 <= delay <= 60
+
+
+@pytest.mark.parametrize("seconds,text", [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (60.0, "60"),
+                                          (0.00005, "0.00005"), (1e-9, "0.000000001"),
+                                          (5e-10, "0.000000001"), (2.5e-10, "0")])
+def test_format_delay_writes_what_the_rule_accepts(seconds, text):
+    assert format_delay(seconds) == text
+
+
+@given(st.from_regex(r"\A[0-9]{1,2}(\.[0-9]{0,9})?\Z", fullmatch=True))
+@settings(max_examples=300, derandomize=True)
+def test_a_valid_delay_and_its_half_pass_on_unchanged(raw):
+    """What the apps send slow_api (the delay, the bonus half of it) must pass the same rule."""
+    delay = parse_delay([raw], limit=100)
+    for seconds in (delay, delay / 2):
+        assert parse_delay([format_delay(seconds)], limit=100) == pytest.approx(seconds, abs=1e-9)

@@ -1,0 +1,272 @@
+"""The fault runner's parts without Docker: the prober against real local servers, and the
+figures it derives from a timeline of outcomes."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from playground import faults
+from playground.faults import Burst, Outcome, ServerState
+from playground.load import LoadResult
+
+
+# --- the prober, against real sockets ---------------------------------------------------------
+class _Handler(BaseHTTPRequestHandler):
+    status = 200
+
+    def do_GET(self):  # noqa: N802
+        delay = float(self.path.split("delay=")[1])
+        time.sleep(delay)
+        body = b"ok"
+        self.send_response(type(self).status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def server() -> Iterator[tuple[int, type[_Handler]]]:
+    handler = type("Handler", (_Handler,), {"status": 200})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1], handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def silent_port() -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        yield s.getsockname()[1]
+
+
+@pytest.fixture()
+def slamming_port() -> Iterator[int]:
+    """Accepts, reads the request, and closes without a word."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    stop = threading.Event()
+
+    def serve():
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            conn.recv(4096)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield sock.getsockname()[1]
+    stop.set()
+    thread.join(2)
+    sock.close()
+
+
+def test_prober_keeps_c_requests_in_flight_and_records_each(server):
+    port, _ = server
+    clock0 = time.monotonic()
+    with faults.Prober(host="127.0.0.1", port=port, concurrency=5, delay=0.2, timeout_s=5,
+                       clock=lambda: time.monotonic() - clock0) as prober:
+        time.sleep(1.0)
+        outcomes = prober.stop()
+    # 5 clients x ~1 s / 0.2 s each: about 25 requests, all 200, each ~0.2 s.
+    assert 15 <= len(outcomes) <= 35, len(outcomes)
+    assert {o.kind for o in outcomes} == {"200"}
+    assert all(0.18 <= o.seconds < 1.0 for o in outcomes)
+    assert outcomes == sorted(outcomes, key=lambda o: o.start)
+
+
+def test_prober_delay_can_change_mid_run(server):
+    port, _ = server
+    clock0 = time.monotonic()
+    with faults.Prober(host="127.0.0.1", port=port, concurrency=2, delay=0.05, timeout_s=5,
+                       clock=lambda: time.monotonic() - clock0) as prober:
+        time.sleep(0.3)
+        prober.delay = 0.3
+        time.sleep(0.8)
+        outcomes = prober.stop()
+    assert {o.delay for o in outcomes} == {0.05, 0.3}
+    assert all(o.seconds >= 0.29 for o in outcomes if o.delay == 0.3)
+
+
+@pytest.mark.parametrize("fixture,kind", [("closed", "refused"), ("silent_port", "timeout"),
+                                          ("slamming_port", "closed")])
+def test_request_without_an_answer_says_why(request, fixture, kind):
+    import asyncio
+
+    port = closed_port() if fixture == "closed" else request.getfixturevalue(fixture)
+    started = time.monotonic()
+    status, error = asyncio.run(faults.request_once(host="127.0.0.1", port=port, delay=0,
+                                                    timeout_s=0.5))
+    assert (status, error) == (None, kind)
+    assert time.monotonic() - started < 2
+
+
+def test_failures_are_paced_to_the_delay_not_a_retry_storm():
+    clock0 = time.monotonic()
+    with faults.Prober(host="127.0.0.1", port=closed_port(), concurrency=4, delay=0.25,
+                       timeout_s=1, clock=lambda: time.monotonic() - clock0) as prober:
+        time.sleep(1.0)
+        outcomes = prober.stop()
+    # Refused in microseconds, but each client waits out the delay: ~4 per 0.25 s.
+    assert {o.kind for o in outcomes} == {"refused"}
+    assert len(outcomes) <= 4 * (1.0 / 0.25 + 2), len(outcomes)
+
+
+def test_burst_sends_k_at_once(server):
+    port, handler = server
+    b = faults.burst(host="127.0.0.1", port=port, k=10, delay=0.3, timeout_s=5)
+    assert b.ok and b.kinds == {"200": 10}
+    assert b.seconds < 1.5  # concurrently, not 10 x 0.3 s
+    handler.status = 502
+    assert faults.burst(host="127.0.0.1", port=port, k=3, delay=0, timeout_s=5).kinds == {"502": 3}
+
+
+# --- figures from a timeline ------------------------------------------------------------------
+def o(start: float, seconds: float, kind: str | int = 200, delay: float = 1.0) -> Outcome:
+    if isinstance(kind, int) or kind.isdigit():
+        return Outcome(start=start, end=start + seconds, delay=delay, status=int(kind))
+    return Outcome(start=start, end=start + seconds, delay=delay, error=kind)
+
+
+OUTAGE = [o(0, 1), o(0.5, 1), o(1, 1), o(1.5, 1),  # normal
+          o(2, 0.01, 502), o(2.5, 0.01, 502), o(3, 6.2, 504), o(3.5, 0.01, 502),  # down at 2..5
+          o(5.2, 0.01, 502), o(5.6, 1), o(6, 1), o(6.5, 1)]  # back at 5
+
+
+def test_time_to_recover_is_from_the_return_to_the_last_failure():
+    assert faults.time_to_recover(OUTAGE, back_at=5.0) == pytest.approx(0.6)
+    assert faults.time_to_recover(OUTAGE, back_at=5.3) == 0.0  # nothing failed after
+    assert faults.time_to_recover(OUTAGE[:9], back_at=5.0) is None  # last one still failing
+
+
+def test_longest_answer_counts_requests_in_flight_during_the_outage():
+    assert faults.longest_overlapping(OUTAGE, start=2.0, end=5.0) == pytest.approx(6.2)
+    assert faults.longest_overlapping(OUTAGE, start=9.5, end=20) is None
+
+
+def test_phase_stats_by_start_time():
+    during = faults.phase_stats(OUTAGE, start=2.0, end=5.0)
+    assert during["requests"] == 4
+    assert during["kinds"] == {"502": 3, "504": 1}
+    assert during["p50_s"] is None and during["longest_s"] == pytest.approx(6.2)
+    before = faults.phase_stats(OUTAGE, start=0.0, end=2.0)
+    assert before["kinds"] == {"200": 4} and before["p50_s"] == pytest.approx(1.0)
+    assert before["excess_p50_s"] == pytest.approx(0.0)
+
+
+def test_timeline_counts_answers_by_the_second_they_arrived():
+    rows = faults.timeline(OUTAGE)
+    assert rows[0] == {"t": 1.0, "200": 2}  # ended at 1.0 and 1.5
+    assert {"t": 5.0, "502": 1} in rows
+    assert sum(n for r in rows for k, n in r.items() if k != "t") == len(OUTAGE)
+
+
+def test_settle_time_after_a_slowdown():
+    run = [o(0, 1), o(1, 5, delay=5), o(2, 5, delay=5), o(6, 3.5), o(7, 1.1), o(8, 1)]
+    assert faults.settle_time(run, since=6.0, limit_s=1.5) == pytest.approx(1.0)
+    assert faults.settle_time(run, since=7.0, limit_s=1.5) == 0.0
+    assert faults.settle_time(run[:4], since=6.0, limit_s=1.5) is None
+
+
+def test_stuck_workers_show_as_a_slower_burst():
+    before = Burst(k=200, delay=1, kinds={"200": 200}, seconds=1.2)
+    assert faults.stuck_verdict(before=before, after=before)[0] is False
+    slower = Burst(k=200, delay=1, kinds={"200": 200}, seconds=2.3)
+    assert faults.stuck_verdict(before=before, after=slower)[0] is False  # within 1.5x + 2 s
+    lost = Burst(k=200, delay=1, kinds={"200": 200}, seconds=4.5)
+    stuck, why = faults.stuck_verdict(before=before, after=lost)
+    assert stuck and "capacity lost" in why
+    failing = Burst(k=200, delay=1, kinds={"200": 150, "timeout": 50}, seconds=1.2)
+    assert faults.stuck_verdict(before=before, after=failing)[0] is True
+
+
+def state(**kw) -> ServerState:
+    base = dict(service="app", container="c1", status="running", started_at="t1", restarts=0,
+                oom_killed=False, processes=((10, "gunicorn: master"), (11, "gunicorn: worker")))
+    return ServerState(**{**base, **kw})
+
+
+def test_compare_states_catches_restarts_and_crashed_workers():
+    assert faults.compare_states(state(), state())["problems"] == []
+    respawned = state(processes=((10, "gunicorn: master"), (12, "gunicorn: worker")))
+    assert "lost 1 server process" in faults.compare_states(state(), respawned)["problems"][0]
+    assert "restarted" in faults.compare_states(state(), state(started_at="t2"))["problems"][0]
+    assert "is exited" in faults.compare_states(state(), state(status="exited"))["problems"][0]
+
+
+def ab_result(**kw) -> LoadResult:
+    base = dict(tool="ab", complete=6000, failed=0,
+                failures={"connect": 0, "receive": 0, "length": 0, "exceptions": 0}, non_2xx=0,
+                time_taken_s=20, rps=300, latency_ms={"p50": 1050, "p90": 1100, "p99": 1200,
+                                                      "max": 1300},
+                connect_max_ms=5, steady_rps=None, mean_latency_ms=None)
+    return LoadResult(**{**base, **kw})
+
+
+def test_shed_summary_names_where_the_load_went():
+    probe = {"kinds": {"200": 10}, "p50_s": 1.0}
+    calm = faults.shed_summary(ab=ab_result(), ab_error=None, probe=probe, delay=1,
+                               concurrency=2000)
+    assert calm[0].startswith("nothing shed")
+    queued = faults.shed_summary(
+        ab=ab_result(latency_ms={"p50": 6900, "p90": 13000, "p99": 16400, "max": 17000},
+                     connect_max_ms=3100, failures={"connect": 3, "receive": 7, "length": 0,
+                                                    "exceptions": 0}, failed=10),
+        ab_error=None, probe={"kinds": {"200": 5, "timeout": 2}, "p50_s": 5.0}, delay=1,
+        concurrency=2000)
+    text = " | ".join(queued)
+    for words in ("3 connections refused", "7 connections reset", "listen queue overflowed",
+                  "queueing: median 6.9 s", "'timeout': 2", "waited 5.0 s"):
+        assert words in text, (words, text)
+
+
+def test_unexpected_answers_flag_500_not_the_documented_errors():
+    assert faults._unexpected_answers({"200": 5, "502": 3, "504": 1, "timeout": 2}) == []
+    assert faults._unexpected_answers({"500": 1}) == ["1 x HTTP 500 (undocumented answer)"]
+
+
+def test_markdown_report_and_problem_list(tmp_path):
+    target = {"name": "gunicorn-threads", "concurrency": 20, "kinds": {"200": 10, "502": 5},
+              "phases": {"during": {"kinds": {"502": 5}}}, "longest_while_down_s": 0.02,
+              "answer_bound_s": 6.0, "recover_s": 0.4, "stuck": False,
+              "stuck_reason": "burst of 200 x 1 s: 1.2 s before, 1.2 s after",
+              "problems": [], "notes": [],
+              "timeline": [{"t": 3.0, "200": 20}, {"t": 4.0, "200": 3, "502": 17}]}
+    data = {"run_id": "r1", "command": "playground faults", "finished_at": "x",
+            "settings": {"delay": 1.0},
+            "runs": [{"fault": "upstream-outage", "compose_file": "sync-gunicorn.yml",
+                      "stopped_service": "slow_api", "error": None, "targets": [target],
+                      "marks": [{"t": 1.0, "label": "stop slow_api"}],
+                      "commands": ["docker compose -f sync-gunicorn.yml stop slow_api"]},
+                     {"fault": "db-outage", "compose_file": "bonus-psycopg2-gevent.yml",
+                      "error": "did not become healthy", "targets": []}]}
+    path = faults.write_report(run_dir=tmp_path, data=data)
+    text = path.read_text()
+    assert "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |" in text
+    assert "docker compose -f sync-gunicorn.yml stop slow_api" in text
+    assert "      4 s  200:3 502:17" in text
+    assert "Could not run: did not become healthy" in text
+    assert faults.problems(data) == ["db-outage bonus-psycopg2-gevent.yml: did not become healthy"]
