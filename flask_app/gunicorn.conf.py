@@ -16,3 +16,6 @@ backlog = int(os.environ.get("BACKLOG", "2048"))
 # plus the upstream grace, or a slow request would look like a hung worker.
 timeout = 90
 graceful_timeout = 5
+# Gunicorn 25.1+ opens a control socket for `gunicornc`, by default under $HOME, which the
+# unprivileged user cannot write to (/app belongs to root): put it where it can.
+control_socket = "/tmp/gunicorn.ctl"

@@ -258,6 +258,12 @@ class Docker:
                         quiet=True)
         return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None
 
+    def ip_address(self, container: str, *, network: str) -> str | None:
+        proc = self.run(["docker", "inspect", "--format",
+                         f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}',
+                         container], check=False, quiet=True)
+        return proc.stdout.strip() or None
+
     def main_pid(self, container: str) -> int | None:
         proc = self.run(["docker", "inspect", "--format", "{{.State.Pid}}", container],
                         check=False, quiet=True)

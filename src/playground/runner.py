@@ -215,7 +215,7 @@ class Runner:
         # The tool writes its per-request file into raw/: seen as /out inside the container.
         per_request = (str(raw / f"{stem}.tsv") if host_url else f"/out/{stem}.tsv") if ab else None
         tool_argv = tool.command(
-            url=host_url or target.url(delay=target.delay), requests=target.requests,
+            url=host_url or self._tool_url(target, network=network), requests=target.requests,
             concurrency=target.concurrency, timeout_s=self._timeout_s(target),
             duration_s=self.duration(target), per_request_path=per_request)
         # What a reader would type: the same load, from the same network or from the host.
@@ -244,6 +244,17 @@ class Runner:
         loadgen = sampler.series.pop("__loadgen__")
         return {"result": result, "series": sampler.series, "before": before,
                 "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
+
+    def _tool_url(self, target: Target, *, network: str) -> str:
+        """The URL the load tool is given. wrk refuses host names with an underscore
+        (`flask_app`), so for wrk such a service is named by its address on the network."""
+        url = target.url(delay=target.delay)
+        if self.tool_name(target).startswith("wrk") and "_" in target.service:
+            container = self.docker.container_id(target.compose_files, target.service)
+            ip = self.docker.ip_address(container, network=network) if container else None
+            if ip:
+                url = url.replace(f"//{target.service}:", f"//{ip}:", 1)
+        return url
 
     def _in_container(self, argv: list[str], readers: dict, budget: float, *, network: str,
                       name: str) -> tuple[str, str, int, Sampler]:

@@ -125,8 +125,10 @@ REGISTRY: dict[str, Target] = {t.name: t for t in (*SCENARIOS, CALIBRATION, *ARE
 
 
 def register(*targets: Target) -> None:
-    """Add targets (the demos register theirs) to the registry."""
+    """Add targets (the demos register theirs) to the registry; a name is never reused."""
     for target in targets:
+        if REGISTRY.get(target.name, target) is not target:
+            raise ValueError(f"a target named {target.name!r} is registered already")
         REGISTRY[target.name] = target
 
 

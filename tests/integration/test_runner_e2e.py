@@ -146,3 +146,16 @@ def test_a_failing_image_build_shows_its_last_lines(tmp_path):
     assert "image build failed" in proc.stderr
     assert "flask-playground-missing/python" in proc.stderr  # the build's own words
     assert "Traceback" not in proc.stderr
+
+
+def test_wrk_as_the_load_tool(tmp_path):
+    # The service is `flask_app`: wrk refuses host names with an underscore, so the runner
+    # must hand it the container's address instead.
+    proc = playground("run", "gevent-pywsgi", "-c", str(C), "--delay", str(DELAY), "--tool",
+                      "wrk", "--duration", "4", "--no-calibration", "--no-build",
+                      "--results-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    entry = json.loads((tmp_path / "latest" / "results.json").read_text())["scenarios"][0]
+    assert entry["tool"] == "wrk" and entry["ab_cap_rps"] is None
+    assert entry["valid"], entry["invalid_reasons"]
+    assert 0.6 * C / DELAY <= entry["steady_rps"] <= 1.1 * C / DELAY, entry["steady_rps"]
