@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import math
-import statistics
 import threading
 import time
 from collections import Counter
@@ -262,7 +261,8 @@ def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> dic
     return {
         "from_s": round(start, 3), "to_s": round(end, 3), "requests": len(inside),
         "kinds": count_kinds(inside),
-        "p50_s": r(_pct(secs, 0.5)), "p90_s": r(_pct(secs, 0.9)), "max_s": r(max(secs, default=None)),
+        "p50_s": r(_pct(secs, 0.5)), "p90_s": r(_pct(secs, 0.9)),
+        "max_s": r(max(secs, default=None)),
         "excess_p50_s": r(_pct(excess, 0.5)), "excess_max_s": r(max(excess, default=None)),
         "ok_rps": round(len(done_in) / span, 2),
         "longest_s": r(max((o.seconds for o in inside), default=None)),
@@ -324,7 +324,8 @@ class ServerState:
     processes: tuple[tuple[int, str], ...]  # the server's own process tree: (pid, command)
 
 
-def server_state(*, docker: Docker, compose_file: str, service: str) -> ServerState:
+def server_state(*, docker: Docker, compose_file: str | tuple[str, ...],
+                 service: str) -> ServerState:
     cid = docker.container_id(compose_file, service)
     if not cid:
         return ServerState(service, None, None, None, 0, False, ())
@@ -345,7 +346,7 @@ def server_state(*, docker: Docker, compose_file: str, service: str) -> ServerSt
                        oom_killed=bool(state.get("OOMKilled")), processes=tuple(sorted(tree)))
 
 
-def compare_states(before: ServerState, after: ServerState) -> dict:
+def compare_states(*, before: ServerState, after: ServerState) -> dict:
     """Did the container restart, stop, or lose a server process (a crashed worker)?"""
     lost = sorted(set(before.processes) - set(after.processes))
     restarted = (after.container != before.container or after.started_at != before.started_at
@@ -395,7 +396,7 @@ class Session:
     """One compose file, up, with a clock shared by its probers and its marks."""
 
     docker: Docker
-    compose_file: str
+    compose_file: tuple[str, ...]  # the scenario's file and any overrides (-f ... -f ...)
     targets: tuple[Target, ...]
     settings: FaultSettings
     echo: Callable[[str], None] = lambda line: None
@@ -457,8 +458,9 @@ def _sleep_until(session: Session, t: float) -> None:
         time.sleep(remaining)
 
 
-def container_checks(before: dict[str, ServerState], after: dict[str, ServerState]) -> dict:
-    return {s: compare_states(before[s], after[s]) for s in before if s in after}
+def container_checks(*, before: dict[str, ServerState],
+                     after: dict[str, ServerState]) -> dict:
+    return {s: compare_states(before=before[s], after=after[s]) for s in before if s in after}
 
 
 def _target_base(target: Target, *, clients: int, delay: float) -> dict:
@@ -466,7 +468,7 @@ def _target_base(target: Target, *, clients: int, delay: float) -> dict:
             "url": target.host_url(delay=delay), "concurrency": clients, "delay": delay}
 
 
-def run_outage(session: Session, *, fault: str) -> dict:
+def run_outage(*, session: Session, fault: str) -> dict:
     """Stop the upstream (or the database) under load, start it again, and watch."""
     s, service = session.settings, STOPPED_SERVICE[fault]
     bursts_before = {t.name: session.burst(t) for t in session.targets}
@@ -493,7 +495,7 @@ def run_outage(session: Session, *, fault: str) -> dict:
         results = [p.stop() for p in probers]
     session.mark("probe stopped")
     bursts_after = {t.name: session.burst(t) for t in session.targets}
-    containers = container_checks(states_before, session.states(skip=service))
+    containers = container_checks(before=states_before, after=session.states(skip=service))
     out = []
     for target, prober, outcomes in zip(session.targets, probers, results, strict=True):
         bound = s.delay + UPSTREAM_GRACE_S
@@ -537,7 +539,7 @@ def run_outage(session: Session, *, fault: str) -> dict:
     return {"fault": fault, "stopped_service": service, "containers": containers, "targets": out}
 
 
-def run_slowdown(session: Session) -> dict:
+def run_slowdown(*, session: Session) -> dict:
     """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
     s = session.settings
     bursts_before = {t.name: session.burst(t) for t in session.targets}
@@ -561,7 +563,7 @@ def run_slowdown(session: Session) -> dict:
         results = [p.stop() for p in probers]
     session.mark("probe stopped")
     bursts_after = {t.name: session.burst(t) for t in session.targets}
-    containers = container_checks(states_before, session.states())
+    containers = container_checks(before=states_before, after=session.states())
     out = []
     for target, prober, outcomes in zip(session.targets, probers, results, strict=True):
         before = phase_stats(outcomes, start=start, end=slow_at)
@@ -607,7 +609,7 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
             "-s", "30", target.url(delay=settings.delay)]
 
 
-def run_overload(session: Session, *, run_id: str, raw_dir: Path | None) -> dict:
+def run_overload(*, session: Session, run_id: str, raw_dir: Path | None) -> dict:
     """ab at c=2000 from inside the network, one target at a time, with a few regular
     clients probing from the host meanwhile: what they see, and what the server shed."""
     s = session.settings
@@ -643,7 +645,7 @@ def run_overload(session: Session, *, run_id: str, raw_dir: Path | None) -> dict
                                               delay=s.delay, timeout_s=s.drain_limit_s)
         session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
         after_burst = session.burst(target)
-        containers = container_checks(states_before, session.states())
+        containers = container_checks(before=states_before, after=session.states())
         all_containers.update(containers)
         try:
             ab = loadmod.TOOLS["ab"].parse(stdout=stdout + "\n" + stderr, per_request=None,
@@ -764,16 +766,16 @@ def run_faults(*, docker: Docker, targets: Sequence[Target], faults: Sequence[st
                info: Callable[[str], None] = lambda line: None,
                warn: Callable[[str], None] = lambda line: None) -> None:
     """For each compose file: up once, every fault that applies in turn, down."""
-    by_file: dict[str, list[Target]] = {}
+    by_file: dict[tuple[str, ...], list[Target]] = {}
     for t in targets:
         if t.host_port is None:
             raise ValueError(f"{t.name} has no published port to probe")
-        by_file.setdefault(t.compose_file, []).append(t)
+        by_file.setdefault(t.compose_files, []).append(t)
     for compose_file, group in by_file.items():
         todo = [f for f in faults if any(applies(f, t) for t in group)]
         if not todo:
             continue
-        info(f"[bold]{compose_file}[/bold]: {', '.join(todo)} on "
+        info(f"[bold]{' + '.join(compose_file)}[/bold]: {', '.join(todo)} on "
              + ", ".join(t.name for t in group))
         try:
             docker.check_ports_free(compose_file)
@@ -783,32 +785,35 @@ def run_faults(*, docker: Docker, targets: Sequence[Target], faults: Sequence[st
                     fault_targets = tuple(t for t in group if applies(fault, t))
                     session = Session(docker=docker, compose_file=compose_file,
                                       targets=fault_targets, settings=settings)
-                    store.add(_one_fault(session, fault=fault, store=store, info=info))
+                    store.add(_one_fault(session=session, fault=fault, store=store, info=info))
             finally:
                 docker.down(compose_file)
         except DockerError as exc:
             warn(str(exc))
             for fault in todo:
-                store.add({"fault": fault, "compose_file": compose_file,
+                store.add({"fault": fault, "compose_file": compose_file[0],
+                           "overrides": list(compose_file[1:]),
                            "targets": [{"name": t.name, "title": t.title} for t in group
                                        if applies(fault, t)],
                            "error": str(exc).splitlines()[0]})
 
 
-def _one_fault(session: Session, *, fault: str, store: FaultStore,
+def _one_fault(*, session: Session, fault: str, store: FaultStore,
                info: Callable[[str], None]) -> dict:
     s = session.settings
     info(f"  {fault}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     if fault in STOPPED_SERVICE:
-        result = run_outage(session, fault=fault)
+        result = run_outage(session=session, fault=fault)
     elif fault == "upstream-slowdown":
-        result = run_slowdown(session)
+        result = run_slowdown(session=session)
     else:
-        result = run_overload(session, run_id=store.data["run_id"], raw_dir=store.run_dir / "raw")
+        result = run_overload(session=session, run_id=store.data["run_id"],
+                              raw_dir=store.run_dir / "raw")
     session.record("down", "--volumes")
-    return {**result, "compose_file": session.compose_file, "started_at": started,
+    return {**result, "compose_file": session.compose_file[0],
+            "overrides": list(session.compose_file[1:]), "started_at": started,
             "marks": session.marks, "commands": session.commands, "error": None}
 
 
@@ -843,7 +848,8 @@ def render_markdown(data: dict) -> str:
     if data.get("finished_at") is None:
         lines += ["**This run did not finish: the figures below are what it completed.**", ""]
     for run in data.get("runs", []):
-        title = f"## {run['fault']} — `{run['compose_file']}`"
+        files = " + ".join([run["compose_file"], *run.get("overrides", [])])
+        title = f"## {run['fault']} — `{files}`"
         lines += [title, ""]
         if run.get("error"):
             lines += [f"Could not run: {run['error']}", ""]
@@ -877,8 +883,8 @@ def render_markdown(data: dict) -> str:
                     _kinds(errors), _s(t["settle_s"]) if t["settle_s"] is not None else "never",
                     "yes" if t["stuck"] else "no", _verdict(t))) + " |")
         else:
-            lines += ["| scenario | ab c | ab: complete, failed (connect/receive/length/exceptions),"
-                      " non-2xx | ab latency p50 / p99 / max | where the load was shed | "
+            lines += ["| scenario | ab c | ab: complete, failed (connect/receive/length/"
+                      "exceptions), non-2xx | ab latency p50 / p99 / max | where the load was shed | "
                       "a fresh request afterwards | stuck workers | verdict |",
                       "|---|---|---|---|---|---|---|---|"]
             for t in run["targets"]:

@@ -54,16 +54,21 @@ class Target:
         return self.sampled or (self.service,)
 
     def url(self, *, delay: float) -> str:
-        return f"http://{self.service}:{self.port}/?delay={delay:g}"
+        return f"http://{self.service}:{self.port}/?delay={plain_decimal(delay)}"
 
     def host_url(self, *, delay: float) -> str | None:
         if self.host_port is None:
             return None
-        return f"http://127.0.0.1:{self.host_port}/?delay={delay:g}"
+        return f"http://127.0.0.1:{self.host_port}/?delay={plain_decimal(delay)}"
 
     def body_ok(self, body: str) -> bool:
         body = body.rstrip("\n")
         return body.startswith(self.body) if self.body_is_prefix else body == self.body
+
+
+def plain_decimal(seconds: float) -> str:
+    """A delay as the apps accept it: a plain decimal (f"{x:g}" would write 1e-05, refused)."""
+    return f"{seconds:.9f}".rstrip("0").rstrip(".") or "0"
 
 
 def _t(name, title, compose_file, service, port, host_port, n, c, rps, time_s, **kw) -> Target:

@@ -132,16 +132,10 @@ def test_no_credentials_in_the_repository():
     assert not findings, findings
 
 
-def project_images() -> list[str]:
-    images = {svc["image"] for f in FILES for svc in config(f)["services"].values()}
-    return sorted(images | {"flask-playground/loadgen"})
-
-
-@pytest.mark.parametrize("image", project_images())
-def test_no_credentials_in_the_images(image):
+def image_findings(image: str) -> list[str]:
     inspect = sh("docker", "image", "inspect", "--format",
                  "{{json .Config.Env}}\t{{json .Config.Labels}}", image, check=False)
-    assert inspect.returncode == 0, f"{image} is not built (make images): {inspect.stderr}"
+    assert inspect.returncode == 0, f"{image} is not there: {inspect.stderr}"
     env_json, labels_json = inspect.stdout.strip().split("\t")
     pairs = [tuple(e.split("=", 1)) for e in json.loads(env_json) or []]
     pairs += list((json.loads(labels_json) or {}).items())
@@ -151,5 +145,14 @@ def test_no_credentials_in_the_images(image):
             and not named.match(k)]
     # Build arguments and RUN lines stay in the image's history.
     history = sh("docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", image).stdout
-    bad += credential_findings(history)
-    assert not bad, (image, bad)
+    return bad + credential_findings(history)
+
+
+@pytest.mark.parametrize("compose_file", [*FILES, "compose/loadgen.yml"])
+def test_no_credentials_in_the_images(compose_file):
+    images = sorted({svc["image"] for svc in config(compose_file)["services"].values()})
+    for image in images:
+        present = sh("docker", "image", "inspect", image, check=False).returncode == 0
+        if not present and not image.startswith("flask-playground/"):
+            continue  # an official image not pulled yet: nothing of ours is in it
+        assert not image_findings(image), (image, image_findings(image))

@@ -119,8 +119,11 @@ def test_overload_crashes_nothing_and_says_where_load_was_shed(app_faults, name)
     assert ab["error"] is None, ab
     assert target["concurrency"] == 2000 and ab["complete"] > 0
     assert target["shed"], target
-    # Far over capacity (4 x 50 threads; one gevent process on 2 cores): requests queue.
-    assert ab["latency_ms"]["p50"] > DELAY * 1000
+    assert ab["latency_ms"]["p50"] >= DELAY * 1000  # a real load: every answer took the delay
+    if name == "gunicorn-threads":
+        # 2000 clients, 4 x 50 threads: ten waves of the delay, whatever the machine.
+        assert ab["latency_ms"]["p50"] >= 2 * DELAY * 1000, ab["latency_ms"]
+        assert any(line.startswith("queueing") for line in target["shed"]), target["shed"]
     assert not [k for k in target["probe"]["kinds"] if k.isdigit() and k.startswith("5")
                 and k not in ("502", "503", "504")]
     # Afterwards: a fresh request is answered, and a burst is as quick as before.

@@ -54,7 +54,8 @@ class Live:
     def assert_unharmed(self, ports: tuple[int, ...]) -> None:
         for port in ports:
             assert exchange(PLAIN, "127.0.0.1", port, 10) == (200, None), port
-        for service, check in faults.container_checks(self.before, self.states()).items():
+        checks = faults.container_checks(before=self.before, after=self.states())
+        for service, check in checks.items():
             assert not check["problems"], (service, check)
 
 

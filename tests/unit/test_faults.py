@@ -210,11 +210,14 @@ def state(**kw) -> ServerState:
 
 
 def test_compare_states_catches_restarts_and_crashed_workers():
-    assert faults.compare_states(state(), state())["problems"] == []
+    def problems(after: ServerState) -> list[str]:
+        return faults.compare_states(before=state(), after=after)["problems"]
+
+    assert problems(state()) == []
     respawned = state(processes=((10, "gunicorn: master"), (12, "gunicorn: worker")))
-    assert "lost 1 server process" in faults.compare_states(state(), respawned)["problems"][0]
-    assert "restarted" in faults.compare_states(state(), state(started_at="t2"))["problems"][0]
-    assert "is exited" in faults.compare_states(state(), state(status="exited"))["problems"][0]
+    assert "lost 1 server process" in problems(respawned)[0]
+    assert "restarted" in problems(state(started_at="t2"))[0]
+    assert "is exited" in problems(state(status="exited"))[0]
 
 
 def ab_result(**kw) -> LoadResult:
@@ -265,7 +268,8 @@ def test_markdown_report_and_problem_list(tmp_path):
                       "error": "did not become healthy", "targets": []}]}
     path = faults.write_report(run_dir=tmp_path, data=data)
     text = path.read_text()
-    assert "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |" in text
+    row = "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |"
+    assert row in text
     assert "docker compose -f sync-gunicorn.yml stop slow_api" in text
     assert "      4 s  200:3 502:17" in text
     assert "Could not run: did not become healthy" in text
