@@ -21,7 +21,7 @@ from pathlib import Path
 from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import RunStore, entry_key
-from playground.sampling import ProcReader, Sampler, Series, combine, reader_for, wait_for
+from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
 from playground.scenarios import Target
 
 MIN_LOAD_S = 10.0

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.conftest import load_module
+from tests.unit.conftest import free_port, serve_slow_api
 
 BAD_DELAYS = ["abc", "-1", "nan", "NaN", "inf", "-inf", "1e3", "1_0", "61", "1e400",
               "0x10", " 1", "１", "", "1.2.3", "9" * 40]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -30,40 +22,9 @@ def slow_api_module():
 
 
 @pytest.fixture(scope="module")
-def upstream(slow_api_module) -> Iterator[int]:
-    """The real slow_api, served by aiohttp on a thread, for the Flask apps to call."""
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(slow_api_module.make_app())
-
-    def serve():
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(runner.setup())
-        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield port
-    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=5)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=5)
-
-
-@pytest.fixture()
-def silent_port() -> Iterator[int]:
-    """A port that accepts connections and never answers: an upstream that hangs."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen(16)
-        yield s.getsockname()[1]
+def upstream() -> Iterator[int]:
+    with serve_slow_api() as port:
+        yield port
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import pytest
 from playground import faults
 from playground.faults import Burst, Outcome, ServerState
 from playground.load import LoadResult
+from tests.unit.conftest import free_port
 
 
 # --- the prober, against real sockets ---------------------------------------------------------
@@ -42,20 +43,6 @@ def server() -> Iterator[tuple[int, type[_Handler]]]:
     yield httpd.server_address[1], handler
     httpd.shutdown()
     httpd.server_close()
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture()
-def silent_port() -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen(16)
-        yield s.getsockname()[1]
 
 
 @pytest.fixture()
@@ -116,7 +103,7 @@ def test_prober_delay_can_change_mid_run(server):
 def test_request_without_an_answer_says_why(request, fixture, kind):
     import asyncio
 
-    port = closed_port() if fixture == "closed" else request.getfixturevalue(fixture)
+    port = free_port() if fixture == "closed" else request.getfixturevalue(fixture)
     started = time.monotonic()
     status, error = asyncio.run(faults.request_once(host="127.0.0.1", port=port, delay=0,
                                                     timeout_s=0.5))
@@ -126,7 +113,7 @@ def test_request_without_an_answer_says_why(request, fixture, kind):
 
 def test_failures_are_paced_to_the_delay_not_a_retry_storm():
     clock0 = time.monotonic()
-    with faults.Prober(host="127.0.0.1", port=closed_port(), concurrency=4, delay=0.25,
+    with faults.Prober(host="127.0.0.1", port=free_port(), concurrency=4, delay=0.25,
                        timeout_s=1, clock=lambda: time.monotonic() - clock0) as prober:
         time.sleep(1.0)
         outcomes = prober.stop()

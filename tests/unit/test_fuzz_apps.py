@@ -8,18 +8,15 @@ The same strategies run against the real containers in tests/integration/test_fu
 
 from __future__ import annotations
 
-import asyncio
-import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-from aiohttp import web
 from hypothesis import HealthCheck, example, given, settings
 from werkzeug.serving import make_server
 
 from tests.conftest import load_module
+from tests.unit.conftest import free_port, serve_slow_api
 from tests.strategies import (FUZZ_MAX_DELAY, allowed_statuses, build_request, exchange,
                               expected_status, header_lists, query_pairs)
 
@@ -28,12 +25,6 @@ FUZZ = settings(max_examples=200, derandomize=True, deadline=None, database=None
 # Delays so small that `f"{d:g}"` writes them with an exponent, which slow_api refuses: the
 # apps passed them on that way and answered 502 (found by this fuzz; the bonus halves it).
 TINY = example(pairs=[("delay", "0.00001", False)], headers=[])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -47,35 +38,8 @@ def small_max_delay():
 
 @pytest.fixture(scope="module")
 def slow_api() -> Iterator[int]:
-    module = load_module("fuzz_slow_api", "slow_api/app.py")
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(module.make_app())
-
-    def serve():
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(runner.setup())
-        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    _wait_for(port)
-    yield port
-    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=5)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=5)
-
-
-def _wait_for(port: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
+    with serve_slow_api("fuzz_slow_api") as port:
+        yield port
 
 
 def _serve_wsgi(app) -> Iterator[int]:
