@@ -158,17 +158,39 @@ def send_hostile(port: int, case: str, *, server: str) -> None:
     assert status in allowed, f"{case}: {status}"
 
 
-class TestFuzzThreaded:
+class FuzzedApp:
+    """Every app's published ports: fuzzed query strings and headers, hand-made malformed
+    requests on the last port, and afterwards no crash, restart or lost process."""
+
+    ports: tuple[int, ...] = (3000,)
+    server: str
+
+    def fuzz(self, pairs, headers) -> None:
+        # Each class declares its own @given test calling this: hypothesis refuses one
+        # @given method run from several classes.
+        for port in self.ports:
+            check(lambda raw: exchange(raw, "127.0.0.1", port, 10), f"127.0.0.1:{port}", pairs,
+                  headers)
+
+    @pytest.mark.parametrize("case", HOSTILE)
+    def test_malformed(self, live, case):
+        send_hostile(self.ports[-1], case, server=self.server)
+
+    def test_unharmed(self, live):
+        live.assert_unharmed(self.ports)
+
+
+class TestFuzzThreaded(FuzzedApp):
     """Gunicorn gthread (4 x 50 threads) in front of the Flask app, and slow_api behind it."""
 
     compose_file = "sync-gunicorn.yml"
+    server = "gunicorn"
 
     @FUZZ
     @given(pairs=query_pairs, headers=header_lists)
     @TINY
-    def test_flask_app(self, live, pairs, headers):
-        check(lambda raw: exchange(raw, "127.0.0.1", 3000, 10), "127.0.0.1:3000", pairs,
-              headers)
+    def test_app(self, live, pairs, headers):
+        self.fuzz(pairs, headers)
 
     def test_slow_api(self, live):
         relay = Relay(sh("docker", "compose", "-f", self.compose_file, "ps", "--quiet",
@@ -190,50 +212,29 @@ class TestFuzzThreaded:
         finally:
             relay.close()
 
-    @pytest.mark.parametrize("case", HOSTILE)
-    def test_malformed(self, live, case):
-        send_hostile(3000, case, server="gunicorn")
 
-    def test_unharmed(self, live):
-        live.assert_unharmed((3000,))
-
-
-class TestFuzzGevent:
+class TestFuzzGevent(FuzzedApp):
     """gevent.pywsgi: one process, a greenlet per request."""
 
     compose_file = "async-gevent-pywsgi.yml"
+    server = "pywsgi"
 
     @FUZZ
     @given(pairs=query_pairs, headers=header_lists)
     @TINY
-    def test_flask_app(self, live, pairs, headers):
-        check(lambda raw: exchange(raw, "127.0.0.1", 3000, 10), "127.0.0.1:3000", pairs,
-              headers)
-
-    @pytest.mark.parametrize("case", HOSTILE)
-    def test_malformed(self, live, case):
-        send_hostile(3000, case, server="pywsgi")
-
-    def test_unharmed(self, live):
-        live.assert_unharmed((3000,))
+    def test_app(self, live, pairs, headers):
+        self.fuzz(pairs, headers)
 
 
-class TestFuzzBonus:
+class TestFuzzBonus(FuzzedApp):
     """The bonus app on uWSGI's gevent loop, without (3000) and with (3001) psycogreen."""
 
     compose_file = "bonus-psycopg2-gevent.yml"
+    ports = (3000, 3001)
+    server = "uwsgi"
 
     @FUZZ
     @given(pairs=query_pairs, headers=header_lists)
     @TINY
-    def test_bonus_app(self, live, pairs, headers):
-        for port in (3000, 3001):
-            check(lambda raw: exchange(raw, "127.0.0.1", port, 10), f"127.0.0.1:{port}", pairs,
-                  headers)
-
-    @pytest.mark.parametrize("case", HOSTILE)
-    def test_malformed(self, live, case):
-        send_hostile(3001, case, server="uwsgi")
-
-    def test_unharmed(self, live):
-        live.assert_unharmed((3000, 3001))
+    def test_app(self, live, pairs, headers):
+        self.fuzz(pairs, headers)
