@@ -309,7 +309,7 @@ def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan
             files = sorted({t.compose_file for t in targets} | {CALIBRATION.compose_file})
             docker.build(files)
             out.print("")
-        if getattr(args, "resume", None):
+        if args.resume:
             store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
             out.print(f"resuming {store.run_dir}")
         else:

@@ -8,6 +8,7 @@ container removed; finished results are already on disk.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,7 +23,7 @@ from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import RunStore, entry_key
 from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
-from playground.scenarios import Target
+from playground.scenarios import REGISTRY, Target
 
 MIN_LOAD_S = 10.0
 SATURATED_CPU_PCT = 95.0  # ab and wrk's threads are single-threaded event loops
@@ -324,8 +325,6 @@ class Runner:
     @staticmethod
     def _tutorial_load(target: Target) -> bool:
         """The published figure only compares with a run at the tutorial's own load."""
-        from playground.scenarios import REGISTRY
-
         default = REGISTRY.get(target.name)
         return default is not None and (default.requests, default.concurrency, default.delay) == (
             target.requests, target.concurrency, target.delay)
@@ -511,8 +510,6 @@ def cpu_seconds(rows: list[dict]) -> float | None:
 
 
 def _cpu_count() -> int:
-    import os
-
     return os.cpu_count() or 1
 
 
