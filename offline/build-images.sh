@@ -4,6 +4,7 @@
 #
 #   offline/build-images.sh          build the missing stand-ins, then write .env
 #   FORCE=1 offline/build-images.sh  rebuild them all
+#   MIRROR=URI offline/build-images.sh  build from that Debian archive (default: apt's own)
 #
 # Each stand-in is a Debian trixie root file system made with mmdebstrap and turned into an
 # image with `docker import` (which takes no STOPSIGNAL: the compose files set stop_signal).
@@ -20,6 +21,9 @@ cd "$(dirname "$0")/.."
 SUITE=${SUITE:-trixie}
 PREFIX=${PREFIX:-flask-playground-base}
 FORCE=${FORCE:-0}
+# The Debian archive this machine's apt uses (a local mirror included); MIRROR=... overrides it.
+MIRROR=${MIRROR:-$(python3 offline/debian_mirror.py)} || {
+  echo "offline-images: set MIRROR to the Debian archive to build from" >&2; exit 2; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -49,7 +53,7 @@ stand_in() {
   fi
   echo "offline-images: building $image from Debian $SUITE packages: $packages"
   mmdebstrap --quiet --variant=minbase --include="$packages" \
-    --customize-hook="$CA_HOOK" "${mm_args[@]}" "$SUITE" "$WORK/rootfs.tar"
+    --customize-hook="$CA_HOOK" "${mm_args[@]}" "$SUITE" "$WORK/rootfs.tar" "$MIRROR"
   # Later --change lines win, so the image's own ones (a PATH of its own, say) come last.
   docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
