@@ -13,6 +13,10 @@ import os
 import re
 
 DEFAULT_DELAY = 1.0
+# Seconds an app waits for the upstream (or the database) on top of the delay it asked for:
+# past that the answer is late and the client gets a 504 (or 503) instead of a worker stuck
+# forever. Every app's timeout is `delay + UPSTREAM_GRACE_S`.
+UPSTREAM_GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
 
 # Digits with an optional fraction, ASCII only: no signs, exponents, "nan", "inf", underscores
 # or non-ASCII digits, all of which Python's float() would otherwise accept.

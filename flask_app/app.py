@@ -12,12 +12,9 @@ import requests
 from flask import Flask, request
 
 from plaintext import install_error_pages, plain
-from querydelay import DelayError, format_delay, parse_delay
+from querydelay import UPSTREAM_GRACE_S, DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
-# Seconds to wait for the upstream on top of the delay we asked it for: past that it is late
-# and the client gets a 504 instead of a worker stuck forever.
-UPSTREAM_GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
 CONNECT_TIMEOUT_S = float(os.environ.get("UPSTREAM_CONNECT_TIMEOUT", "5"))
 
 app = Flask(__name__)

@@ -15,10 +15,9 @@ import requests
 from flask import Flask, request
 
 from plaintext import install_error_pages, plain
-from querydelay import DelayError, format_delay, parse_delay
+from querydelay import UPSTREAM_GRACE_S, DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
-GRACE_S = float(os.environ.get("UPSTREAM_GRACE", "5"))
 CONNECT_TIMEOUT_S = int(os.environ.get("DB_CONNECT_TIMEOUT", "3"))
 DSN = {
     "host": os.environ.get("POSTGRES_HOST", "postgres"),
@@ -35,7 +34,7 @@ install_error_pages(app)
 
 def query_db(seconds: float) -> str:
     """``SELECT NOW(), pg_sleep(S)`` on a fresh connection, bounded by a statement timeout."""
-    timeout_ms = int((seconds + GRACE_S) * 1000)
+    timeout_ms = int((seconds + UPSTREAM_GRACE_S) * 1000)
     conn = psycopg2.connect(
         connect_timeout=CONNECT_TIMEOUT_S, options=f"-c statement_timeout={timeout_ms}", **DSN
     )
@@ -58,11 +57,11 @@ def index():
     try:
         resp = requests.get(
             API_URL, params={"delay": format_delay(half)},
-            timeout=(CONNECT_TIMEOUT_S, half + GRACE_S),
+            timeout=(CONNECT_TIMEOUT_S, half + UPSTREAM_GRACE_S),
         )
         resp.raise_for_status()
     except requests.Timeout:
-        return plain(f"slow_api did not answer within {half + GRACE_S:g} s", 504)
+        return plain(f"slow_api did not answer within {half + UPSTREAM_GRACE_S:g} s", 504)
     except requests.RequestException as exc:
         return plain(f"slow_api unreachable or failing: {type(exc).__name__}", 502)
     try:
@@ -70,4 +69,5 @@ def index():
     except psycopg2.Error as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return plain(f"database unavailable: {reason}", 503)
-    return f"{resp.text}\npostgres NOW() = {now}\n"
+    # The tutorial's greeting, as the plain app answers it.
+    return f"Hi there! {resp.text}\npostgres NOW() = {now}\n"

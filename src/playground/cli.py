@@ -58,6 +58,17 @@ def _positive(kind):
     return parse
 
 
+def _fraction(text: str) -> float:
+    """A share of one core: above 0 (the delays divide by it) and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="playground",
@@ -105,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also sweep the gevent scenarios with the c-ares resolver")
     scale.add_argument("--sweep", type=_positive_int_list, default=SCALE_SWEEP,
                        help="concurrencies (default %(default)s)")
-    scale.add_argument("--utilisation", type=_positive(float), default=SCALE_UTILISATION,
+    scale.add_argument("--utilisation", type=_fraction, default=SCALE_UTILISATION,
                        help="fraction of one core the ideal rate may use (default %(default)s)")
     scale.add_argument("--probe", default="gunicorn-gevent",
                        help="scenario whose CPU per request sets the delays")
@@ -287,6 +298,8 @@ def scale_settings(*, cpu_ms: float | None, sweep: tuple[int, ...], utilisation:
     """The delay per concurrency that keeps c / delay at `utilisation` of one core."""
     if not cpu_ms:
         raise ValueError(f"the probe ({probe}) measured no CPU per request; cannot pick delays")
+    if not 0 < utilisation <= 1:
+        raise ValueError(f"utilisation must be above 0 and at most 1, got {utilisation:g}")
     rate = utilisation * 1000 / cpu_ms
     delays = {c: min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
     return {"probe": probe, "cpu_ms_per_request": cpu_ms, "utilisation": utilisation,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -71,6 +72,7 @@ class Docker:
     echo: Callable[[str], None] = lambda line: None
     # Commands are printed relative to the repository root, the way a reader types them.
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    _projects: dict[tuple[str, ...], str] = field(default_factory=dict, init=False, repr=False)
 
     # --- plumbing -------------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, check: bool = True, quiet: bool = False,
@@ -161,9 +163,28 @@ class Docker:
                         timeout=60)
         return proc.stdout.split()
 
-    def project(self, compose_file: str) -> str:
-        proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
-        return json.loads(proc.stdout)["name"]
+    def project(self, compose_file: str | Sequence[str]) -> str:
+        """The Compose project name, as the file declares it (`docker compose config`'s
+        `name`): never assumed from the file's stem, which the demos' names are not."""
+        key = (compose_file,) if isinstance(compose_file, str) else tuple(compose_file)
+        if key not in self._projects:
+            proc = self.run(self.compose(key, "config", "--format", "json"), quiet=True,
+                            timeout=60)
+            self._projects[key] = json.loads(proc.stdout)["name"]
+        return self._projects[key]
+
+    def network(self, compose_file: str | Sequence[str]) -> str:
+        """The project's default network, where the load generator joins the scenario.
+
+        Also asked for when writing down a failed scenario's commands, where Compose may be
+        what failed: then the file's own `name:` line, else Compose's default (its folder)."""
+        try:
+            return f"{self.project(compose_file)}_default"
+        except DockerError:
+            first = Path(compose_file if isinstance(compose_file, str) else compose_file[0])
+            declared = declared_name(self.root / first)
+            return f"{declared or (self.root / first).resolve().parent.name.lower()}_default"
+
 
     def published_ports(self, compose_file: str, services: Sequence[str] = ()) -> list[int]:
         proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
@@ -216,9 +237,12 @@ class Docker:
             try:
                 project = self.project(compose_file)
             except DockerError:
-                # Every scenario's `name:` is its file's stem.
-                project = Path(compose_file if isinstance(compose_file, str)
-                               else compose_file[0]).stem
+                # Compose cannot read the file, so nothing of it can be running under a name
+                # we could know: one `down` for whatever it can still find.
+                self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
+                                      "--timeout", "10"), check=False, timeout=180,
+                         shielded=True)
+                return
             for attempt in range(3):
                 self.remove_strays(network=f"{project}_default")
                 self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
@@ -269,11 +293,6 @@ class Docker:
                         check=False, quiet=True)
         pid = proc.stdout.strip()
         return int(pid) if pid.isdigit() and pid != "0" else None
-
-    def restart_count(self, container: str) -> int:
-        proc = self.run(["docker", "inspect", "--format", "{{.RestartCount}}", container],
-                        check=False, quiet=True)
-        return int(proc.stdout.strip() or 0)
 
     def state(self, container: str) -> dict:
         """`docker inspect`'s State of a container plus its RestartCount ({} if it is gone)."""
@@ -331,6 +350,16 @@ class Docker:
     def remove(self, name: str) -> None:
         self.run(["docker", "rm", "--force", name], check=False, quiet=True, timeout=60,
                  shielded=True)
+
+
+def declared_name(path: Path) -> str | None:
+    """A compose file's top-level `name:`, read from its text (None if it has none)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    match = re.search(r"^name:\s*[\"']?([a-z0-9][a-z0-9_-]*)", text, re.MULTILINE)
+    return match.group(1) if match else None
 
 
 def tail(proc: subprocess.CompletedProcess[str], *, lines: int = 10) -> str:

@@ -38,6 +38,7 @@ UWSGI = "demos/uwsgi-sleep.yml"
 GUNICORN = "demos/gunicorn-workers.yml"
 SANIC = "demos/sanic.yml"
 WRK = "demos/wrk-workers.yml"
+DEMO_FILES = (UWSGI, GUNICORN, SANIC, WRK)  # what `make demos` runs, `make down` stops
 
 
 def _demo(name: str, title: str, compose_file: str, service: str, port: int, *,

@@ -44,7 +44,7 @@ from pathlib import Path
 from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import write_json_atomic
-from playground.scenarios import Target
+from playground.scenarios import Target, plain_decimal
 
 SCHEMA_VERSION = 1
 FAULTS = ("upstream-slowdown", "upstream-outage", "db-outage", "overload")
@@ -106,7 +106,7 @@ async def request_once(*, host: str, port: int, delay: float,
     try:
         async with asyncio.timeout(timeout_s):
             reader, writer = await asyncio.open_connection(host, port)
-            writer.write(f"GET /?delay={delay:g} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            writer.write(f"GET /?delay={plain_decimal(delay)} HTTP/1.1\r\nHost: {host}:{port}\r\n"
                          "Connection: close\r\n\r\n".encode())
             await writer.drain()
             line = await reader.readline()

@@ -346,7 +346,7 @@ class Runner:
             url=target.url(delay=target.delay), requests=target.requests,
             concurrency=target.concurrency, timeout_s=self._timeout_s(target),
             duration_s=self.duration(target), per_request_path=None)
-        network = network or f"{Path(target.compose_file).stem}_default"
+        network = network or self.docker.network(target.compose_files)
         host_url = target.host_url(delay=target.delay)
         services = " ".join(target.services)
         return {

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 FLASK_BODY = "Hi there! slow api response"
 UPSTREAM_BODY = "slow api response"
-BONUS_BODY_PREFIX = "slow api response\npostgres NOW() = "
+BONUS_BODY_PREFIX = "Hi there! slow api response\npostgres NOW() = "
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,16 @@ class Target:
     tutorial_rps: float | None = None
     tutorial_time_s: float | None = None
     kind: str = "scenario"
+    # How the target serves: the facts the README's table, the Makefile's lists and the tests
+    # derive from (and a test checks against the compose file's own WORKERS/THREADS/...).
+    server: str = ""  # the program that runs the app: Flask dev server, Gunicorn, uWSGI, ...
+    model: str = ""  # single (one request at a time), threads, or gevent (greenlets)
+    workers: int = 1  # processes running the app
+    # Threads (model threads) or greenlets (model gevent: async cores, worker connections) per
+    # worker; None: no cap, one per connection.
+    per_worker: int | None = None
+    proxy: str | None = None  # what stands in front of the app (nginx), if anything
+    database: bool = False  # each request also waits on PostgreSQL
     notes: tuple[str, ...] = field(default=())
     # A target may insist on its own load tool (a key of playground.load.TOOLS) and, for
     # duration-bound tools such as wrk, its own duration; None follows the run's settings.
@@ -48,6 +58,11 @@ class Target:
     @property
     def compose_files(self) -> tuple[str, ...]:
         return (self.compose_file, *self.overrides)
+
+    @property
+    def capacity(self) -> int | None:
+        """Requests the app can hold in flight at once (None: no cap of its own)."""
+        return None if self.per_worker is None else self.workers * self.per_worker
 
     @property
     def app_services(self) -> tuple[str, ...]:
@@ -81,30 +96,45 @@ def _t(name, title, compose_file, service, port, host_port, n, c, rps, time_s, *
 
 SCENARIOS: tuple[Target, ...] = (
     _t("devserver", "Flask dev server, no threads", "sync-devserver.yml",
-       "flask_app", 3000, 3000, 10, 5, 0.99, 10.139),
+       "flask_app", 3000, 3000, 10, 5, 0.99, 10.139,
+       server="Flask dev server", model="single", per_worker=1),
     _t("devserver-threads", "Flask dev server, a thread per request", "sync-devserver.yml",
-       "flask_app_threaded", 3001, 3001, 2000, 200, 124.69, 16.040),
+       "flask_app_threaded", 3001, 3001, 2000, 200, 124.69, 16.040,
+       server="Flask dev server", model="threads"),
     _t("gevent-pywsgi", "gevent.pywsgi", "async-gevent-pywsgi.yml",
-       "flask_app", 3000, 3000, 2000, 200, 114.05, 17.536),
+       "flask_app", 3000, 3000, 2000, 200, 114.05, 17.536,
+       server="gevent.pywsgi", model="gevent"),
     _t("gunicorn-threads", "Gunicorn 4 workers x 50 threads", "sync-gunicorn.yml",
-       "flask_app_gunicorn", 3000, 3000, 2000, 200, 148.95, 13.427),
+       "flask_app_gunicorn", 3000, 3000, 2000, 200, 148.95, 13.427,
+       server="Gunicorn", model="threads", workers=4, per_worker=50),
     _t("gunicorn-gevent", "Gunicorn gevent worker x1", "async-gevent-gunicorn.yml",
-       "flask_app", 3000, 3000, 2000, 200, 112.11, 17.839),
+       "flask_app", 3000, 3000, 2000, 200, 112.11, 17.839,
+       server="Gunicorn", model="gevent", workers=1, per_worker=1000),
     _t("uwsgi-threads", "uWSGI 4 workers x 50 threads", "sync-uwsgi.yml",
-       "flask_app_uwsgi", 3000, 3000, 2000, 200, 157.67, 12.685),
+       "flask_app_uwsgi", 3000, 3000, 2000, 200, 157.67, 12.685,
+       server="uWSGI", model="threads", workers=4, per_worker=50),
     _t("uwsgi-gevent", "uWSGI gevent 2 workers x 2000", "async-gevent-uwsgi.yml",
-       "flask_app", 3000, 3000, 2000, 200, 151.93, 13.164),
+       "flask_app", 3000, 3000, 2000, 200, 151.93, 13.164,
+       server="uWSGI", model="gevent", workers=2, per_worker=2000),
     _t("nginx-gunicorn", "nginx -> Gunicorn gevent x1 (HTTP)", "nginx-gunicorn.yml",
-       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",)),
+       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",),
+       server="Gunicorn", model="gevent", workers=1, per_worker=1000, proxy="nginx"),
     _t("nginx-uwsgi", "nginx -> uWSGI gevent 1 x 2000 (uwsgi protocol)", "nginx-uwsgi.yml",
-       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",)),
+       "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",),
+       server="uWSGI", model="gevent", workers=1, per_worker=2000, proxy="nginx"),
     _t("bonus-psycopg2", "bonus: uWSGI gevent + psycopg2, no psycogreen",
        "bonus-psycopg2-gevent.yml", "flask_app", 3000, 3000, 10, 5, 1.50, 6.670,
-       body=BONUS_BODY_PREFIX, body_is_prefix=True),
+       body=BONUS_BODY_PREFIX, body_is_prefix=True,
+       server="uWSGI", model="gevent", workers=1, per_worker=2000, database=True),
     _t("bonus-psycogreen", "bonus: uWSGI gevent + psycopg2 + psycogreen",
        "bonus-psycopg2-gevent.yml", "flask_app_2", 3001, 3001, 10, 5, 3.18, 3.148,
-       body=BONUS_BODY_PREFIX, body_is_prefix=True),
+       body=BONUS_BODY_PREFIX, body_is_prefix=True,
+       server="uWSGI", model="gevent", workers=1, per_worker=2000, database=True),
 )
+
+# The nine compose files, in the tutorial's order: what `make bench` brings up.
+SCENARIO_FILES: tuple[str, ...] = tuple(dict.fromkeys(t.compose_file for t in SCENARIOS))
+
 
 # The same load straight at the upstream: what the harness itself can reach on this machine.
 CALIBRATION = Target(

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
+from playground import demos  # noqa: F401 -- registers the demos' targets
+from playground.compose import Docker
+from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS
 from tests.integration.conftest import ROOT, sh
 
 pytestmark = pytest.mark.integration
 
-FILES = ["sync-devserver.yml", "async-gevent-pywsgi.yml", "sync-gunicorn.yml",
-         "async-gevent-gunicorn.yml", "sync-uwsgi.yml", "async-gevent-uwsgi.yml",
-         "nginx-gunicorn.yml", "nginx-uwsgi.yml", "bonus-psycopg2-gevent.yml"]
-HOST_PORTS = {"sync-devserver.yml": {3000, 3001}, "bonus-psycopg2-gevent.yml": {3000, 3001},
-              "nginx-gunicorn.yml": {8080}, "nginx-uwsgi.yml": {8080}}
+FILES = list(SCENARIO_FILES)
+# Each file publishes exactly the host ports of the targets the registry puts in it.
+HOST_PORTS = {f: {t.host_port for t in SCENARIOS if t.compose_file == f} for f in FILES}
+DEMO_TARGETS = [t for t in REGISTRY.values() if t.kind == "demo"]
 
 
 def config(compose_file: str) -> dict:
@@ -37,6 +40,52 @@ def test_every_dependency_is_waited_for_healthy(compose_file):
         for dep, cond in svc.get("depends_on", {}).items():
             assert cond["condition"] == "service_healthy", (name, dep)
             assert "healthcheck" in services[dep], f"{dep} has no healthcheck"
+
+
+@pytest.mark.parametrize("target", SCENARIOS, ids=lambda t: t.name)
+def test_every_loaded_service_has_a_healthcheck(target):
+    """`up --wait` waits only for what has a health check: a load must never start against a
+    server (nginx included) that is still booting or answering 502."""
+    services = config(target.compose_file)["services"]
+    for name in (target.service, *target.app_services):
+        assert "healthcheck" in services[name], f"{target.compose_file}: {name}"
+
+
+# The environment variables through which each file sets its server's numbers.
+PER_WORKER_VARS = ("THREADS", "ASYNC_CORES", "WORKER_CONNECTIONS")
+
+
+@pytest.mark.parametrize("target", SCENARIOS, ids=lambda t: t.name)
+def test_the_registrys_facts_are_the_compose_files(target):
+    services = config(target.compose_file)["services"]
+    app = services[target.app_services[0]]
+    env, command = app.get("environment") or {}, " ".join(app.get("command") or [])
+    assert int(env.get("WORKERS", 1)) == target.workers, (target.name, env)
+    given = [int(env[v]) for v in PER_WORKER_VARS if v in env]
+    if target.server == "Gunicorn" and "gevent" in command and not given:
+        given = [1000]  # gunicorn.conf.py's default WORKER_CONNECTIONS
+    if target.model == "single":
+        assert "--without-threads" in command
+    elif target.per_worker is None:
+        assert given == [], (target.name, env)
+    else:
+        assert given == [target.per_worker], (target.name, env)
+    # gevent: Gunicorn's gevent worker, gevent.pywsgi, or uWSGI's async cores (uwsgi.ini
+    # turns ASYNC_CORES into --gevent).
+    gevent = "gevent" in command or "pywsgi" in command or "ASYNC_CORES" in env
+    assert gevent == (target.model == "gevent"), (target.name, command, env)
+    assert ("postgres" in services) == target.database
+    assert (target.service == "ingress") == (target.proxy == "nginx")
+
+
+@pytest.mark.parametrize("target", [*SCENARIOS, *DEMO_TARGETS], ids=lambda t: t.name)
+def test_project_and_network_come_from_the_file_not_its_stem(target):
+    """The demos' projects are `demo-*`, not their files' stems: the runner's recorded load
+    commands (a failed demo's too) name the network `Docker.network` gives."""
+    project = config(target.compose_file)["name"]
+    assert Docker(root=ROOT).network(target.compose_files) == f"{project}_default"
+    if target.kind == "demo":
+        assert project != Path(target.compose_file).stem
 
 
 @pytest.mark.parametrize("compose_file", FILES)

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from playground.demos import DEMO_FILES
 from playground.load import WrkTool
 from tests.integration.conftest import concurrent_get, get, sh
 
@@ -22,8 +23,7 @@ pytestmark = pytest.mark.integration
 SLEPT = "Hi there! slept 0 s with time.sleep\n"
 SLEPT_ASYNCIO = "Hi there! slept 0 s with asyncio.sleep\n"
 K, DELAY = 6, 0.5  # 3 s one at a time, ~0.5 s concurrently
-FILES = ["demos/uwsgi-sleep.yml", "demos/gunicorn-workers.yml", "demos/sanic.yml",
-         "demos/wrk-workers.yml"]
+FILES = list(DEMO_FILES)
 
 
 def assert_concurrent(port: int, *, k: int = K, delay: float = DELAY) -> None:

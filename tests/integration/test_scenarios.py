@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from playground.scenarios import BONUS_BODY_PREFIX, FLASK_BODY, SCENARIO_FILES
 from tests.integration.conftest import ab, concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration
 
-BODY = "Hi there! slow api response"
+BODY = FLASK_BODY
 K, DELAY = 8, 0.5  # 8 requests at once, 0.5 s each: 4 s one at a time, ~0.5 s concurrently
 LOAD_N, LOAD_C = 300, 100  # the load under which threads are watched (~4 s)
 HANDFUL = 25  # the most OS threads a gevent container may show under c=100
@@ -28,6 +29,20 @@ def assert_refuses_bad_input(port: int) -> None:
         status, body = get(port, query)
         assert status == 400, (query, status, body)
         assert body.startswith("delay "), body
+
+
+def assert_ingress_healthy(up) -> None:
+    """nginx has a health check of its own (one request through it), and `up --wait` waited
+    for it: by now Docker reports it healthy."""
+    health = sh("docker", "inspect", "--format", "{{.State.Health.Status}}",
+                up.container("ingress"), check=False)
+    assert health.stdout.strip() == "healthy", (health.stdout, health.stderr)
+
+
+def test_every_scenario_file_has_a_class_here():
+    tested = {cls.compose_file for cls in globals().values()
+              if isinstance(cls, type) and hasattr(cls, "compose_file")}
+    assert tested == set(SCENARIO_FILES)
 
 
 class TestSyncDevserver:
@@ -135,6 +150,7 @@ class TestNginxGunicorn:
     compose_file = "nginx-gunicorn.yml"
 
     def test_answers_on_8080_only(self, up):
+        assert_ingress_healthy(up)
         assert get(8080) == (200, BODY)
         assert_refuses_bad_input(8080)
         # The app itself is not published: only the ingress is.
@@ -154,6 +170,7 @@ class TestNginxUwsgi:
     compose_file = "nginx-uwsgi.yml"
 
     def test_answers_on_8080(self, up):
+        assert_ingress_healthy(up)
         assert get(8080) == (200, BODY)
         assert_refuses_bad_input(8080)
         assert up.listen_queue("ingress", 8080) >= QUEUE
@@ -183,7 +200,8 @@ class TestBonusPsycopg2:
         for port in (3000, 3001):
             status, body = get(port)
             assert status == 200
-            assert body.startswith("slow api response\npostgres NOW() = "), body
+            # The tutorial's greeting, then the database's clock.
+            assert body.startswith(BONUS_BODY_PREFIX), body
         assert_refuses_bad_input(3000)
 
     def test_psycogreen_is_clearly_faster(self, up):

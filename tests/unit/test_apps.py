@@ -9,9 +9,12 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.conftest import load_module
+import querydelay
+from playground.scenarios import BONUS_BODY_PREFIX, REGISTRY
+from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
 
+APP_FOLDERS = ("flask_app", "psycopg2", "slow_api", "common", "demos")
 BAD_DELAYS = ["abc", "-1", "nan", "NaN", "inf", "-inf", "1e3", "1_0", "61", "1e400",
               "0x10", " 1", "１", "", "1.2.3", "9" * 40]
 
@@ -39,8 +42,7 @@ def bonus_module():
 
 def point(module, monkeypatch, port: int, grace: float = 5.0) -> None:
     monkeypatch.setattr(module, "API_URL", f"http://127.0.0.1:{port}/")
-    grace_attr = "UPSTREAM_GRACE_S" if hasattr(module, "UPSTREAM_GRACE_S") else "GRACE_S"
-    monkeypatch.setattr(module, grace_attr, grace)
+    monkeypatch.setattr(module, "UPSTREAM_GRACE_S", grace)
 
 
 # --- slow_api -----------------------------------------------------------------------------
@@ -149,6 +151,30 @@ def test_bonus_gives_503_when_the_database_is_unreachable(bonus_module, upstream
     resp = bonus_module.app.test_client().get("/?delay=0")
     assert resp.status_code == 503
     assert resp.get_data(as_text=True).startswith("database unavailable")
+
+
+def test_bonus_answers_with_the_tutorials_greeting(bonus_module, upstream, monkeypatch):
+    # The database half is the integration tests' (a real PostgreSQL); here only the answer's
+    # shape: the tutorial's "Hi there! " before the upstream's text, as the plain app says it.
+    point(bonus_module, monkeypatch, upstream)
+    monkeypatch.setattr(bonus_module, "query_db", lambda seconds: "2020-05-01T12:00:00+00:00")
+    resp = bonus_module.app.test_client().get("/?delay=0")
+    assert resp.status_code == 200
+    body = resp.get_data(as_text=True)
+    assert body == BONUS_BODY_PREFIX + "2020-05-01T12:00:00+00:00\n"
+    assert REGISTRY["bonus-psycopg2"].body_ok(body)
+
+
+def test_the_upstream_grace_has_one_home():
+    """The 5 s grace is read from the environment in one module (common/querydelay.py), and
+    both apps and the fault checks use that one value."""
+    readers = sorted(str(path.relative_to(ROOT)) for folder in APP_FOLDERS
+                     for path in (ROOT / folder).glob("*.py")
+                     if '"UPSTREAM_GRACE"' in path.read_text())
+    assert readers == ["common/querydelay.py"]
+    from playground.faults import UPSTREAM_GRACE_S as faults_grace
+
+    assert faults_grace == querydelay.UPSTREAM_GRACE_S
 
 
 def test_bonus_gives_502_when_upstream_is_unreachable(bonus_module, monkeypatch):

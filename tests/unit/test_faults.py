@@ -14,7 +14,7 @@ import pytest
 from playground import faults
 from playground.faults import Burst, Outcome, ServerState
 from playground.load import LoadResult
-from tests.unit.conftest import free_port
+from tests.unit.conftest import free_port, serve_slow_api
 
 
 # --- the prober, against real sockets ---------------------------------------------------------
@@ -69,6 +69,18 @@ def slamming_port() -> Iterator[int]:
     stop.set()
     thread.join(2)
     sock.close()
+
+
+@pytest.mark.parametrize("delay", [0.00001, 0.5, 1e-9])
+def test_probe_requests_write_the_delay_as_the_apps_accept_it(delay):
+    """f"{0.00001:g}" is "1e-05", an exponent every app refuses with a 400: the prober must
+    send a plain decimal, or a fault run at a small delay measures nothing but refusals."""
+    import asyncio
+
+    with serve_slow_api("faults_slow_api") as port:
+        status, error = asyncio.run(faults.request_once(host="127.0.0.1", port=port,
+                                                        delay=delay, timeout_s=10))
+    assert (status, error) == (200, None)
 
 
 def test_prober_keeps_c_requests_in_flight_and_records_each(server):

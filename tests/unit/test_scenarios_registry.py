@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from playground.scenarios import REGISTRY, Target, register, resolve
+from playground.demos import DEMO_FILES
+from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS, Target, register, resolve
+from tests.conftest import ROOT
 from querydelay import parse_delay
 
 
@@ -27,3 +31,33 @@ def test_a_name_cannot_be_registered_twice():
     with pytest.raises(ValueError, match="registered already"):
         register(clash)
     assert REGISTRY["gevent-pywsgi"].compose_file == "async-gevent-pywsgi.yml"
+
+
+# --- the registry is the one home of the scenario facts ------------------------------------
+def make_list(name: str) -> list[str]:
+    """A `NAME := a b \\ c` list of the Makefile, continuation lines joined."""
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    match = re.search(rf"^{name}\s*:=(.*)$", text, re.MULTILINE)
+    assert match, f"the Makefile has no {name}"
+    return match.group(1).split()
+
+
+def test_the_makefiles_lists_are_the_registrys():
+    assert make_list("SCENARIO_FILES") == list(SCENARIO_FILES)
+    assert make_list("DEMO_FILES") == list(DEMO_FILES)
+
+
+def test_the_nine_files_are_the_tutorials():
+    assert len(SCENARIO_FILES) == 9
+    assert all((ROOT / f).is_file() for f in (*SCENARIO_FILES, *DEMO_FILES))
+
+
+@pytest.mark.parametrize("target", SCENARIOS, ids=lambda t: t.name)
+def test_structured_facts_agree_with_the_title(target):
+    assert target.server and target.model in ("single", "threads", "gevent")
+    if target.model == "single":
+        assert target.capacity == 1
+    if target.per_worker is not None and target.model != "single":
+        assert str(target.per_worker) in target.title or target.workers == 1, target
+    assert target.database == ("psycopg2" in target.compose_file)
+    assert (target.proxy == "nginx") == target.title.startswith("nginx")
