@@ -246,8 +246,8 @@ def test_shed_summary_names_where_the_load_went():
 
 
 def test_unexpected_answers_flag_500_not_the_documented_errors():
-    assert faults._unexpected_answers({"200": 5, "502": 3, "504": 1, "timeout": 2}) == []
-    assert faults._unexpected_answers({"500": 1}) == ["1 x HTTP 500 (undocumented answer)"]
+    assert faults.unexpected_answers({"200": 5, "502": 3, "504": 1, "timeout": 2}) == []
+    assert faults.unexpected_answers({"500": 1}) == ["1 x HTTP 500 (undocumented answer)"]
 
 
 def test_markdown_report_and_problem_list(tmp_path):

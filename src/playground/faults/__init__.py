@@ -1,0 +1,42 @@
+"""Fault injection: what each serving mode does when things go wrong, measured over time.
+
+Four faults, each driven against a scenario that is up and under load, each a class in its
+own module that owns its phases and its checks:
+
+* ``upstream-slowdown`` (:mod:`.slowdown`) -- the requested delay goes from 1 s to 5 s and
+  back: does latency simply follow the upstream, or do requests queue behind busy workers?
+* ``upstream-outage`` and ``db-outage`` (:mod:`.outage`) -- ``docker compose stop slow_api``
+  (or ``postgres`` in the bonus scenario) under load, then ``start`` it again: 502/504 (503)
+  promptly, no hung worker, normal service again within seconds, no restart.
+* ``overload`` (:mod:`.overload`) -- ApacheBench at c=2000 from inside the scenario's network:
+  no process may crash and no container restart; where the load was shed is reported.
+
+The rest, one job each: :mod:`.probe` (the closed-loop prober and bursts), :mod:`.analysis`
+(timeline, phase statistics, recovery), :mod:`.containers` (restarts and crashed workers),
+:mod:`.session` (one compose file up, its clock and settings), :mod:`.run` (the whole run),
+:mod:`.store` (faults.json) and :mod:`.render` (faults.md). Everything a fault does is a
+command a reader can type (printed as it runs, and kept in ``faults.json``); docs/faults.md
+shows them by hand.
+"""
+
+from __future__ import annotations
+
+from playground.faults.analysis import (count_kinds, longest_overlapping, phase_stats,
+                                        settle_time, stuck_verdict, time_to_recover, timeline,
+                                        unexpected_answers)
+from playground.faults.containers import (ServerState, compare_states, container_checks,
+                                          server_state)
+from playground.faults.outage import UPSTREAM_GRACE_S
+from playground.faults.overload import shed_summary
+from playground.faults.probe import Burst, Outcome, Prober, burst, request_once, timed_request
+from playground.faults.render import render_markdown, write_report
+from playground.faults.run import FAULTS, KINDS, applies, run_faults
+from playground.faults.session import FaultSettings, Session
+from playground.faults.store import FaultStore, problems
+
+__all__ = ["FAULTS", "KINDS", "UPSTREAM_GRACE_S", "Burst", "FaultSettings", "FaultStore",
+           "Outcome", "Prober", "ServerState", "Session", "applies", "burst", "compare_states",
+           "container_checks", "count_kinds", "longest_overlapping", "phase_stats", "problems",
+           "render_markdown", "request_once", "run_faults", "server_state", "settle_time",
+           "shed_summary", "stuck_verdict", "time_to_recover", "timed_request", "timeline",
+           "unexpected_answers", "write_report"]

@@ -1,0 +1,123 @@
+"""``upstream-outage`` and ``db-outage``: stop a service under load, start it again, watch.
+
+``docker compose stop slow_api`` (or ``postgres`` in the bonus scenario) while the prober runs,
+then ``start`` it again: the app must answer 502/504 (503 for the database) promptly, within
+its upstream timeout, never hang a worker, and serve normally again within seconds of the
+service's return, without a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from playground.faults.analysis import (count_kinds, longest_overlapping, phase_stats,
+                                        stuck_verdict, time_to_recover, timeline,
+                                        unexpected_answers)
+from playground.faults.containers import container_checks
+from playground.faults.fault import Fault
+from playground.faults.probe import Burst, Outcome
+from playground.faults.session import Session, running, sleep_until, target_base
+from playground.scenarios import Target
+
+# The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
+# common/querydelay.py, which a unit test keeps equal to this).
+UPSTREAM_GRACE_S = 5.0
+
+
+class Outage(Fault):
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+        """Stop the service under load, start it again, and judge each target."""
+        s, service = session.settings, self.stopped_service
+        bursts_before = {t.name: session.burst(t) for t in session.targets}
+        states_before = session.states(skip=service)
+        probers = session.probers(delay=s.delay, concurrency=s.clients)
+        session.record_load(concurrency=s.clients, delay=s.delay)
+        session.record("stop", service)
+        session.commands += [f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}} s\\n' "
+                             f"'{t.host_url(delay=s.delay)}'   # while it is down"
+                             for t in session.targets]
+        session.record("start", service)
+        with running(probers):
+            start = session.mark("probe started")
+            sleep_until(session, start + s.baseline_s)
+            stop_at = session.mark(f"stop {service}")
+            session.docker.stop_service(session.compose_file, service)
+            down_at = session.mark(f"{service} stopped")
+            sleep_until(session, down_at + s.fault_s)
+            session.mark(f"start {service}")
+            session.docker.start_service(session.compose_file, service)
+            back_at = session.mark(f"{service} started")
+            sleep_until(session, back_at + s.recovery_s)
+            end = session.mark("probe stopping")
+            results = [p.stop() for p in probers]
+        session.mark("probe stopped")
+        bursts_after = {t.name: session.burst(t) for t in session.targets}
+        containers = container_checks(before=states_before, after=session.states(skip=service))
+        marks = {"start": start, "stop_at": stop_at, "down_at": down_at, "back_at": back_at,
+                 "end": end}
+        out = [self.judge(session=session, target=target, clients=prober.concurrency,
+                          outcomes=outcomes, marks=marks, containers=containers,
+                          before=bursts_before[target.name], after=bursts_after[target.name])
+               for target, prober, outcomes in zip(session.targets, probers, results,
+                                                   strict=True)]
+        return {"fault": self.name, "stopped_service": service, "containers": containers,
+                "targets": out}
+
+    def judge(self, *, session: Session, target: Target, clients: int,
+              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
+              before: Burst, after: Burst) -> dict:
+        """The phases of one target's outcomes and what must hold of them."""
+        s, service = session.settings, self.stopped_service
+        stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
+        bound = s.delay + UPSTREAM_GRACE_S
+        longest = longest_overlapping(outcomes, start=stop_at, end=back_at)
+        recover = time_to_recover(outcomes, back_at=back_at)
+        stuck, stuck_reason = stuck_verdict(before=before, after=after)
+        kinds = count_kinds(outcomes)
+        # While down: from the moment `stop` returned (until then the service may still finish
+        # the requests it had) to the moment `start` returned.
+        during = phase_stats(outcomes, start=down_at, end=back_at)
+        problems = unexpected_answers(kinds)
+        timeouts = kinds.get("timeout", 0)
+        if timeouts:
+            problems.append(f"{timeouts} requests got no answer within {s.probe_timeout_s:g} s")
+        if longest is not None and longest > bound + 1:
+            problems.append(f"an answer took {longest:.2f} s while {service} was down "
+                            f"(its upstream timeout is {bound:g} s)")
+        if recover is None:
+            problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
+        if stuck:
+            problems.append(stuck_reason)
+        problems += [p for c in containers.values() for p in c["problems"]]
+        notes = []
+        if not any(k != "200" for k in during["kinds"]):
+            notes.append(f"no request failed while {service} was down")
+        return {
+            **target_base(target, clients=clients, delay=s.delay),
+            "requests": len(outcomes), "kinds": kinds,
+            "phases": {"before": phase_stats(outcomes, start=marks["start"], end=stop_at),
+                       "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
+                       "during": during,
+                       "after": phase_stats(outcomes, start=back_at, end=marks["end"])},
+            "longest_while_down_s": longest, "answer_bound_s": bound,
+            "recover_s": recover,
+            "burst_before": asdict(before), "burst_after": asdict(after),
+            "stuck": stuck, "stuck_reason": stuck_reason,
+            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
+        }
+
+
+class UpstreamOutage(Outage):
+    name = "upstream-outage"
+    stopped_service = "slow_api"
+
+
+class DatabaseOutage(Outage):
+    name = "db-outage"
+    stopped_service = "postgres"
+
+    def applies(self, target: Target) -> bool:
+        """Only a scenario with a database can lose it."""
+        return target.database

@@ -1,0 +1,104 @@
+"""A fault session: one compose file, up, with a clock shared by its probers and its marks,
+and the settings every fault reads."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from playground.compose import WAIT_TIMEOUT_S, Docker, shown
+from playground.faults.containers import ServerState, server_state
+from playground.faults.probe import Burst, Prober, burst
+from playground.scenarios import Target
+
+
+@dataclass(frozen=True)
+class FaultSettings:
+    concurrency: int | None = None  # probe clients per target; None: the target's own c
+    delay: float = 1.0
+    slow_delay: float = 5.0  # upstream-slowdown: the delay while the upstream is slow
+    baseline_s: float = 5.0  # normal load before the fault
+    fault_s: float = 10.0  # how long the fault lasts
+    recovery_s: float = 15.0  # normal load after it
+    probe_timeout_s: float = 60.0  # a request with no answer by then counts as hung
+    overload_concurrency: int = 2000
+    overload_s: float = 30.0  # ab's time limit (-t) under overload
+    drain_limit_s: float = 240.0  # after an overload, how long a fresh request may wait
+    wait_timeout_s: int = WAIT_TIMEOUT_S
+
+    def clients(self, target: Target) -> int:
+        return self.concurrency or target.concurrency
+
+
+@dataclass
+class Session:
+    """One compose file, up, with a clock shared by its probers and its marks."""
+
+    docker: Docker
+    compose_file: tuple[str, ...]  # the scenario's file and any overrides (-f ... -f ...)
+    targets: tuple[Target, ...]
+    settings: FaultSettings
+    echo: Callable[[str], None] = lambda line: None
+    t0: float = field(default_factory=time.monotonic)
+    marks: list[dict] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def mark(self, label: str) -> float:
+        t = self.now()
+        self.marks.append({"t": round(t, 3), "label": label})
+        return t
+
+    def record(self, *args: str) -> None:
+        """Keep `docker compose -f FILE ARGS` among the commands a reader can repeat."""
+        self.commands.append(shown(self.docker.compose(self.compose_file, *args)))
+
+    def record_load(self, *, concurrency: Callable[[Target], int], delay: float) -> None:
+        """What the prober does, as a reader would do it from the host."""
+        for t in self.targets:
+            self.commands.append(f"ab -r -t 60 -n 100000 -c {concurrency(t)} -s 60 "
+                                 f"'{t.host_url(delay=delay)}' &")
+
+    def services(self) -> list[str]:
+        return self.docker.services(self.compose_file)
+
+    def states(self, *, skip: str | None = None) -> dict[str, ServerState]:
+        return {s: server_state(docker=self.docker, compose_file=self.compose_file, service=s)
+                for s in self.services() if s != skip}
+
+    def probers(self, *, delay: float, concurrency: Callable[[Target], int]) -> list[Prober]:
+        return [Prober(host="127.0.0.1", port=t.host_port, concurrency=concurrency(t),
+                       delay=delay, timeout_s=self.settings.probe_timeout_s, clock=self.now)
+                for t in self.targets]
+
+    def burst(self, target: Target) -> Burst:
+        return burst(host="127.0.0.1", port=target.host_port, k=target.concurrency,
+                     delay=self.settings.delay, timeout_s=self.settings.probe_timeout_s)
+
+
+@contextmanager
+def running(probers: Sequence[Prober]) -> Iterator[None]:
+    started: list[Prober] = []
+    try:
+        for p in probers:
+            started.append(p.__enter__())
+        yield
+    except BaseException:
+        for p in started:
+            p.stop(cancel=True)
+        raise
+
+
+def sleep_until(session: Session, t: float) -> None:
+    remaining = t - session.now()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+def target_base(target: Target, *, clients: int, delay: float) -> dict:
+    return {"name": target.name, "title": target.title, "service": target.service,
+            "url": target.host_url(delay=delay), "concurrency": clients, "delay": delay}

@@ -1,0 +1,95 @@
+"""``upstream-slowdown``: the requested delay goes from 1 s to 5 s and back, under load.
+
+Does latency simply follow the upstream, or do requests queue behind busy workers? And once
+the upstream is quick again, how long until latency is back to what it was?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from playground.faults.analysis import (count_kinds, phase_stats, settle_time, stuck_verdict,
+                                        timeline)
+from playground.faults.containers import container_checks
+from playground.faults.fault import Fault
+from playground.faults.probe import Burst, Outcome
+from playground.faults.session import Session, running, sleep_until, target_base
+from playground.scenarios import Target
+
+
+class UpstreamSlowdown(Fault):
+    name = "upstream-slowdown"
+
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+        """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
+        s = session.settings
+        bursts_before = {t.name: session.burst(t) for t in session.targets}
+        states_before = session.states()
+        probers = session.probers(delay=s.delay, concurrency=s.clients)
+        session.record_load(concurrency=s.clients, delay=s.delay)
+        session.commands.append(f"# after {s.baseline_s:g} s, the same load at "
+                                f"?delay={s.slow_delay:g} for {s.fault_s:g} s, then at "
+                                f"?delay={s.delay:g} again")
+        with running(probers):
+            start = session.mark(f"probe started at delay={s.delay:g}")
+            sleep_until(session, start + s.baseline_s)
+            slow_at = session.mark(f"delay {s.delay:g} -> {s.slow_delay:g}")
+            for p in probers:
+                p.delay = s.slow_delay
+            sleep_until(session, slow_at + s.fault_s)
+            back_at = session.mark(f"delay {s.slow_delay:g} -> {s.delay:g}")
+            for p in probers:
+                p.delay = s.delay
+            sleep_until(session, back_at + s.recovery_s)
+            end = session.mark("probe stopping")
+            results = [p.stop() for p in probers]
+        session.mark("probe stopped")
+        bursts_after = {t.name: session.burst(t) for t in session.targets}
+        containers = container_checks(before=states_before, after=session.states())
+        marks = {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
+        out = [self.judge(session=session, target=target, clients=prober.concurrency,
+                          outcomes=outcomes, marks=marks, containers=containers,
+                          before=bursts_before[target.name], after=bursts_after[target.name])
+               for target, prober, outcomes in zip(session.targets, probers, results,
+                                                   strict=True)]
+        return {"fault": self.name, "stopped_service": None, "containers": containers,
+                "targets": out}
+
+    def judge(self, *, session: Session, target: Target, clients: int,
+              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
+              before: Burst, after: Burst) -> dict:
+        """Latency before, while slow and after; queueing; the time to settle back."""
+        s = session.settings
+        slow_at, back_at = marks["slow_at"], marks["back_at"]
+        phase_before = phase_stats(outcomes, start=marks["start"], end=slow_at)
+        slow = phase_stats(outcomes, start=slow_at, end=back_at)
+        phase_after = phase_stats(outcomes, start=back_at, end=marks["end"])
+        limit = max((phase_before["p90_s"] or s.delay) * 1.5, s.delay + 0.5)
+        settle = settle_time(outcomes, since=back_at, limit_s=limit)
+        stuck, stuck_reason = stuck_verdict(before=before, after=after)
+        kinds = count_kinds(outcomes)
+        problems = [f"{n} x {k}" for k, n in kinds.items() if k != "200"]
+        if settle is None:
+            problems.append(f"latency not back under {limit:.2f} s {s.recovery_s:g} s after "
+                            "the upstream sped up again")
+        if stuck:
+            problems.append(stuck_reason)
+        problems += [p for c in containers.values() for p in c["problems"]]
+        notes = []
+        if slow["excess_p50_s"] is not None and slow["excess_p50_s"] > 0.5:
+            notes.append(f"requests queued while the upstream was slow: the median waited "
+                         f"{slow['excess_p50_s']:.2f} s beyond its {s.slow_delay:g} s delay")
+        elif slow["p50_s"] is not None:
+            notes.append(f"latency followed the upstream ({slow['p50_s']:.2f} s median at "
+                         f"{s.slow_delay:g} s delay), no queueing")
+        return {
+            **target_base(target, clients=clients, delay=s.delay),
+            "slow_delay": s.slow_delay, "requests": len(outcomes), "kinds": kinds,
+            "phases": {"before": phase_before, "slow": slow, "after": phase_after},
+            "settle_s": settle, "settle_limit_s": round(limit, 3),
+            "burst_before": asdict(before), "burst_after": asdict(after),
+            "stuck": stuck, "stuck_reason": stuck_reason,
+            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
+        }
