@@ -61,3 +61,33 @@ def test_structured_facts_agree_with_the_title(target):
         assert str(target.per_worker) in target.title or target.workers == 1, target
     assert target.database == ("psycopg2" in target.compose_file)
     assert (target.proxy == "nginx") == target.title.startswith("nginx")
+
+
+def readme_row(t: Target) -> list[str]:
+    """The README's row for a target, from the registry's facts alone."""
+    per_worker = "one per request" if t.per_worker is None else str(t.per_worker)
+    return [f"`{t.name}`", f"`{t.compose_file}`",
+            f"{t.proxy} → {t.server}" if t.proxy else t.server, t.model,
+            f"{t.workers} × {per_worker}", "PostgreSQL" if t.database else "no",
+            str(t.host_port), "–" if t.tutorial_rps is None else f"{t.tutorial_rps:g}"]
+
+
+def readme_table() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n| scenario | compose file |")
+    lines = text[start + 1:].split("\n\n", 1)[0].splitlines()
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+def test_the_readmes_scenario_table_is_the_registry():
+    assert readme_table() == [readme_row(t) for t in SCENARIOS]
+
+
+def test_the_readme_stays_short_and_names_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200
+    assert "make bench" in text and "make test" in text
+    # Every other set-up step lives in docs/: no other make target is given to run.
+    assert set(re.findall(r"^make (\w+)", text, re.MULTILINE)) == {"bench", "test"}
+    for link in re.findall(r"\]\((docs/[\w.-]+\.md)", text):
+        assert (ROOT / link).is_file() or link == "docs/results-schema.md", link
