@@ -21,3 +21,32 @@ def test_scale_utilisation_out_of_range_is_a_clear_error(value, capsys):
 def test_scale_utilisation_in_range_is_accepted(value):
     args = cli.build_parser().parse_args(["scale", "--utilisation", value])
     assert args.utilisation == float(value)
+
+
+def test_scale_settings_refuse_a_zero_utilisation():
+    from playground.scale_settings import scale_settings
+
+    with pytest.raises(ValueError, match="utilisation"):
+        scale_settings(cpu_ms=2.0, sweep=(100,), utilisation=0, probe="gunicorn-gevent")
+
+
+def test_every_command_is_one_module_with_add_parser():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) == {"run", "faults", "scale", "list", "compare", "report"}
+    for name, command in sub.choices.items():
+        assert callable(command.get_default("handler")), name
+    assert all(callable(getattr(module, "add_parser", None)) for module in cli.COMMANDS)
+
+
+@pytest.mark.parametrize("command", ["run", "scale", "faults"])
+def test_commands_that_bring_scenarios_up_share_their_options(command):
+    args = cli.build_parser().parse_args([command, "--no-build", "-q", "--results-dir", "/tmp/x",
+                                          "--wait-timeout", "30"])
+    assert (args.no_build, args.quiet, str(args.results_dir), args.wait_timeout) == (
+        True, True, "/tmp/x", 30)
+
+
+def test_no_command_prints_the_help(capsys):
+    assert cli.main([]) == 2
+    assert "usage: playground" in capsys.readouterr().out

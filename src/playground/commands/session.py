@@ -1,0 +1,50 @@
+"""A session of a command that brings scenarios up: the SIGTERM handler, Docker's preflight,
+the results directory's lock, and the image build, in that order."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from playground import results
+from playground.commands.options import ROOT
+from playground.compose import Docker
+
+
+def interrupt_on_sigterm() -> None:
+    """A SIGTERM ends a session as cleanly as a Ctrl-C: the scenario up is torn down."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, handler)
+
+
+def docker_for(out: Console, *, quiet: bool) -> Docker:
+    """Docker, printing every command it runs (unless quiet) the way a reader would type it."""
+    return Docker(root=ROOT, echo=(lambda line: None) if quiet else
+                  (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
+
+
+@contextmanager
+def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
+    """From the start a SIGTERM is a Ctrl-C; Docker must answer; one runner at a time."""
+    interrupt_on_sigterm()
+    docker = docker_for(out, quiet=args.quiet)
+    docker.preflight()
+    with results.exclusive(args.results_dir):
+        yield docker
+
+
+def build(docker: Docker, files: Sequence[str], *, args: argparse.Namespace,
+          out: Console | None = None) -> None:
+    """Build the images the files need, unless --no-build; `out` announces it."""
+    if args.no_build:
+        return
+    if out is not None:
+        out.print("building images (docker compose build)..." if not args.quiet else "", end="")
+    docker.build(sorted(set(files)))
+    if out is not None:
+        out.print("")
