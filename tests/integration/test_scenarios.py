@@ -62,7 +62,7 @@ class TestSyncDevserver:
         assert_concurrent(3001)
 
     def test_listen_queue_is_fixed_at_128(self, up):
-        # Werkzeug's dev server has no setting for it: the README says so.
+        # Werkzeug's dev server has no setting for it: docs/scenarios.md says so.
         assert up.listen_queue("flask_app", 3000) == 128
         assert up.listen_queue("flask_app_threaded", 3001) == 128
 
