@@ -273,3 +273,22 @@ def test_markdown_report_and_problem_list(tmp_path):
     assert "      4 s  200:3 502:17" in text
     assert "Could not run: did not become healthy" in text
     assert faults.problems(data) == ["db-outage bonus-psycopg2-gevent.yml: did not become healthy"]
+
+
+def test_the_faults_report_is_built_on_the_reports_document_model():
+    """One Markdown writer for every report: faults.md is blocks of the report's model (so a
+    pipe in a problem cannot break a table row), not a table builder of its own."""
+    from playground.faults.render import document
+    from playground.report import Span, Table
+
+    target = {"name": "gevent-pywsgi", "concurrency": 5, "ab": {"error": "no | report"},
+              "shed": ["ab printed no report"], "drain_s": 1.0, "drain_answer": "200",
+              "stuck": False, "stuck_reason": "ok", "problems": ["a | b"], "timeline": []}
+    data = {"run_id": "r", "finished_at": "x", "runs": [
+        {"fault": "overload", "compose_file": "async-gevent-pywsgi.yml", "error": None,
+         "targets": [target]}]}
+    tables = [b for b in document(data) if isinstance(b, Table)]
+    assert len(tables) == 1 and tables[0].rows[0][-1] == Span("a | b", bold=True)
+    row = next(line for line in faults.render_markdown(data).splitlines()
+               if line.startswith("| gevent-pywsgi"))
+    assert row.count(" | ") == len(tables[0].headers) - 1, row  # escaped pipes split nothing
