@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.faults import UPSTREAM_GRACE_S
 from tests.integration.conftest import ROOT, leftovers
 
 pytestmark = pytest.mark.integration
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.integration
 PLAYGROUND = str(Path(sys.executable).with_name("playground"))
 SCENARIOS = ("gunicorn-threads", "gevent-pywsgi")
 C, DELAY, SLOW = 30, 1.0, 3.0
-BOUND = DELAY + 5  # the apps' upstream timeout: delay + UPSTREAM_GRACE
+BOUND = DELAY + UPSTREAM_GRACE_S  # the apps' upstream timeout
 RECOVER_S = 5  # "within a few seconds of the upstream's return"
 
 
