@@ -294,6 +294,10 @@ class Docker:
         pid = proc.stdout.strip()
         return int(pid) if pid.isdigit() and pid != "0" else None
 
+    def restart_count(self, container: str) -> int:
+        """How often Docker restarted the container (0 if it is gone): from `state`."""
+        return self.state(container).get("RestartCount", 0)
+
     def state(self, container: str) -> dict:
         """`docker inspect`'s State of a container plus its RestartCount ({} if it is gone)."""
         proc = self.run(["docker", "inspect", "--format",
