@@ -205,7 +205,8 @@ def test_never_waits_for_answers_and_no_pool_caps_in_flight(ol):
     attempts = rows(result)
     assert len(attempts) == 300
     assert {a["outcome"] for a in attempts} == {"timeout"}
-    assert max(a["sent"] - a["intended"] for a in attempts) < 0.1
+    # A sender that waited for answers would fall 1.5 s (the timeout) behind at once.
+    assert max(a["sent"] - a["intended"] for a in attempts) < 0.5
     assert result["peak_in_flight"] > 250
 
 
