@@ -20,7 +20,7 @@ DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos scale test unit-test integration-test venv base-images offline-images images \
+.PHONY: bench demos scale story test unit-test integration-test venv base-images offline-images images \
 	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
@@ -35,6 +35,11 @@ demos: venv base-images
 ## scale: sweep concurrency up to 10,000 (long: tens of minutes); see scale/README.md
 scale: venv base-images
 	$(PLAYGROUND) scale $(ARGS)
+
+## story: the war story (docs/story.md): open-loop users through an incident at the third
+## party, thread pools against gevent behind nginx (about 10 minutes)
+story: venv base-images
+	$(PLAYGROUND) story $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 test: venv base-images images

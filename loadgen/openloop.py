@@ -215,6 +215,7 @@ class Generator:
         self.peak_in_flight = 0
         self._t0 = 0.0
         self.loop_name = ""
+        self.t0_wall = 0.0
 
     def now(self) -> float:
         return time.monotonic() - self._t0
@@ -295,6 +296,7 @@ class Generator:
                 aiohttp.ClientSession(timeout=timeout) as side:
             self.loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
             self._t0 = time.monotonic()
+            self.t0_wall = time.time()
             side_tasks = [asyncio.ensure_future(self._event(side, e)) for e in s.events]
             side_tasks += [asyncio.ensure_future(self._watch(side, w, s.duration))
                            for w in s.watches]
@@ -317,6 +319,10 @@ class Generator:
             "tool": "openloop",
             "settings": settings_dict(self.s),
             "loop": self.loop_name,
+            # When the run's second 0 was: on the machine's monotonic clock (shared by every
+            # container) and its wall clock, to line other records up with the attempts.
+            "t0_monotonic": self._t0,
+            "t0_wall": self.t0_wall,
             "visits": schedule_len,
             "sent_all_s": sent_all,
             "finished_s": finished,

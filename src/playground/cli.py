@@ -24,6 +24,7 @@ from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError
 from playground.results import ResultsError, RunStore
 from playground.runner import Plan, Runner
 from playground.runner import Progress as RunnerProgress
+from playground.story import cli as storycli
 from playground.scenarios import ARES_VARIANTS, CALIBRATION, REGISTRY, SCENARIOS, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("-q", "--quiet", action="store_true")
     scale.add_argument("--wait-timeout", type=_positive(int), default=WAIT_TIMEOUT_S)
 
+    storycli.add_parser(sub)
     sub.add_parser("list", help="list the scenarios and their default loads")
 
     compare = sub.add_parser("compare", help="compare two runs side by side")
@@ -411,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_scale(args, out, err)
         if args.command == "faults":
             return cmd_faults(args, out, err)
+        if args.command == "story":
+            return storycli.cmd_story(args, out, err, root=ROOT, default_results=DEFAULT_RESULTS)
         build_parser().print_help()
         return 2
     except (DockerError, ResultsError, KeyError, ValueError) as exc:
