@@ -15,6 +15,8 @@ SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
 DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
 	demos/wrk-workers.yml
+STORY_FILES := story/uwsgi-threads.yml story/uwsgi-gevent.yml story/gunicorn-threads.yml \
+	story/gunicorn-gevent.yml
 # Compose reads .env from the first file's folder, so files below the root (demos/, compose/)
 # are pointed at the root's by hand when it exists (the offline stand-ins).
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
@@ -89,7 +91,7 @@ lock: base-images
 
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
-	@for f in $(SCENARIO_FILES) $(DEMO_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
