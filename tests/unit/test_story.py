@@ -183,3 +183,16 @@ def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
     assert (tmp_path / "story-uwsgi-threads.png").stat().st_size > 10_000
     assert "data:image/png;base64," in (tmp_path / "story.html").read_text()
     assert len(paths) == 3
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--rate", "0"], "rate must be above 0"),
+    (["--incident-delay", "0.1"], "must be longer than the normal one"),
+    (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
+])
+def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv, says):
+    from playground import cli
+
+    assert cli.main(["story", *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
