@@ -132,18 +132,24 @@ def test_the_adds_up_check_catches_a_lost_attempt():
     assert any("ended" in p for p in analysis.check_adds_up(ATTEMPTS, rows))
 
 
-def _rows(goodput, arrivals=10):
-    return [{"t": t, "arrivals": arrivals, "goodput": g} for t, g in enumerate(goodput)]
-
-
-def test_recovery_is_when_goodput_is_back_to_the_arrivals_and_stays():
+def test_recovery_is_when_goodput_is_back_to_the_answers_due_and_stays():
+    due = [10] * 44
     collapsed = [10] * 10 + [0] * 10 + [2] * 4 + [10] * 20
-    assert analysis.recovery_time(_rows(collapsed), incident_end=20, arrivals_end=44) == 4
+    assert analysis.recovery_time(collapsed, due, incident_end=20, until=44) == 4
     never = [10] * 10 + [0] * 30
-    assert analysis.recovery_time(_rows(never), incident_end=20, arrivals_end=40) is None
+    assert analysis.recovery_time(never, due[:40], incident_end=20, until=40) is None
     # A dip after a first good window is not a recovery yet.
     relapse = [10] * 20 + [10] * 6 + [0] * 3 + [10] * 15
-    assert analysis.recovery_time(_rows(relapse), incident_end=20, arrivals_end=44) == 9
+    assert analysis.recovery_time(relapse, due, incident_end=20, until=44) == 9
+    # A backlog served late while users still time out is not a recovery either.
+    drained = [10] * 20 + [30] * 24
+    failing = [0] * 20 + [20] * 6 + [0] * 18
+    assert analysis.recovery_time(drained, due, incident_end=20, until=44, failed=failing) == 6
+
+
+def test_answers_fall_due_one_normal_latency_after_the_visit_arrives():
+    attempts = [A(0, 1, 0.5, 1.2), A(1, 1, 0.9, 1.6), A(1, 2, 3.0, 3.5), A(2, 1, 2.2, 2.9)]
+    assert analysis.expected_goodput(attempts, lag=0.7, seconds=4) == [0, 2, 1, 0]
 
 
 def _result(attempts):
@@ -178,7 +184,7 @@ def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
                       {"mode": "uwsgi-gevent", "error": "did not become healthy"}]}
     paths = report.write_report(run_dir=tmp_path, data=data)
     md = (tmp_path / "story.md").read_text()
-    assert "| uwsgi-threads | yes |" in md and "error: did not become healthy" in md
+    assert "| uwsgi-threads | yes |" in md and "|---|" in md.split("| mode |")[1].splitlines()[1] and "error: did not become healthy" in md
     assert "![story-uwsgi-threads.png](story-uwsgi-threads.png)" in md
     assert (tmp_path / "story-uwsgi-threads.png").stat().st_size > 10_000
     assert "data:image/png;base64," in (tmp_path / "story.html").read_text()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 OK = "ok"
-RECOVERY_WINDOW_S = 5  # goodput and arrivals are compared over 5 s windows (Poisson noise)
+RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows
 RECOVERED_SHARE = 0.95
 
 
@@ -127,16 +127,34 @@ def _mean(rows: Sequence[dict], key: str, lo: float, hi: float) -> float | None:
     return sum(picked) / len(picked) if picked else None
 
 
-def recovery_time(rows: Sequence[dict], *, incident_end: float, arrivals_end: float) -> float | None:
-    """Seconds after the third party is fast again until goodput is back to 95% of arrivals
-    and stays there (5 s windows) until the arrivals stop; None: not within the run."""
-    last = int(arrivals_end) - RECOVERY_WINDOW_S
+def expected_goodput(attempts: Sequence[Attempt], *, lag: float, seconds: int) -> list[int]:
+    """Per second, the visits whose answer was due then: first intended send + `lag` (the
+    normal latency). Comparing goodput with this, not with the arrivals of the same second,
+    keeps a burst of arrivals at the end of a window from looking like a shortfall."""
+    due = [0] * seconds
+    for a in attempts:
+        if a.attempt == 1:
+            s = int(a.intended + lag)
+            if 0 <= s < seconds:
+                due[s] += 1
+    return due
+
+
+def recovery_time(goodput: Sequence[int], due: Sequence[int], *, incident_end: float,
+                  until: float, failed: Sequence[int] | None = None) -> float | None:
+    """Seconds after the third party is fast again until goodput is back to 95% of the
+    answers due (5 s windows), with at most 5% of them failing (timeouts, errors: a backlog
+    served late is not a recovery while users still give up), and stays so until `until`;
+    None: not within the run. Whole seconds from the first one after the incident."""
+    failed = failed if failed is not None else [0] * len(goodput)
+    last = int(until) - RECOVERY_WINDOW_S
     start = math.ceil(incident_end)
 
     def ok(w: int) -> bool:
-        window = [r for r in rows if w <= r["t"] < w + RECOVERY_WINDOW_S]
-        arrivals = sum(r["arrivals"] for r in window)
-        return sum(r["goodput"] for r in window) >= RECOVERED_SHARE * arrivals
+        window = slice(w, w + RECOVERY_WINDOW_S)
+        expected = sum(due[window])
+        return (sum(goodput[window]) >= RECOVERED_SHARE * expected
+                and sum(failed[window]) <= (1 - RECOVERED_SHARE) * expected)
 
     for s in range(start, last + 1):
         if all(ok(w) for w in range(s, last + 1)):
@@ -152,6 +170,7 @@ def summarise(*, attempts: Sequence[Attempt], rows: Sequence[dict], incident_sta
     visits = visits_from(attempts)
     during = [v for v in visits if incident_start <= v.start < incident_end]
     before = [v for v in visits if 5 <= v.start < incident_start]
+    normal = percentile([v.latency for v in before], 50) or 0.0
 
     def share(vs: Sequence[Visit]) -> float | None:
         return sum(v.succeeded for v in vs) / len(vs) if vs else None
@@ -175,7 +194,12 @@ def summarise(*, attempts: Sequence[Attempt], rows: Sequence[dict], incident_sta
         "attempts_during": (_mean(rows, "arrivals", incident_start, incident_end) or 0)
         + (_mean(rows, "refreshes", incident_start, incident_end) or 0),
         "goodput_after": _mean(rows, "goodput", incident_end, arrivals_end),
-        "recovery_s": recovery_time(rows, incident_end=incident_end, arrivals_end=arrivals_end),
+        "recovery_s": recovery_time(
+            [r["goodput"] for r in rows],
+            expected_goodput(attempts, lag=normal, seconds=len(rows)),
+            incident_end=incident_end, until=arrivals_end,
+            failed=[r["timeouts"] + r["errors"] for r in rows]),
+        "normal_latency_s": normal,
         "visits_served_before": share(before),
         "visits_served_during": share(during),
         "visits_never_served": sum(not v.succeeded for v in visits),

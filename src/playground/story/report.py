@@ -133,7 +133,9 @@ def document(data: dict, charts: dict[str, str]) -> list[Block]:
               "a user never served counts with what they had waited when they gave up. "
               "Wasted = requests nginx logged as 499 (the client had gone; the app still "
               "worked on them). Time to recover: from the end of the incident until goodput "
-              "is back to 95% of arrivals over 5 s windows and stays there."),
+              "is back to 95% of the answers due (visits arriving, shifted by the normal "
+              "latency) over 5 s windows with at most 5% failing, and stays so until the "
+              "arrivals stop (whole seconds, counted from the first after the incident)."),
         ("table", (COLUMNS, summary_rows(data))),
     ]
     for m in data["modes"]:
@@ -160,9 +162,9 @@ def _md(blocks: Sequence[Block]) -> str:
             out.append(str(content))
         elif kind == "table":
             head, rows = content
-            out.append("| " + " | ".join(head) + " |")
-            out.append("|" + "---|" * len(head))
-            out.extend("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows)
+            lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+            out.append("\n".join(lines))
         elif kind == "img":
             out.append(f"![{content}]({content})")
         elif kind == "code":
