@@ -17,12 +17,14 @@ SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml
 DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
 	demos/wrk-workers.yml
+STORY_FILES := story/uwsgi-threads.yml story/uwsgi-gevent.yml story/gunicorn-threads.yml \
+	story/gunicorn-gevent.yml
 # Compose reads .env from the first file's folder, so files below the root (demos/, compose/)
 # are pointed at the root's by hand when it exists (the offline stand-ins).
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos scale test unit-test integration-test venv base-images offline-images images \
+.PHONY: bench demos scale story test unit-test integration-test venv base-images offline-images images \
 	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
@@ -37,6 +39,11 @@ demos: venv base-images
 ## scale: sweep concurrency up to 10,000 (long: tens of minutes); see scale/README.md
 scale: venv base-images
 	$(PLAYGROUND) scale $(ARGS)
+
+## story: the war story (docs/story.md): open-loop users through an incident at the third
+## party, thread pools against gevent behind nginx (about 10 minutes)
+story: venv base-images
+	$(PLAYGROUND) story $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 test: venv base-images images
@@ -86,7 +93,7 @@ lock: base-images
 
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
-	@for f in $(SCENARIO_FILES) $(DEMO_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

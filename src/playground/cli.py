@@ -12,12 +12,12 @@ import sys
 
 from rich.console import Console
 
-from playground.commands import faults, finished, listing, run, scale
+from playground.commands import faults, finished, listing, run, scale, story
 from playground.compose import DockerError
 from playground.results import ResultsError
 
 # In the order `playground --help` lists them.
-COMMANDS = (run, faults, scale, listing, finished)
+COMMANDS = (run, faults, scale, story, listing, finished)
 
 
 def build_parser() -> argparse.ArgumentParser:

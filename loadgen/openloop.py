@@ -1,0 +1,461 @@
+"""An open-loop load generator: users arrive on a schedule, whatever the server is doing.
+
+ab, wrk and the fault prober are closed loops: c clients, each waiting for its answer before it
+sends again, so they slow down with the server and can never show a queue that grows without
+bound. Here every visit starts at its own time on a schedule fixed in advance (a constant or a
+Poisson arrival rate, which may change from one phase to the next), and nothing waits for an
+answer before the next visit is sent.
+
+A user who waits longer than the client timeout (or gets an error) gives up, waits a refresh
+delay and sends the same request again, up to a number of attempts. Every attempt is one row:
+visit, attempt, intended send time, actual send time, end time, outcome. Latency is counted
+from the *intended* send time, so a generator that falls behind cannot hide a slow server
+(coordinated omission); the generator checks its own send lag and marks the run invalid when
+it could not keep the schedule.
+
+Each attempt opens a connection of its own and closes it afterwards (no pool): a pool's limit
+would cap the requests in flight and quietly close the loop again; and a user who gives up
+closes the connection, as a browser tab does, so the server's side sees the client go.
+
+    python openloop.py --url http://ingress:8080/?delay=0.7 --rate 60 --duration 90 \\
+        --timeout 4 --refresh-delay 1 --max-attempts 3 \\
+        --at '20:POST:http://slow_api:4000/control/slowdown?delay=2&seconds=30' \\
+        --watch nginx=http://ingress:8081/stub_status --out /out/openloop.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import aiohttp
+
+try:  # uvloop is installed in the image; the generator also runs (slower) without it
+    import uvloop
+except ImportError:  # pragma: no cover - depends on the environment
+    uvloop = None
+
+# The self-check: a run whose sends left later than this (99th percentile) did not keep its
+# schedule closely enough for its latencies to be trusted.
+MAX_SEND_LAG_P99_S = 0.005
+# The longest any single send may lag before the run counts as "schedule not kept".
+MAX_SEND_LAG_S = 0.100
+WATCH_INTERVAL_S = 1.0
+WATCH_TIMEOUT_S = 0.8
+ARRIVALS = ("constant", "poisson")
+SUCCESS = "ok"
+
+
+class SettingsError(ValueError):
+    """The settings cannot describe a run; the message says which one and why."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    rate: float  # visits per second
+    seconds: float | None  # None: until the end of the run
+
+
+@dataclass(frozen=True)
+class Event:
+    """A request sent once at a fixed time of the run (e.g. the incident at the upstream)."""
+
+    at: float
+    method: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A URL polled every second during the run (a server's status page)."""
+
+    name: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    url: str
+    phases: tuple[Phase, ...]
+    duration: float
+    timeout: float
+    arrival: str = "poisson"
+    seed: int = 1
+    refresh_delay: float = 1.0
+    max_attempts: int = 3
+    events: tuple[Event, ...] = ()
+    watches: tuple[Watch, ...] = ()
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+def validate(s: Settings) -> None:
+    """Raise SettingsError with a reason for any setting that cannot describe a run."""
+    if not s.url.startswith(("http://", "https://")):
+        raise SettingsError(f"url must start with http:// or https://, got {s.url!r}")
+    if not (math.isfinite(s.duration) and s.duration > 0):
+        raise SettingsError(f"duration must be a positive number of seconds, got {s.duration}")
+    if not (math.isfinite(s.timeout) and s.timeout > 0):
+        raise SettingsError(f"timeout must be a positive number of seconds, got {s.timeout}")
+    if not (math.isfinite(s.refresh_delay) and s.refresh_delay >= 0):
+        raise SettingsError(f"refresh delay must be 0 or more seconds, got {s.refresh_delay}")
+    if s.max_attempts < 1:
+        raise SettingsError(f"max attempts must be at least 1 (1 = no refresh), got "
+                            f"{s.max_attempts}")
+    if s.arrival not in ARRIVALS:
+        raise SettingsError(f"arrival must be one of {', '.join(ARRIVALS)}, got {s.arrival!r}")
+    if not s.phases:
+        raise SettingsError("the schedule needs at least one phase (a rate)")
+    for i, p in enumerate(s.phases):
+        if not (math.isfinite(p.rate) and p.rate > 0):
+            raise SettingsError(f"phase {i + 1}: the rate must be above 0 visits/s, got {p.rate}")
+        if p.seconds is not None and not (math.isfinite(p.seconds) and p.seconds > 0):
+            raise SettingsError(f"phase {i + 1}: its length must be above 0 s, got {p.seconds}")
+        if p.seconds is None and i != len(s.phases) - 1:
+            raise SettingsError(f"phase {i + 1}: only the last phase may run to the end")
+    fixed = sum(p.seconds or 0 for p in s.phases)
+    if fixed > s.duration + 1e-9:
+        raise SettingsError(f"the schedule ({fixed:g} s) is longer than the run "
+                            f"({s.duration:g} s)")
+    for e in s.events:
+        if not 0 <= e.at <= s.duration:
+            raise SettingsError(f"event at {e.at:g} s is outside the run (0 to {s.duration:g} s)")
+        if e.method not in ("GET", "POST", "PUT", "DELETE"):
+            raise SettingsError(f"event method must be GET, POST, PUT or DELETE, got "
+                                f"{e.method!r}")
+
+
+# --- the schedule ---------------------------------------------------------------------------
+def arrival_times(s: Settings) -> list[float]:
+    """Every visit's intended start, in seconds from the start of the run, fixed in advance.
+
+    Constant: evenly spaced at 1/rate. Poisson: exponential gaps at the phase's rate, from a
+    seeded generator, so the same settings give the same visits. A phase's rate holds from its
+    start to its end; the last phase (or one without a length) runs to the end of the run.
+    """
+    rng = random.Random(s.seed)
+    times: list[float] = []
+    start = 0.0
+    for i, p in enumerate(s.phases):
+        end = s.duration if p.seconds is None or i == len(s.phases) - 1 else start + p.seconds
+        end = min(end, s.duration)
+        if s.arrival == "constant":
+            n = math.ceil((end - start) * p.rate - 1e-9)
+            times.extend(start + k / p.rate for k in range(n))
+        else:
+            t = start + rng.expovariate(p.rate)
+            while t < end:
+                times.append(t)
+                t += rng.expovariate(p.rate)
+        start = end
+        if start >= s.duration:
+            break
+    return times
+
+
+# --- one attempt ----------------------------------------------------------------------------
+@dataclass
+class Attempt:
+    visit: int
+    attempt: int
+    intended: float
+    sent: float
+    end: float = math.nan
+    outcome: str = ""  # "ok", "status", "timeout", "refused", "reset", "error"
+    status: int = 0  # the HTTP status when the server answered, else 0
+    detail: str = ""
+
+    @property
+    def latency(self) -> float:
+        """From the intended send to the end: what the user waited, lag included."""
+        return self.end - self.intended
+
+
+COLUMNS = ("visit", "attempt", "intended", "sent", "end", "outcome", "status", "detail")
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(outcome, detail) of an attempt that got no HTTP answer."""
+    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return "timeout", ""
+    cause = exc
+    for _ in range(4):  # aiohttp wraps the OSError; look through a few layers
+        if isinstance(cause, ConnectionRefusedError) or (
+                isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED):
+            return "refused", str(exc)[:120]
+        if isinstance(cause, ConnectionResetError | BrokenPipeError) or (
+                isinstance(cause, OSError) and cause.errno in (errno.ECONNRESET, errno.EPIPE)):
+            return "reset", str(exc)[:120]
+        nxt = getattr(cause, "os_error", None) or cause.__cause__ or cause.__context__
+        if nxt is None or nxt is cause:
+            break
+        cause = nxt
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        return "reset", str(exc)[:120] or type(exc).__name__
+    return "error", f"{type(exc).__name__}: {exc}"[:160]
+
+
+class Generator:
+    """Runs one schedule against one URL and keeps every attempt."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.s = settings
+        self.attempts: list[Attempt] = []
+        self.events: list[dict] = []
+        self.watches: list[dict] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._t0 = 0.0
+        self.loop_name = ""
+        self.t0_wall = 0.0
+
+    def now(self) -> float:
+        return time.monotonic() - self._t0
+
+    async def _sleep_until(self, t: float) -> None:
+        delay = t - self.now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def _attempt(self, session: aiohttp.ClientSession, visit: int, n: int,
+                       intended: float) -> Attempt:
+        row = Attempt(visit=visit, attempt=n, intended=intended, sent=self.now())
+        self.attempts.append(row)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            # The user gives up at the intended time + timeout, however late the send left.
+            left = max(0.001, intended + self.s.timeout - row.sent)
+            async with session.get(self.s.url, timeout=aiohttp.ClientTimeout(total=left)) as resp:
+                await resp.read()
+                row.status = resp.status
+                row.outcome = SUCCESS if 200 <= resp.status < 300 else "status"
+        except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+            row.outcome, row.detail = classify(exc)
+        finally:
+            row.end = self.now()
+            self.in_flight -= 1
+        return row
+
+    async def _visit(self, session: aiohttp.ClientSession, visit: int, start: float) -> None:
+        """One user: the first attempt at its intended time, then refreshes after failures."""
+        intended = start
+        for n in range(1, self.s.max_attempts + 1):
+            await self._sleep_until(intended)
+            row = await self._attempt(session, visit, n, intended)
+            if row.outcome == SUCCESS:
+                return
+            # The user notices at the end of this attempt, waits, and reloads the page.
+            intended = row.end + self.s.refresh_delay
+
+    async def _event(self, session: aiohttp.ClientSession, event: Event) -> None:
+        await self._sleep_until(event.at)
+        record = {"at": event.at, "sent": self.now(), "method": event.method, "url": event.url}
+        try:
+            async with session.request(event.method, event.url,
+                                       timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                record.update(status=resp.status, body=(await resp.text())[:500])
+        except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+            record.update(status=0, body=f"{type(exc).__name__}: {exc}"[:500])
+        record["end"] = self.now()
+        self.events.append(record)
+
+    async def _watch(self, session: aiohttp.ClientSession, watch: Watch, until: float) -> None:
+        tick = 0
+        while (t := tick * WATCH_INTERVAL_S) <= until:
+            await self._sleep_until(t)
+            if self.now() > until:
+                break
+            sent = self.now()
+            record = {"name": watch.name, "t": sent}
+            try:
+                async with session.get(watch.url, timeout=aiohttp.ClientTimeout(
+                        total=WATCH_TIMEOUT_S)) as resp:
+                    record.update(status=resp.status, body=await resp.text())
+            except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+                record.update(status=0, body=f"{type(exc).__name__}: {exc}"[:200])
+            self.watches.append(record)
+            tick += 1
+
+    async def run(self) -> dict:
+        s = self.s
+        schedule = arrival_times(s)
+        # limit=0: no cap on connections; force_close: one connection per attempt, closed when
+        # the attempt ends (a timed-out user's connection is closed, as a closed tab's is).
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True)
+        timeout = aiohttp.ClientTimeout(total=s.timeout)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
+                aiohttp.ClientSession(timeout=timeout) as side:
+            self.loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+            self._t0 = time.monotonic()
+            self.t0_wall = time.time()
+            side_tasks = [asyncio.ensure_future(self._event(side, e)) for e in s.events]
+            side_tasks += [asyncio.ensure_future(self._watch(side, w, s.duration))
+                           for w in s.watches]
+            visits = []
+            for visit, start in enumerate(schedule):
+                await self._sleep_until(start)
+                visits.append(asyncio.ensure_future(self._visit(session, visit, start)))
+            sent_all = self.now()
+            # Bounded: every attempt ends within the timeout, every visit within its attempts.
+            await asyncio.gather(*visits)
+            # Watches carry on to the end of the run even when the visits are done early.
+            await asyncio.gather(*side_tasks)
+            finished = self.now()
+        return self.result(schedule_len=len(schedule), sent_all=sent_all, finished=finished)
+
+    def result(self, *, schedule_len: int, sent_all: float, finished: float) -> dict:
+        lags = sorted(a.sent - a.intended for a in self.attempts)
+        check = self_check(lags)
+        return {
+            "tool": "openloop",
+            "settings": settings_dict(self.s),
+            "loop": self.loop_name,
+            # When the run's second 0 was: on the machine's monotonic clock (shared by every
+            # container) and its wall clock, to line other records up with the attempts.
+            "t0_monotonic": self._t0,
+            "t0_wall": self.t0_wall,
+            "visits": schedule_len,
+            "sent_all_s": sent_all,
+            "finished_s": finished,
+            "peak_in_flight": self.peak_in_flight,
+            "check": check,
+            "columns": list(COLUMNS),
+            "attempts": [[getattr(a, c) for c in COLUMNS] for a in
+                         sorted(self.attempts, key=lambda a: (a.intended, a.visit, a.attempt))],
+            "events": self.events,
+            "watches": self.watches,
+        }
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted list (q in 0..100)."""
+    if not sorted_values:
+        return math.nan
+    k = max(0, math.ceil(q / 100 * len(sorted_values)) - 1)
+    return sorted_values[k]
+
+
+def self_check(sorted_lags: list[float]) -> dict:
+    """Did the generator keep its schedule? Invalid when the p99 send lag exceeds 5 ms or any
+    send lagged by more than 100 ms (the schedule was not kept)."""
+    p50, p99 = percentile(sorted_lags, 50), percentile(sorted_lags, 99)
+    worst = sorted_lags[-1] if sorted_lags else math.nan
+    reasons = []
+    if sorted_lags and p99 > MAX_SEND_LAG_P99_S:
+        reasons.append(f"send lag p99 {p99 * 1000:.1f} ms > {MAX_SEND_LAG_P99_S * 1000:g} ms")
+    if sorted_lags and worst > MAX_SEND_LAG_S:
+        reasons.append(f"schedule not kept: a send lagged {worst * 1000:.0f} ms "
+                       f"(> {MAX_SEND_LAG_S * 1000:g} ms)")
+    return {"valid": not reasons, "reasons": reasons, "send_lag_p50_s": p50,
+            "send_lag_p99_s": p99, "send_lag_max_s": worst}
+
+
+def settings_dict(s: Settings) -> dict:
+    return asdict(s)
+
+
+def run(settings: Settings) -> dict:
+    if uvloop is not None:
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return asyncio.run(Generator(settings).run())
+
+
+# --- command line ---------------------------------------------------------------------------
+def parse_phases(text: str) -> tuple[Phase, ...]:
+    """`60` (60 visits/s for the whole run) or `60@20,120@10,60` (20 s at 60, 10 s at 120,
+    then 60 to the end)."""
+    phases = []
+    for part in text.split(","):
+        rate, _, seconds = part.strip().partition("@")
+        try:
+            phases.append(Phase(rate=float(rate), seconds=float(seconds) if seconds else None))
+        except ValueError:
+            raise SettingsError(f"schedule phase {part!r} is not RATE or RATE@SECONDS") from None
+    return tuple(phases)
+
+
+def parse_event(text: str) -> Event:
+    at, sep, rest = text.partition(":")
+    method, sep2, url = rest.partition(":")
+    try:
+        if sep and sep2 and url:
+            return Event(at=float(at), method=method.upper(), url=url)
+    except ValueError:
+        pass
+    raise SettingsError(f"event {text!r} is not SECONDS:METHOD:URL")
+
+
+def parse_watch(text: str) -> Watch:
+    name, sep, url = text.partition("=")
+    if not sep or not name or not url:
+        raise SettingsError(f"watch {text!r} is not NAME=URL")
+    return Watch(name=name, url=url)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="openloop", description=__doc__.split("\n\n")[0])
+    p.add_argument("--url", required=True, help="the page the users ask for")
+    p.add_argument("--rate", required=True,
+                   help="visits/s: RATE, or phases RATE@SECONDS,...,RATE (last to the end)")
+    p.add_argument("--duration", type=float, required=True, help="seconds of arrivals")
+    p.add_argument("--arrival", choices=ARRIVALS, default="poisson")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, required=True,
+                   help="seconds a user waits for an answer before giving up")
+    p.add_argument("--refresh-delay", type=float, default=1.0,
+                   help="seconds a user waits after giving up before reloading")
+    p.add_argument("--max-attempts", type=int, default=3,
+                   help="attempts per visit, the first included")
+    p.add_argument("--no-refresh", action="store_true", help="same as --max-attempts 1")
+    p.add_argument("--at", action="append", default=[], metavar="SECONDS:METHOD:URL",
+                   help="send one request at a fixed time of the run (repeatable)")
+    p.add_argument("--watch", action="append", default=[], metavar="NAME=URL",
+                   help="poll a status URL every second during the run (repeatable)")
+    p.add_argument("--out", help="write the JSON result here (default: stdout)")
+    return p
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    return Settings(
+        url=args.url, phases=parse_phases(args.rate), duration=args.duration,
+        timeout=args.timeout, arrival=args.arrival, seed=args.seed,
+        refresh_delay=args.refresh_delay,
+        max_attempts=1 if args.no_refresh else args.max_attempts,
+        events=tuple(parse_event(e) for e in args.at),
+        watches=tuple(parse_watch(w) for w in args.watch),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = settings_from_args(args)
+    except SettingsError as exc:
+        print(f"openloop: {exc}", file=sys.stderr)
+        return 2
+    result = run(settings)
+    text = json.dumps(result, separators=(",", ":"))
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+    c = result["check"]
+    print(f"openloop: {len(result['attempts'])} attempts for {result['visits']} visits; "
+          f"send lag p99 {c['send_lag_p99_s'] * 1000:.2f} ms; "
+          f"{'valid' if c['valid'] else 'INVALID: ' + '; '.join(c['reasons'])}",
+          file=sys.stderr)
+    return 0 if c["valid"] else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

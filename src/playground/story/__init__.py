@@ -1,0 +1,1 @@
+"""The war story: an open-loop load through an incident at the third party, mode by mode."""

@@ -1,0 +1,179 @@
+"""What the servers see, once a second, beside the generator's log of attempts.
+
+Read from the host, never through a published port: the kernel's accept queue of the app's
+listening socket (from the container's /proc/PID/net/tcp), uWSGI's stats server (busy threads
+or greenlets, and its own listen-queue figure), nginx's stub_status, slow_api's count of
+requests waiting on it, and the app container's OS threads and CPU (playground.sampling).
+Containers are reached by their address on the scenario's network, which a Linux host routes
+to. After the run, nginx's access log gives each request's end, status and time (499: the
+client had gone before the answer).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from playground.sampling import ProcReader, StatsReader, reader_for
+
+from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
+
+POLL_TIMEOUT_S = 0.8
+TCP_LISTEN = "0A"
+
+
+def accept_queue(net_tcp_text: str, *, port: int) -> int | None:
+    """Connections waiting to be accepted by the socket listening on `port`, from a
+    /proc/net/tcp table (for a LISTEN socket the kernel reports them as rx_queue); None when
+    nothing listens there. Several listening sockets on one port (SO_REUSEPORT) add up."""
+    found = None
+    for line in net_tcp_text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 5 or parts[3] != TCP_LISTEN:
+            continue
+        if int(parts[1].rsplit(":", 1)[1], 16) != port:
+            continue
+        found = (found or 0) + int(parts[4].split(":")[1], 16)
+    return found
+
+
+def uwsgi_figures(stats: dict) -> dict:
+    """Busy workers, busy cores (threads or greenlets in a request) and uWSGI's listen queue."""
+    workers = stats.get("workers") or []
+    cores = [c for w in workers for c in (w.get("cores") or [])]
+    return {
+        "uwsgi_listen_queue": stats.get("listen_queue"),
+        "uwsgi_listen_queue_errors": stats.get("listen_queue_errors"),
+        "busy_workers": sum(1 for w in workers if w.get("status") == "busy"),
+        "busy_cores": sum(1 for c in cores if c.get("in_request")),
+        "cores": len(cores),
+    }
+
+
+def stub_status_figures(text: str) -> dict:
+    """nginx's stub_status: connections open now, and those waiting for the upstream's
+    answer (writing) or reading the request."""
+    lines = text.splitlines()
+    try:
+        active = int(lines[0].split(":")[1])
+        fields = lines[3].split()
+        return {"nginx_active": active, "nginx_reading": int(fields[1]),
+                "nginx_writing": int(fields[3]), "nginx_waiting": int(fields[5])}
+    except (IndexError, ValueError):
+        return {}
+
+
+@dataclass(frozen=True)
+class AccessRecord:
+    end_wall: float
+    status: int
+    request_time: float
+
+
+def parse_access_log(text: str) -> list[AccessRecord]:
+    """Lines of the story's log_format: `$msec $status $request_time $upstream_response_time`."""
+    records = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        try:
+            records.append(AccessRecord(end_wall=float(parts[0]), status=int(parts[1]),
+                                        request_time=float(parts[2])))
+        except ValueError:
+            continue
+    return records
+
+
+def fetch_text(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=POLL_TIMEOUT_S) as resp:
+            return resp.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class Targets:
+    """Where to look, found once the scenario is up."""
+
+    app_pid: int | None
+    app_container: str
+    app_ip: str | None
+    ingress_ip: str | None
+    api_ip: str | None
+    uwsgi_stats: bool
+
+
+class ServerSampler:
+    """Samples the servers every second on a background thread, on the host's monotonic
+    clock (the generator's clock too: containers share the kernel's)."""
+
+    def __init__(self, targets: Targets, *, interval: float = 1.0,
+                 fetch: Callable[[str], str | None] = fetch_text) -> None:
+        self.t = targets
+        self.interval = interval
+        self.fetch = fetch
+        self.samples: list[dict] = []
+        self._reader: ProcReader | StatsReader = reader_for(container=targets.app_container,
+                                                            pid=targets.app_pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="story-sampler", daemon=True)
+
+    def sample_once(self) -> dict:
+        now = time.monotonic()
+        row: dict = {"monotonic": now}
+        if self.t.app_pid:
+            try:
+                text = Path(f"/proc/{self.t.app_pid}/net/tcp").read_text()
+                queued = accept_queue(text, port=APP_PORT)
+                if queued is not None:
+                    row["listen_queue"] = queued
+            except OSError:
+                pass
+        if self.t.uwsgi_stats and self.t.app_ip:
+            body = self.fetch(f"http://{self.t.app_ip}:{STATS_PORT}/")
+            if body:
+                try:
+                    row.update(uwsgi_figures(json.loads(body)))
+                except ValueError:
+                    pass
+        if self.t.ingress_ip:
+            body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
+            if body:
+                row.update(stub_status_figures(body))
+        if self.t.api_ip:
+            body = self.fetch(f"http://{self.t.api_ip}:{API_PORT}/control/stats")
+            if body:
+                try:
+                    row["upstream_in_flight"] = json.loads(body).get("in_flight")
+                except ValueError:
+                    pass
+        sample = self._reader.read(now)
+        if sample is not None:
+            row.update(threads=sample.threads, processes=sample.processes,
+                       cpu_pct=round(sample.cpu_pct, 1), rss_mb=round(sample.rss_mb, 1))
+        self.samples.append(row)
+        return row
+
+    def _loop(self) -> None:
+        next_at = time.monotonic()
+        while True:
+            next_at += self.interval
+            if self._stop.wait(max(0.0, next_at - time.monotonic())):
+                return
+            self.sample_once()
+
+    def __enter__(self) -> ServerSampler:
+        self.sample_once()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
