@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="skip a mode's higher concurrencies once its efficiency falls "
                             "below this (default %(default)s)")
     scale.add_argument("--repeat", type=_positive(int), default=1)
+    scale.add_argument("--from-host", action="store_true",
+                       help="load from this host through the published ports (Docker's "
+                            "port-forwarding proxy included; see scale/README.md)")
     scale.add_argument("--no-build", action="store_true")
     scale.add_argument("--resume", metavar="RUN", help="continue an interrupted scale run")
     scale.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
@@ -273,10 +276,10 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
         return Plan(targets=targets, sweep=args.sweep, delays=delays, repeat=args.repeat,
                     overrides_dir=overrides, stop_below=args.stop_below, calibration=False,
-                    wait_timeout_s=args.wait_timeout)
+                    wait_timeout_s=args.wait_timeout, from_host=args.from_host)
 
     settings = {"requests": None, "concurrency": None, "delay": None, "tool": "ab",
-                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": False,
+                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": args.from_host,
                 "scale": None}
     return _session(args, out, err, plan=None, prepare=prepare, settings=settings, tool="ab",
                     targets=(*targets, probe))
