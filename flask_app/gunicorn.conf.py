@@ -16,6 +16,12 @@ backlog = int(os.environ.get("BACKLOG", "2048"))
 # plus the upstream grace, or a slow request would look like a hung worker.
 timeout = 90
 graceful_timeout = 5
+# How long a connection may wait for its request: between two keep-alive requests, and (in the
+# gevent worker) for the first one too. Past it the worker closes the connection unanswered,
+# with the unread request still in the socket, so the client sees a reset. Gunicorn's default
+# (2 s) is plenty until thousands of connections arrive at once: a worker then needs longer
+# than that just to get round to reading each one (the scale overrides raise it).
+keepalive = int(os.environ.get("KEEPALIVE", "2"))
 # Gunicorn 25.1+ opens a control socket for `gunicornc`, by default under $HOME, which the
 # unprivileged user cannot write to (/app belongs to root): put it where it can.
 control_socket = "/tmp/gunicorn.ctl"

@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from playground import hostpath
 from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.results import RunStore, entry_key
@@ -224,6 +226,7 @@ class Runner:
         self.progress.echo(shown(bare if host_url else self.docker.loadgen_argv(
             network=network, tool_argv=bare)))
         budget = self._expected_s(target) * 4 + 60
+        host_before = hostpath.snapshot(port=urlsplit(host_url).port) if host_url else None
         self.progress.load_started(target, self._expected_s(target))
         try:
             if host_url:
@@ -237,14 +240,21 @@ class Runner:
         (raw / f"{stem}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
         tsv_path = raw / f"{stem}.tsv"
         tsv = tsv_path.read_text() if tsv_path.exists() else None
+        # From the host, Docker's port-forwarding proxy is part of the path: name what it did.
+        host_notes = hostpath.causes(
+            before=host_before,
+            after=hostpath.snapshot(port=host_before.port, known=host_before.proxies),
+            concurrency=target.concurrency, output=stdout + stderr) if host_before else []
         try:
             result = tool.parse(stdout=stdout + "\n" + stderr, per_request=tsv,
                                 concurrency=target.concurrency)
         except loadmod.LoadOutputError as exc:
-            return {"error": f"{self.tool_name(target)} exited {exit_code}: {exc}"}
+            return {"error": "; ".join([f"{self.tool_name(target)} exited {exit_code}: {exc}",
+                                        *host_notes])}
         loadgen = sampler.series.pop("__loadgen__")
         return {"result": result, "series": sampler.series, "before": before,
-                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv}
+                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv,
+                "host_path": host_notes}
 
     def _tool_url(self, target: Target, *, network: str) -> str:
         """The URL the load tool is given. wrk refuses host names with an underscore
@@ -393,6 +403,7 @@ class Runner:
         # The target's own notes first (e.g. why a demo runs on a legacy image), then diagnoses.
         notes = [*target.notes, *fd_note, *loadmod.diagnose(result=r, delay=target.delay,
                                                   concurrency=target.concurrency)]
+        notes += list(dict.fromkeys(n for g in good for n in g.get("host_path", ())))
         cpu_peak = peak("cpu_pct", during)
         cpu_s = cpu_seconds(during)
         served = r.complete or target.requests

@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
                        help="skip a mode's higher concurrencies once its efficiency falls "
                             "below this (default %(default)s)")
     scale.add_argument("--repeat", type=options.positive(int), default=1)
+    scale.add_argument("--from-host", action="store_true",
+                       help="load from this host through the published ports (Docker's "
+                            "port-forwarding proxy included; see scale/README.md)")
     scale.set_defaults(handler=cmd_scale)
 
 
@@ -65,10 +68,10 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
         return Plan(targets=targets, sweep=args.sweep, delays=delays, repeat=args.repeat,
                     overrides_dir=overrides, stop_below=args.stop_below, calibration=False,
-                    wait_timeout_s=args.wait_timeout)
+                    wait_timeout_s=args.wait_timeout, from_host=args.from_host)
 
     settings = {"requests": None, "concurrency": None, "delay": None, "tool": "ab",
-                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": False,
+                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": args.from_host,
                 "scale": None}
     return measure(args, out, err, plan=None, prepare=prepare, settings=settings, tool="ab",
                    targets=(*targets, probe))
