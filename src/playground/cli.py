@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from playground import demos, environment
+from playground import contenders, contenders_report, demos, environment
 from playground import load as loadmod
 from playground import faults as faultsmod
 from playground import report, results
@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="scenarios to run (see `playground list`); default: all")
     run.add_argument("--demos", action="store_true",
                      help="run the companion demos (demos/) instead of the nine scenarios")
+    run.add_argument("--contenders", action="store_true",
+                     help="run the 2026 contenders (contenders/) instead of the nine scenarios")
     run.add_argument("--published", action="store_true",
                      help="run only the wrk demo, at its published load (wrk -t12 -c400 "
                           "-d30s, 10 s sleep; about 6 minutes)")
@@ -101,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         "scale", help="concurrency sweep up to c=10,000 with the scale overrides (scale/)")
     scale.add_argument("names", nargs="*", metavar="SCENARIO",
                        help="modes to sweep; default: the gevent and thread-based scenarios")
+    scale.add_argument("--contenders", action="store_true",
+                       help="sweep the 2026 contenders (contenders/) instead")
     scale.add_argument("--ares", action="store_true",
                        help="also sweep the gevent scenarios with the c-ares resolver")
     scale.add_argument("--sweep", type=_positive_int_list, default=SCALE_SWEEP,
@@ -227,7 +231,8 @@ def _interrupt_on_sigterm() -> None:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    default = demos.PUBLISHED if args.published else demos.DEMOS if args.demos else SCENARIOS
+    default = (demos.PUBLISHED if args.published else demos.DEMOS if args.demos
+               else contenders.CONTENDERS if args.contenders else SCENARIOS)
     names = args.names or [t.name for t in default]
     targets = tuple(resolve(names=names))
     plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
@@ -249,7 +254,8 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     then gets the delay that keeps the ideal c / delay at a fraction (`--utilisation`) of what
     one core can serve, so a shortfall shows the server model, not a busy CPU.
     """
-    names = args.names or list(SCALE_DEFAULT)
+    names = args.names or ([t.name for t in contenders.SCALE] if args.contenders
+                           else list(SCALE_DEFAULT))
     if args.ares:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
     targets = tuple(resolve(names=names))
@@ -346,6 +352,7 @@ def _session(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan
     out.print(report.summary_table(results=store.data))
     if (demo_table := report.demo_table(results=store.data)) is not None:
         out.print(demo_table)
+    written += contenders_report.write_section(run_dir=store.run_dir, results=store.data)
     out.print(f"results: {store.path}")
     for path in written:
         out.print(f"         {path}")
