@@ -132,3 +132,21 @@ def test_the_gil_guard_refuses_a_normal_interpreter(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "flask_app"))
     with pytest.raises(RuntimeError, match="refusing to serve: .*not a free-threaded build"):
         load_module("contenders_freethreaded", "contenders/freethreaded.py")
+
+
+def test_the_scale_plan_layers_each_contenders_override():
+    from playground.runner import Plan
+
+    plan = Plan(targets=contenders.SCALE, overrides_dir=ROOT / "scale", sweep=(100,),
+                delays=((100, 1.0),))
+    for target in contenders.SCALE:
+        (load,) = plan.loads(target)
+        assert load.compose_files == (target.compose_file, f"scale/{target.compose_file}")
+
+
+def test_the_cli_takes_contenders_for_run_and_scale():
+    from playground.cli import build_parser
+
+    assert build_parser().parse_args(["run", "--contenders"]).contenders is True
+    assert build_parser().parse_args(["scale", "--contenders"]).contenders is True
+    assert build_parser().parse_args(["run"]).contenders is False
