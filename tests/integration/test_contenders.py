@@ -131,6 +131,7 @@ class TestQuart:
         threads = up.threads_during("quart_unlimited", url="http://127.0.0.1:3001/?delay=1",
                                     n=200, c=100)
         assert threads["peak"] <= threads["before"] + 10, threads
+        assert threads["processes"] == 1, threads  # Hypercorn's own process serves (workers=0)
 
     def test_the_pool_cap_of_100_is_a_measured_limit(self, up):
         # 120 at once: the capped session serves 100, then the other 20 (two delays); without
