@@ -19,12 +19,16 @@ DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
 	demos/wrk-workers.yml
 STORY_FILES := story/uwsgi-threads.yml story/uwsgi-gevent.yml story/gunicorn-threads.yml \
 	story/gunicorn-gevent.yml
+CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
+	contenders/uvicorn-wsgi.yml contenders/flask-async-views.yml contenders/quart-hypercorn.yml \
+	contenders/freethreaded-gunicorn.yml
 # Compose reads .env from the first file's folder, so files below the root (demos/, compose/)
 # are pointed at the root's by hand when it exists (the offline stand-ins).
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos scale story test unit-test integration-test venv base-images offline-images images \
+.PHONY: bench demos contenders scale story test unit-test integration-test venv base-images offline-images \
+	images \
 	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
@@ -35,6 +39,11 @@ bench: venv base-images
 ## `make demos ARGS=--published` runs only the wrk demo, at its published load (~6 minutes)
 demos: venv base-images
 	$(PLAYGROUND) run --demos $(ARGS)
+
+## contenders: the 2026 contenders (contenders/) at the tutorial's load; `make bench` leaves
+## them out. Their sweep: `make scale ARGS=--contenders`
+contenders: venv base-images
+	$(PLAYGROUND) run --contenders $(ARGS)
 
 ## scale: sweep concurrency up to 10,000 (long: tens of minutes); see scale/README.md
 scale: venv base-images
@@ -84,6 +93,9 @@ images:
 	docker compose $$( [ -f .env ] && echo --env-file .env ) -f compose/loadgen.yml build
 # The demos' three images (Flask + demos, legacy eventlet Gunicorn, Sanic): this file uses all.
 	docker compose $(ENV_FILE) -f demos/wrk-workers.yml build
+# The contenders' two images: normal CPython, and CPython built without the GIL (a few minutes).
+	docker compose $(ENV_FILE) -f contenders/gunicorn-gthread.yml build
+	docker compose $(ENV_FILE) -f contenders/freethreaded-gunicorn.yml build
 
 ## lock: re-pin the images' Python requirements with Python 3.13 (the images' Python)
 lock: base-images
@@ -93,7 +105,7 @@ lock: base-images
 
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
-	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES) $(CONTENDER_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

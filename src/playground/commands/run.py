@@ -1,4 +1,5 @@
-"""`playground run`: scenarios (all nine by default) or the demos, measured and reported."""
+"""`playground run`: scenarios (all nine by default), the demos or the contenders, measured and
+reported."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from playground import demos, environment, report, results
+from playground import contenders, contenders_report, demos, environment, report, results
 from playground import load as loadmod
 from playground.commands import options
 from playground.commands.session import build, session
@@ -27,6 +28,8 @@ def add_parser(sub) -> None:
                      help="scenarios to run (see `playground list`); default: all")
     run.add_argument("--demos", action="store_true",
                      help="run the companion demos (demos/) instead of the nine scenarios")
+    run.add_argument("--contenders", action="store_true",
+                     help="run the 2026 contenders (contenders/) instead of the nine scenarios")
     run.add_argument("--published", action="store_true",
                      help="run only the wrk demo, at its published load (wrk -t12 -c400 "
                           "-d30s, 10 s sleep; about 6 minutes)")
@@ -50,7 +53,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    default = demos.PUBLISHED if args.published else demos.DEMOS if args.demos else SCENARIOS
+    default = (demos.PUBLISHED if args.published else demos.DEMOS if args.demos
+               else contenders.CONTENDERS if args.contenders else SCENARIOS)
     names = args.names or [t.name for t in default]
     targets = tuple(resolve(names=names))
     plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
@@ -106,6 +110,7 @@ def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan 
         store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         store.save()
         written = report.write_report(run_dir=store.run_dir, results=store.data)
+        written += contenders_report.write_section(run_dir=store.run_dir, results=store.data)
     out.print(report.summary_table(results=store.data))
     if (demo_table := report.demo_table(results=store.data)) is not None:
         out.print(demo_table)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
+from playground import contenders
 from playground.commands import options
 from playground.commands.run import measure
 from playground.results import RunStore
@@ -22,6 +23,8 @@ def add_parser(sub) -> None:
         parents=[options.session(), options.resumable()])
     scale.add_argument("names", nargs="*", metavar="SCENARIO",
                        help="modes to sweep; default: the gevent and thread-based scenarios")
+    scale.add_argument("--contenders", action="store_true",
+                       help="sweep the 2026 contenders (contenders/) instead")
     scale.add_argument("--ares", action="store_true",
                        help="also sweep the gevent scenarios with the c-ares resolver")
     scale.add_argument("--sweep", type=options.positive_int_list, default=SCALE_SWEEP,
@@ -44,7 +47,8 @@ def add_parser(sub) -> None:
 def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Sweep concurrency up to 10,000 with delays long enough that CPU is not the limit
     (see `playground.scale_settings`)."""
-    names = args.names or list(SCALE_DEFAULT)
+    names = args.names or ([t.name for t in contenders.SCALE] if args.contenders
+                           else list(SCALE_DEFAULT))
     if args.ares:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
     targets = tuple(resolve(names=names))
