@@ -18,8 +18,8 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 INTERVAL_S = 0.5
@@ -46,16 +46,6 @@ class Series:
     def peak(self, attr: str) -> float | None:
         values = [getattr(s, attr) for s in self.samples]
         return max(values) if values else None
-
-    def first(self, attr: str) -> float | None:
-        return getattr(self.samples[0], attr) if self.samples else None
-
-    def last(self, attr: str) -> float | None:
-        return getattr(self.samples[-1], attr) if self.samples else None
-
-    def as_dicts(self) -> list[dict]:
-        return [{k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(s).items()}
-                for s in self.samples]
 
 
 # --- reading one container ------------------------------------------------------------------
@@ -232,12 +222,3 @@ def combine(series: Iterable[Series]) -> list[dict]:
                     "rss_mb": round(sum(g.rss_mb for g in group), 3),
                     "cpu_pct": round(sum(g.cpu_pct for g in group), 3)})
     return out
-
-
-def wait_for(predicate: Callable[[], bool], *, timeout: float, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()

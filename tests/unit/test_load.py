@@ -63,13 +63,19 @@ from playground.load import (
     LoadResult,
     WrkTool,
     ab_cap_rps,
-    diagnose,
     ideal_rps,
     steady_rps_from_ab,
     tool_version,
 )
 
+from playground.diagnosis import load_findings
+
 DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def diagnose(**kwargs) -> list[str]:
+    """The messages of the load tool's findings (see playground.diagnosis)."""
+    return [f.message for f in load_findings(**kwargs)]
 TSV_HEADER = "starttime\tseconds\tctime\tdtime\tttime\twait"
 
 def read(name: str) -> str:

@@ -1,12 +1,9 @@
-"""The runner's own diagnosis of a shortfall: lockstep waves queueing behind CPU."""
+"""The diagnosis of a shortfall: lockstep waves queueing behind CPU."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from playground.load import LoadResult
-from playground.runner import Runner
-from playground.scenarios import REGISTRY
+from playground.diagnosis import lockstep_waves
 
 
 def result(p50_ms: float) -> LoadResult:
@@ -20,20 +17,19 @@ ROWS = [{"t": 0, "threads": 11, "processes": 1, "rss_mb": 50.0, "cpu_pct": 40.0}
 
 
 def test_a_wave_queueing_behind_cpu_is_explained():
-    target = REGISTRY["gevent-pywsgi"]
-    notes = Runner._wave_note(target, result(1085), cpu_ms=1.26, during=ROWS, steady=183.0,
-                              ideal=200.0)
-    assert len(notes) == 1 and "a wave of 200 requests costs 252 ms" in notes[0]
+    findings = lockstep_waves(result=result(1085), delay=1.0, concurrency=200, cpu_ms=1.26,
+                              samples=ROWS, steady=183.0, ideal=200.0)
+    assert [f.code for f in findings] == ["lockstep-waves"]
+    assert "a wave of 200 requests costs 252 ms" in findings[0].message
+    assert findings[0].figures["wave_cpu_ms"] == 252.0
 
 
 def test_no_wave_note_when_the_run_kept_up():
-    target = REGISTRY["uwsgi-gevent"]
-    assert Runner._wave_note(target, result(1009), cpu_ms=1.4, during=ROWS, steady=196.0,
-                             ideal=200.0) == []
+    assert lockstep_waves(result=result(1009), delay=1.0, concurrency=200, cpu_ms=1.4,
+                          samples=ROWS, steady=196.0, ideal=200.0) == []
 
 
 def test_no_wave_note_for_a_serialised_server():
     # 5 requests x 4 ms of CPU cannot explain 4 s of queueing: that is one-at-a-time serving.
-    target = replace(REGISTRY["devserver"])
-    assert Runner._wave_note(target, result(5072), cpu_ms=4.0, during=ROWS, steady=1.4,
-                             ideal=5.0) == []
+    assert lockstep_waves(result=result(5072), delay=1.0, concurrency=5, cpu_ms=4.0,
+                          samples=ROWS, steady=1.4, ideal=5.0) == []
