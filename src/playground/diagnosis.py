@@ -80,11 +80,11 @@ class Evidence:
 def diagnose(evidence: Evidence) -> list[Finding]:
     """Every finding for one entry, most serious first within each group."""
     e = evidence
+    steady = e.steady_estimate if steady_reached(e.waves) or e.result.tool != "ab" else None
     findings = [*open_files(e), *load_findings(result=e.result, delay=e.delay,
-                                               concurrency=e.concurrency)]
+                                               concurrency=e.concurrency, steady=steady)]
     findings += steady_state(waves=e.waves, estimate=e.steady_estimate, measured=e.result.rps)
     ideal = ideal_rps(concurrency=e.concurrency, delay=e.delay) if e.delay > 0 else None
-    steady = e.steady_estimate if steady_reached(e.waves) else None
     findings += lockstep_waves(result=e.result, delay=e.delay, concurrency=e.concurrency,
                                cpu_ms=e.cpu_ms_per_request, samples=e.samples, steady=steady,
                                ideal=ideal)
@@ -95,9 +95,12 @@ def diagnose(evidence: Evidence) -> list[Finding]:
 
 
 # --- the load tool's own figures ---------------------------------------------------------------
-def load_findings(*, result: LoadResult, delay: float, concurrency: int) -> list[Finding]:
+def load_findings(*, result: LoadResult, delay: float, concurrency: int,
+                  steady: float | None | bool = True) -> list[Finding]:
     """What the load tool's report says: nothing completed, failures, SYN retransmits, queueing,
-    stalls, ab at its own ceiling."""
+    stalls, ab at its own ceiling. ``steady``: the steady figure to quote (True: the result's
+    own; None: the run had none)."""
+    steady = result.steady_rps if steady is True else steady
     out: list[Finding] = []
     if result.complete == 0:
         out.append(Finding("nothing-completed", "error",
@@ -148,13 +151,13 @@ def load_findings(*, result: LoadResult, delay: float, concurrency: int) -> list
         ideal = ideal_rps(concurrency=concurrency, delay=delay)
         if cap is not None and ideal is not None and result.rps >= AB_AT_CAP * cap \
                 and cap < AB_CAP_BELOW_IDEAL * ideal:
-            steady = f"; steady rate {_fmt(result.steady_rps, 1)}/s" if result.steady_rps else ""
+            quoted = f"; steady rate {_fmt(steady, 1)}/s" if steady else ""
             out.append(Finding(
                 "ab-at-its-cap", "info",
                 f"ab's {_fmt(result.rps)} requests/s is at its own ceiling of {_fmt(cap, 1)}/s for "
                 f"n={result.complete}, c={concurrency}: it sends the first request alone, so the "
                 f"run lasts at least (n/c + 1) x {_fmt(delay, 3)} s (ideal {_fmt(ideal, 1)}/s"
-                f"{steady})", {"rps": result.rps, "ab_cap_rps": cap, "ideal_rps": ideal}))
+                f"{quoted})", {"rps": result.rps, "ab_cap_rps": cap, "ideal_rps": ideal}))
     return out
 
 

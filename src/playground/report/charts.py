@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import MaxNLocator, NullLocator
 
 from playground.model import Entry, Run
 from playground.report.reading import fmt, is_sweep, main_entries, status
@@ -358,11 +358,15 @@ def _plot_timeline(entry: Entry, path: Path) -> bool:
               ("cpu_pct", "CPU (%, 100 = one core)", "#d62728"))
     for i, (attr, ylabel, color) in enumerate(panels, start=1):
         ax = figure.add_subplot(1, 3, i)
-        ax.plot(t, [getattr(s, attr) for s in entry.samples], color=color, linewidth=1.5,
+        values = [getattr(s, attr) for s in entry.samples]
+        ax.plot(t, values, color=color, linewidth=1.5,
                 drawstyle="steps-post" if attr == "threads" else "default")
         ax.set_xlabel("s into the load")
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        # From zero, with headroom, so a flat line is visibly flat and not the frame's edge.
+        ax.set_ylim(0, max(max(values) * 1.15, 1.0))
+        if attr == "threads":
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     figure.suptitle(f"{entry.name} (c={entry.concurrency}): what top -H shows through the run",
                     fontsize=10)

@@ -155,7 +155,7 @@ h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .3rem; margin-top: 2rem; 
 table { border-collapse: collapse; font-size: .8rem; margin: .5rem 0; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: .2rem .4rem; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
-th { background: #f6f8fa; }
+th { background: #f6f8fa; overflow-wrap: normal; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; }
 code { overflow-wrap: anywhere; }
 pre { background: #f6f8fa; padding: .75rem; white-space: pre-wrap; overflow-wrap: anywhere; }
