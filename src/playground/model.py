@@ -31,10 +31,13 @@ class ModelError(ResultsError):
     """A results file does not fit the model; the message names where and why."""
 
 
-def _doc(text: str, default: Any = None, factory: Any = None) -> Any:
+def _doc(text: str, default: Any = None, factory: Any = None, *, omit_none: bool = False) -> Any:
+    """A field with its description for the schema table; ``omit_none``: not written when None
+    (a key only some runs have)."""
+    metadata = {"doc": text, "omit_none": omit_none}
     if factory is not None:
-        return field(default_factory=factory, metadata={"doc": text})
-    return field(default=default, metadata={"doc": text})
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,8 @@ class Run(RunHeader):
 
     calibration: Entry | None = _doc("ab straight at the upstream: the harness ceiling")
     scenarios: list[Entry] = _doc("every other entry, in the order measured", factory=list)
-    probe: Entry | None = _doc("scale runs: the measurement that set the delays")
+    probe: Entry | None = _doc("scale runs only: the measurement that set the delays",
+                               omit_none=True)
 
     def entries(self) -> list[Entry]:
         """Calibration first (every row is read against it), then the rest."""
@@ -215,7 +219,8 @@ class Run(RunHeader):
 # --- one conversion for every dataclass above ---------------------------------------------------
 def _to_json(obj: Any) -> Any:
     if is_dataclass(obj):
-        out = {f.name: _to_json(getattr(obj, f.name)) for f in fields(obj) if f.name != "extra"}
+        out = {f.name: _to_json(getattr(obj, f.name)) for f in fields(obj) if f.name != "extra"
+               and not (f.metadata.get("omit_none") and getattr(obj, f.name) is None)}
         out.update(getattr(obj, "extra", {}))
         return out
     if isinstance(obj, list):
@@ -304,7 +309,18 @@ def schema_markdown() -> str:
              f"Schema version {SCHEMA_VERSION}. Generated from `src/playground/model.py` by",
              "`python -m playground.model > docs/results-schema.md`; a unit test checks it is",
              "current. A key missing from an older file reads as null; keys this version does",
-             "not know are kept as they are.", ""]
+             "not know are kept as they are.", "",
+             "Changes from files written before the typed model (same schema version: every",
+             "key they have still means the same, except `steady_rps`):", "",
+             "- `steady_rps` is null where the run did not reach a steady state (fewer than",
+             "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`); earlier files",
+             "  hold c / mean response time for every ab run, which overstates short runs",
+             "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",
+             "  follows it. `repeats[].steady_rps` likewise.",
+             "- New: `findings` (the diagnosis, structured; `notes` still carries their",
+             "  messages after the target's own notes), `waves`, `latency_distribution_ms`,",
+             "  `spread.relative`, `skipped` on every entry.",
+             "- Gone: `results.REQUIRED_KEYS`; the model is the schema.", ""]
     for cls, heading in ((Run, "Run (the whole file)"), (Entry, "Entry (`calibration`, each of "
                          "`scenarios`, `probe`)"), (Finding, "Finding (each of `findings`)"),
                          (Repeat, "Repeat (each of `repeats`)"), (Spread, "Spread (`spread`)"),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from playground.model import SCHEMA_VERSION, Entry, ResultsError, Run
 
-__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "load_run", "resolve_run"]
+__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "resolve_run"]
 
 
 def new_run_id() -> str:
@@ -70,11 +70,6 @@ def load(path: Path) -> dict:
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
     return data
-
-
-def load_run(path: Path) -> Run:
-    """:func:`load`, as the typed model."""
-    return Run.from_json(load(path))
 
 
 def resolve_run(results_dir: Path, ref: str) -> Path:

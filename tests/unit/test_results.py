@@ -86,7 +86,7 @@ def test_unusable_files_give_clear_errors(tmp_path):
 
 
 def test_a_file_of_the_wrong_shape_names_the_entry_and_the_key(tmp_path):
-    data = json.loads((DATA / "results_normal.json").read_text())
+    data = json.loads((DATA / "results_recorded.json").read_text())
     data["scenarios"][0]["steady_rps"] = "fast"
     (tmp_path / "results.json").write_text(json.dumps(data))
     name = data["scenarios"][0]["name"]

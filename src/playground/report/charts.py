@@ -328,7 +328,7 @@ def _plot_latency(run: Run, path: Path) -> bool:
     styles = ("-", "--", "-.", ":")
     for index, entry in enumerate(entries):
         points = sorted(entry.latency_distribution_ms)
-        ax.plot([ms for _, ms in points], [p for p, _ in points], marker=".",
+        ax.plot([ms for _, ms in points], [p for p, _ in points], marker=".", drawstyle="steps-post",
                 linestyle=styles[(index // 10) % len(styles)], color=f"C{index % 10}",
                 label=f"{entry.name} (c={entry.concurrency})")
     values = [ms for e in entries for _, ms in e.latency_distribution_ms if ms > 0]
