@@ -35,9 +35,13 @@ CPU_BOUND_PCT = 90.0
 #: ab and wrk's threads are single-threaded event loops: at this CPU they are the limit.
 SATURATED_CPU_PCT = 95.0
 #: A steady rate (c / mean response time) needs the run to last this many response times:
-#: ab's lone first request and the queue building up weigh on fewer. Measured: the serial dev
-#: server at n=10 c=5 lasts ~3 of them and c / mean reads 1.4 rps where it served 1.0.
-MIN_STEADY_WAVES = 5.0
+#: ab's lone first request and a queue building up take about two, so with four the loaded
+#: phase is at least half the run. Measured: the serial dev server at n=10 c=5 lasts ~3 and
+#: c / mean reads 1.4 rps where it served 0.98; the bonus without psycogreen ~2.6 (2.0 vs 1.5).
+MIN_STEADY_WAVES = 4.0
+#: Rounds of c requests a scale load runs so that it lasts enough response times (ab adds one
+#: for its lone first request).
+MIN_STEADY_ROUNDS = 4
 #: An entry whose repeats lie further apart than this (max - min over the median) is noisy.
 NOISY_SPREAD = 0.05
 #: Below this share of its ideal an entry "missed its target" and the report wants a reason.

@@ -70,8 +70,9 @@ class Plan:
         for c in self.sweep:
             delay = delays.get(c, base.delay)
             if delays:
-                # At least ~10 s of load, so short delays still give a steady figure.
-                waves = max(1, math.ceil(MIN_LOAD_S / max(delay, 0.1)))
+                # At least ~10 s of load, and enough rounds to reach a steady state (with
+                # fewer the run shows no steady figure; see diagnosis.MIN_STEADY_WAVES).
+                waves = max(diagnosis.MIN_STEADY_ROUNDS, math.ceil(MIN_LOAD_S / max(delay, 0.1)))
             else:
                 # A sweep keeps n/c constant (as many waves at every concurrency).
                 waves = max(base.requests // base.concurrency, 1)

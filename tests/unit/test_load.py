@@ -646,7 +646,7 @@ def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
 
     r = parse_ab("ab_ramp_first_slowest_n41_c10.txt", tsv="ab_ramp_first_slowest_n41_c10.tsv")
     timeline = parse_timeline(read("ab_ramp_first_slowest_n41_c10.tsv"))
-    assert timeline.waves >= 5
+    assert timeline.waves >= 5  # at least the threshold
     measured = Measured(result=r, timeline=timeline, series={}, before={}, loadgen_cpu=None)
     assert measured.steady == r.steady_rps
 

@@ -33,3 +33,17 @@ def test_no_wave_note_for_a_serialised_server():
     # 5 requests x 4 ms of CPU cannot explain 4 s of queueing: that is one-at-a-time serving.
     assert lockstep_waves(result=result(5072), delay=1.0, concurrency=5, cpu_ms=4.0,
                           samples=ROWS, steady=1.4, ideal=5.0) == []
+
+
+def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
+    """A long delay still gets MIN_STEADY_ROUNDS rounds (one would show no steady figure)."""
+    from playground.diagnosis import MIN_STEADY_ROUNDS, MIN_STEADY_WAVES
+    from playground.runner import Plan
+    from playground.scenarios import REGISTRY
+
+    target = REGISTRY["uwsgi-gevent"]
+    plan = Plan(targets=(target,), sweep=(100, 10000), delays=((100, 0.5), (10000, 52.0)))
+    short, long = plan.loads(target)
+    assert short.requests == 20 * 100  # ~10 s of 0.5-s rounds
+    assert long.requests == MIN_STEADY_ROUNDS * 10000
+    assert MIN_STEADY_ROUNDS + 1 > MIN_STEADY_WAVES  # ab's lone first request adds one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.diagnosis import TARGET_EFFICIENCY
+from playground.diagnosis import MIN_STEADY_WAVES, NOISY_SPREAD, TARGET_EFFICIENCY
 from playground.model import Entry, Run
 from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
                                         Inline, Paragraph, Span, Table)
@@ -18,10 +18,12 @@ HOW_TO_READ = (
     "connections once it is answered, so a whole extra delay is added to a run that ideally "
     "lasts n/c · delay; the \"ab cap\" column is that ceiling. Steady rps is c / mean response "
     "time, the rate the server sustains once all c connections are busy; it is shown only where "
-    "the run lasted long enough to reach that steady state (at least 5 response times; "
+    f"the run lasted long enough to reach that steady state (at least {MIN_STEADY_WAVES:g} "
+    "response times; "
     "otherwise the cell says \"not steady\" and Why says how long the run was). Ideal = c / "
     "delay: every request waits exactly the upstream delay and nothing else. Efficiency = "
-    "steady / ideal. Spread: how far --repeat runs lie apart ((max − min) / median); above 5% "
+    "steady / ideal. Spread: how far --repeat runs lie apart ((max − min) / median); above "
+    f"{NOISY_SPREAD:.0%} "
     "the entry is marked noisy. The calibration row is the same load aimed at the slow "
     "upstream alone; its steady rps is the harness ceiling no scenario can beat."
 )
