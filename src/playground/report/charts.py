@@ -168,7 +168,7 @@ def _plot_rps(run: Run, path: Path) -> bool:
     ax.set_title(f"Throughput, {_chart_concurrency_label(common_c)}, delay {delay} s "
                  f"(run {run.run_id or '?'})")  # fmt: skip
     handles = [
-        Patch(color=STEADY_COLOR, label="steady rps (c / mean latency)"),
+        Patch(color=STEADY_COLOR, label="steady rps (c / mean latency; steady runs only)"),
         Patch(color=AB_COLOR, label="ab's own rps"),
         Line2D([], [], color="black", linewidth=1.8, label="ideal (c / delay)"),
         Line2D([], [], color="#d62728", linestyle="--", linewidth=1.8, label="ab cap n/((n/c+1)·delay)"),

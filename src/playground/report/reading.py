@@ -50,17 +50,22 @@ def fmt(value: float | int | None, *, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
+def fmt_rate(value: float | None) -> str:
+    """Requests/s: two decimals below 10 (0.97 and 1.48 must not both read "1"-ish)."""
+    return fmt(value, digits=2 if value is not None and abs(value) < 10 else 1)
+
+
 def fmt_pct(fraction: float | None) -> str:
     return DASH if fraction is None else f"{fraction * 100:.1f}%"
 
 
 def fmt_spread(entry: Entry, key: str) -> str:
     """"median (min–max)" over repeats when there was more than one, else just the figure."""
-    median = fmt(getattr(entry, key))
+    median = fmt_rate(getattr(entry, key))
     low_high = getattr(entry.spread, key, None) if entry.spread else None
     if len(entry.repeats) < 2 or not low_high:
         return median
-    return f"{median} ({fmt(low_high[0])}–{fmt(low_high[1])})"
+    return f"{median} ({fmt_rate(low_high[0])}–{fmt_rate(low_high[1])})"
 
 
 def fmt_threads(entry: Entry) -> str:

@@ -9,7 +9,7 @@ from playground.model import Entry, Run
 from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
                                         Inline, Paragraph, Span, Table)
 from playground.report.reading import (DASH, by_section, ceiling_for, efficiency, flatten, fmt,
-                                       fmt_latency, fmt_pct, fmt_spread, fmt_threads, is_sweep,
+                                       fmt_latency, fmt_pct, fmt_rate, fmt_spread, fmt_threads, is_sweep,
                                        spread_cell, status, steady_cell, title)
 
 HOW_TO_READ = (
@@ -61,8 +61,8 @@ def throughput_row(entry: Entry, calibration: Entry | None) -> list[Inline]:
     return [
         Span(entry.name, bold=entry.kind == "calibration"), fmt(entry.requests),
         fmt(entry.concurrency), fmt(entry.delay, digits=2), fmt_spread(entry, "rps"),
-        fmt(entry.ab_cap_rps), steady_cell(entry), fmt(entry.ideal_rps),
-        fmt_pct(efficiency(entry)), fmt(ceiling_for(entry, calibration)),
+        fmt_rate(entry.ab_cap_rps), steady_cell(entry), fmt_rate(entry.ideal_rps),
+        fmt_pct(efficiency(entry)), fmt_rate(ceiling_for(entry, calibration)),
         fmt(entry.tutorial_rps, digits=2), spread_cell(entry), valid_cell(entry),
     ]
 
