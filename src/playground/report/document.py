@@ -13,7 +13,7 @@ import base64
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
@@ -65,8 +65,6 @@ class CodeBlock:
 class Table:
     headers: Sequence[str]
     rows: Sequence[Sequence[Inline]]
-    #: Kept for callers that tint rows; Markdown has no row classes, so it is not rendered.
-    row_classes: Sequence[str] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
