@@ -363,7 +363,7 @@ class Runner:
         good = [r for r in repeats if "error" not in r]
         if not good:
             return self._error_entry(target, errors[0] if errors else "no measurement")
-        measured = [Measured.of(r, target) for r in good]
+        measured = [Measured.of(r) for r in good]
         mid = median_measurement(measured)
         r = mid.result
         during = combine(mid.series.values())
@@ -445,7 +445,7 @@ class Measured:
     loadgen_cpu: float | None
 
     @classmethod
-    def of(cls, raw: dict, target: Target) -> Measured:
+    def of(cls, raw: dict) -> Measured:
         return cls(result=raw["result"], timeline=raw.get("timeline"), series=raw["series"],
                    before=raw["before"], loadgen_cpu=raw["loadgen_cpu_peak_pct"])
 
