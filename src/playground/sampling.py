@@ -22,18 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from playground.model import Sample
+
 INTERVAL_S = 0.5
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = 1 / 1024  # VmRSS is in kB
-
-
-@dataclass(frozen=True)
-class Sample:
-    t: float  # seconds since the sampler started
-    threads: int
-    processes: int
-    rss_mb: float
-    cpu_pct: float  # 100 = one core busy
 
 
 @dataclass
