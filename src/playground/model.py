@@ -114,8 +114,8 @@ class Entry:
     steady_rps: float | None = _doc("c / mean response time, only where the run reached a steady "
                                     "state (see `waves`); None otherwise, with a "
                                     "`no-steady-state` finding saying why")
-    waves: float | None = _doc("response times the run lasted (per-request timeline span / mean "
-                               "response time); a steady figure needs enough of them")
+    waves: float | None = _doc("response times the run lasted (time_taken_s / mean response time "
+                               "from the per-request file); a steady figure needs enough of them")
     efficiency: float | None = _doc("steady_rps / ideal_rps")
     # Errors.
     failed: int | None = _doc("failed requests (the tool's count of failure events)")

@@ -25,7 +25,7 @@ from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.model import Entry, Repeat, Sample, Spread
 from playground.results import RunStore, entry_key
 from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
-from playground.steady import Timeline, parse_timeline
+from playground.steady import Timeline, parse_timeline, waves
 from playground.scenarios import REGISTRY, Target
 
 MIN_LOAD_S = 10.0
@@ -459,7 +459,7 @@ class Measured:
         if self.result.tool != "ab":
             # wrk runs for a fixed duration with no start-up phase: its rate is measured.
             return None
-        return self.timeline.waves if self.timeline else None
+        return waves(time_taken_s=self.result.time_taken_s, mean_ms=self.result.mean_latency_ms)
 
     @property
     def steady(self) -> float | None:

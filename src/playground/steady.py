@@ -3,15 +3,15 @@ times, and the distribution of those response times.
 
 ab's ``-g`` rows are ``starttime seconds ctime dtime ttime wait``: ``seconds`` is the request's
 start in whole epoch seconds and ``ttime`` its response time in ms; the rows are sorted by
-``ttime``, not by time (see :func:`playground.load.steady_rps_from_ab`). Start + response time
-gives each request's end to within a second, which is enough to measure a run's span.
+``ttime``, not by time (see :func:`playground.load.steady_rps_from_ab`).
 
 Why it matters: c / mean response time is the rate of a closed loop in a steady state. A run
 that lasts only a few response times never gets there: ab's first request goes alone and a
 serialising server's queue is still growing, so the early requests are quicker than the
 steady ones and c / mean overstates (the serial dev server, n=10 c=5: 1.4 against the 0.98
-requests/s it served). :attr:`Timeline.waves` is that length, the span of the run over the
-mean response time; :mod:`playground.diagnosis` decides how many are enough.
+requests/s it served). :func:`waves` is that length, the run's time over the mean response
+time; :mod:`playground.diagnosis` decides how many are enough. :meth:`Timeline.distribution`
+keeps the response times' distribution for the report's chart.
 """
 
 from __future__ import annotations
@@ -30,26 +30,6 @@ class Timeline:
     starts_s: tuple[float, ...]  # whole seconds, as ab writes them
     ttimes_ms: tuple[float, ...]
 
-    @property
-    def mean_ms(self) -> float | None:
-        return sum(self.ttimes_ms) / len(self.ttimes_ms) if self.ttimes_ms else None
-
-    @property
-    def span_s(self) -> float | None:
-        """From the first start to the last end, s (to within ab's one-second start times)."""
-        if not self.starts_s:
-            return None
-        ends = (s + t / 1000 for s, t in zip(self.starts_s, self.ttimes_ms, strict=True))
-        return max(ends) - min(self.starts_s)
-
-    @property
-    def waves(self) -> float | None:
-        """How many mean response times the run lasted; None without timings."""
-        mean, span = self.mean_ms, self.span_s
-        if mean is None or span is None or mean <= 0 or len(self.ttimes_ms) < 2:
-            return None
-        return span / (mean / 1000)
-
     def distribution(self) -> list[list[float]]:
         """[percent, ms] at :data:`PERCENTS` (nearest rank), for the distribution chart."""
         ordered = sorted(self.ttimes_ms)
@@ -60,6 +40,15 @@ class Timeline:
             rank = max(math.ceil(p / 100 * len(ordered)), 1)
             out.append([float(p), float(ordered[rank - 1])])
         return out
+
+
+def waves(*, time_taken_s: float | None, mean_ms: float | None) -> float | None:
+    """How many mean response times the run lasted: ab's own run time (its clock is exact;
+    the file's start times are whole seconds, too coarse for a run of a few seconds) over the
+    mean response time of every request in the per-request file."""
+    if time_taken_s is None or mean_ms is None or mean_ms <= 0:
+        return None
+    return time_taken_s / (mean_ms / 1000)
 
 
 def parse_timeline(tsv: str) -> Timeline | None:
