@@ -44,7 +44,6 @@ __all__ = [
     "TOOLS",
     "WrkTool",
     "ab_cap_rps",
-    "diagnose",
     "ideal_rps",
     "steady_rps_from_ab",
     "tool_version",
@@ -93,7 +92,7 @@ class LoadResult:
       (whole milliseconds; ``max`` is the 100% row); wrk: the ``--latency``
       distribution and the Max column. Empty when the tool reported no timings.
     * ``connect_max_ms`` -- ab's "Connection Times" Connect max; about 1000 ms
-      means a SYN was retransmitted. None for wrk, which does not report it.
+      means a SYN was retransmitted (:mod:`playground.diagnosis`). None for wrk, which does not report it.
     * ``steady_rps`` / ``mean_latency_ms`` -- ab: from the ``-g`` file (see
       :func:`steady_rps_from_ab`), None without one; wrk: its own Requests/sec
       and latency Avg (a duration-bound run has no start-up phase to remove).
@@ -574,72 +573,3 @@ def tool_version(*, stdout: str) -> str | None:
     if wrk:
         return wrk.group(1)
     return None
-
-
-def _fmt(value: float, digits: int = 2) -> str:
-    """A figure as the tools print it, without trailing zeros: 40.34, 50, 0.2, 1014."""
-    text = f"{value:.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def diagnose(*, result: LoadResult, delay: float, concurrency: int) -> list[str]:
-    """Plain-language notes on the figures that need explaining, most serious first.
-
-    ``delay`` is the upstream's designed response time in seconds (0 if none),
-    ``concurrency`` the number of client connections. Each note names the
-    figure it explains, so a table can show the numbers and these underneath.
-    """
-    notes: list[str] = []
-    if result.complete == 0:
-        notes.append(
-            f"no request completed in {_fmt(result.time_taken_s)} s: the figures below describe nothing"
-        )
-    elif result.tool == "ab" and result.failed >= result.complete:
-        notes.append(
-            f"{result.failed} failure events for {result.complete} 'complete' requests: with -r, ab "
-            f"counts requests that got no answer as complete, so its {_fmt(result.rps)} requests/s "
-            "is meaningless"
-        )
-
-    if result.connect_max_ms is not None and result.connect_max_ms >= 2900:
-        notes.append(
-            f"max connect {_fmt(result.connect_max_ms)} ms: a SYN was retransmitted at least twice "
-            "(~3 s: a listen queue stayed full; the client waited 1 s + 2 s)"
-        )
-    elif result.connect_max_ms is not None and result.connect_max_ms >= 900:
-        notes.append(
-            f"max connect {_fmt(result.connect_max_ms)} ms: at least one SYN was retransmitted "
-            "(a listen queue overflowed; the client waited ~1 s)"
-        )
-
-    if result.failed > 0:
-        kinds = ", ".join(f"{kind} {count}" for kind, count in result.failures.items())
-        notes.append(f"{result.failed} failed requests ({kinds})")
-    if result.non_2xx > 0:
-        label = "non-2xx" if result.tool == "ab" else "non-2xx/3xx"
-        notes.append(f"{result.non_2xx} {label} responses out of {result.complete}")
-
-    p50 = result.latency_ms.get("p50")
-    worst = result.latency_ms.get("max")
-    if delay > 0 and p50 is not None and p50 > 2 * delay * 1000:
-        notes.append(
-            f"median latency {_fmt(p50 / 1000, 3)} s for a {_fmt(delay, 3)} s upstream: "
-            "requests queued (serialised or over capacity)"
-        )
-    if p50 is not None and worst is not None and worst >= 1000 and worst >= 5 * p50:
-        notes.append(
-            f"slowest request {_fmt(worst)} ms against a median of {_fmt(p50)} ms: "
-            "a few requests stalled far longer than the rest"
-        )
-
-    if result.tool == "ab" and delay > 0 and result.complete >= concurrency > 0:
-        cap = ab_cap_rps(requests=result.complete, concurrency=concurrency, delay=delay)
-        ideal = ideal_rps(concurrency=concurrency, delay=delay)
-        if cap is not None and ideal is not None and result.rps >= 0.9 * cap and cap < 0.95 * ideal:
-            steady = f"; steady rate {_fmt(result.steady_rps, 1)}/s" if result.steady_rps else ""
-            notes.append(
-                f"ab's {_fmt(result.rps)} requests/s is at its own ceiling of {_fmt(cap, 1)}/s for "
-                f"n={result.complete}, c={concurrency}: it sends the first request alone, so the run "
-                f"lasts at least (n/c + 1) x {_fmt(delay, 3)} s (ideal {_fmt(ideal, 1)}/s{steady})"
-            )
-    return notes

@@ -1,6 +1,7 @@
 """results.json in and out: written after every finished measurement, atomically.
 
-A run lives in `results/<run-id>/`: `results.json` (the schema is in the README), the raw
+A run lives in `results/<run-id>/`: `results.json` (a serialised :class:`playground.model.Run`,
+schema in docs/results-schema.md), the raw
 load-generator output under `raw/`, and the report. The file is replaced atomically (written
 to a temporary file, then renamed over the old one), so an interrupted run keeps exactly what
 it finished and never leaves half a file; `--resume` continues from it.
@@ -18,17 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 1
-REQUIRED_KEYS = (
-    "name", "compose_file", "url", "requests", "concurrency", "delay", "tool", "rps",
-    "time_taken_s", "ideal_rps", "ab_cap_rps", "steady_rps", "efficiency", "failed", "non_2xx",
-    "latency_ms", "connect_max_ms", "threads_before", "threads_peak", "processes",
-    "rss_peak_mb", "cpu_peak_pct", "tutorial_rps", "valid",
-)
+from playground.model import SCHEMA_VERSION, Entry, ResultsError, Run
 
-
-class ResultsError(RuntimeError):
-    """A results file or directory cannot be used; the message says why."""
+__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "resolve_run"]
 
 
 def new_run_id() -> str:
@@ -60,7 +53,8 @@ def point_latest(results_dir: Path, run_dir: Path) -> None:
 
 
 def load(path: Path) -> dict:
-    """Read a results.json (a run directory is accepted too), with a clear error if unusable."""
+    """Read a results.json (a run directory is accepted too), with a clear error if unusable:
+    the file is checked against the model, and its JSON returned."""
     if path.is_dir():
         path = path / "results.json"
     try:
@@ -71,6 +65,10 @@ def load(path: Path) -> dict:
         raise ResultsError(f"{path} is not valid JSON: {exc}") from None
     if data.get("schema_version") != SCHEMA_VERSION or not isinstance(data.get("scenarios"), list):
         raise ResultsError(f"{path} is not a playground results file (schema {SCHEMA_VERSION})")
+    try:
+        Run.from_json(data)
+    except ResultsError as exc:
+        raise ResultsError(f"{path}: {exc}") from None
     return data
 
 
@@ -82,7 +80,9 @@ def resolve_run(results_dir: Path, ref: str) -> Path:
     raise ResultsError(f"no run {ref!r} (looked in {results_dir})")
 
 
-def entry_key(entry: dict) -> tuple[str, int]:
+def entry_key(entry: dict | Entry) -> tuple[str, int]:
+    if isinstance(entry, Entry):
+        return entry.key
     return (entry["name"], int(entry["concurrency"]))
 
 
@@ -129,22 +129,23 @@ class RunStore:
             keys.add(entry_key(calibration))
         return keys
 
-    def add(self, entry: dict) -> None:
-        if entry.get("kind") == "calibration":
-            self.data["calibration"] = entry
+    @property
+    def run(self) -> Run:
+        """What is on disk so far, as the typed model."""
+        return Run.from_json(self.data)
+
+    def add(self, entry: Entry) -> None:
+        if entry.kind == "calibration":
+            self.data["calibration"] = entry.to_json()
         else:
             # A resumed run replaces the failed attempt of the same measurement.
-            key = entry_key(entry)
+            key = entry.key
             self.data["scenarios"] = [e for e in self.data["scenarios"] if entry_key(e) != key]
-            self.data["scenarios"].append(entry)
+            self.data["scenarios"].append(entry.to_json())
         self.save()
 
     def save(self) -> None:
         write_json_atomic(self.path, self.data)
-
-
-def missing_keys(entry: dict) -> list[str]:
-    return [k for k in REQUIRED_KEYS if k not in entry]
 
 
 def runner_lock_path() -> Path:

@@ -20,15 +20,16 @@ from itertools import groupby
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playground import hostpath
+from playground import diagnosis, hostpath
 from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
+from playground.model import Entry, Repeat, Sample, Spread
 from playground.results import RunStore, entry_key
 from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
+from playground.steady import Timeline, parse_timeline, waves
 from playground.scenarios import REGISTRY, Target
 
 MIN_LOAD_S = 10.0
-SATURATED_CPU_PCT = 95.0  # ab and wrk's threads are single-threaded event loops
 WARMUP_REQUESTS = 20
 
 
@@ -70,8 +71,9 @@ class Plan:
         for c in self.sweep:
             delay = delays.get(c, base.delay)
             if delays:
-                # At least ~10 s of load, so short delays still give a steady figure.
-                waves = max(1, math.ceil(MIN_LOAD_S / max(delay, 0.1)))
+                # At least ~10 s of load, and enough rounds to reach a steady state (with
+                # fewer the run shows no steady figure; see diagnosis.MIN_STEADY_WAVES).
+                waves = max(diagnosis.MIN_STEADY_ROUNDS, math.ceil(MIN_LOAD_S / max(delay, 0.1)))
             else:
                 # A sweep keeps n/c constant (as many waves at every concurrency).
                 waves = max(base.requests // base.concurrency, 1)
@@ -137,7 +139,7 @@ class Runner:
             return
         self.progress.info(f"[bold]{' + '.join(compose_file)}[/bold]: " + ", ".join(
             f"{t.name} n={t.requests} c={t.concurrency}" for t in loads))
-        stopped: dict[str, dict] = {}
+        stopped: dict[str, Entry] = {}
         try:
             with self._scenario(compose_file, services):
                 network = f"{self.docker.project(compose_file)}_default"
@@ -155,17 +157,14 @@ class Runner:
                 if entry_key(self._key(target)) not in self.store.done():
                     self.store.add(self._error_entry(target, str(exc).splitlines()[0]))
 
-    def _stopped_scaling(self, entry: dict) -> bool:
+    def _stopped_scaling(self, entry: Entry) -> bool:
         limit = self.plan.stop_below
-        return (limit is not None and entry.get("efficiency") is not None
-                and entry["efficiency"] < limit)
+        return limit is not None and entry.efficiency is not None and entry.efficiency < limit
 
-    def _skipped_entry(self, target: Target, at: dict) -> dict:
-        reason = (f"not run: {target.name} stopped scaling at c={at['concurrency']} "
-                  f"(efficiency {at['efficiency']:.0%} < {self.plan.stop_below:.0%})")
-        entry = self._error_entry(target, reason)
-        entry["skipped"] = True
-        return entry
+    def _skipped_entry(self, target: Target, at: Entry) -> Entry:
+        reason = (f"not run: {target.name} stopped scaling at c={at.concurrency} "
+                  f"(efficiency {at.efficiency:.0%} < {self.plan.stop_below:.0%})")
+        return self._error_entry(target, reason, skipped=True)
 
     @contextmanager
     def _scenario(self, compose_file: tuple[str, ...], services: Sequence[str]) -> Iterator[None]:
@@ -177,7 +176,7 @@ class Runner:
             self.docker.down(compose_file)
 
     # --- one measurement ------------------------------------------------------------------
-    def _measure(self, target: Target, *, network: str) -> dict:
+    def _measure(self, target: Target, *, network: str) -> Entry:
         status, body = self.docker.fetch(network=network, url=target.url(delay=0))
         if status != 200 or not target.body_ok(body):
             return self._error_entry(
@@ -252,7 +251,11 @@ class Runner:
             return {"error": "; ".join([f"{self.tool_name(target)} exited {exit_code}: {exc}",
                                         *host_notes])}
         loadgen = sampler.series.pop("__loadgen__")
-        return {"result": result, "series": sampler.series, "before": before,
+        try:
+            timeline = parse_timeline(tsv) if tsv else None
+        except loadmod.LoadOutputError:
+            timeline = None  # the tool's report stands; only the steady figure is lost
+        return {"result": result, "timeline": timeline, "series": sampler.series, "before": before,
                 "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv,
                 "host_path": host_notes}
 
@@ -316,21 +319,21 @@ class Runner:
         return max(30.0, target.delay * 3 + 10)
 
     # --- entries --------------------------------------------------------------------------
-    def _base_entry(self, target: Target) -> dict:
+    def _base_entry(self, target: Target, **figures) -> Entry:
         delay = target.delay
-        return {
-            "name": target.name, "title": target.title, "kind": target.kind,
-            "compose_file": target.compose_file, "service": target.service,
-            "url": target.url(delay=delay), "requests": target.requests,
-            "concurrency": target.concurrency, "delay": delay, "tool": self.tool_name(target),
-            "ideal_rps": loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
-            "ab_cap_rps": (loadmod.ab_cap_rps(requests=target.requests,
-                                              concurrency=target.concurrency, delay=delay)
-                           if self.tool_name(target) == "ab" else None),
-            "tutorial_rps": target.tutorial_rps if self._tutorial_load(target) else None,
-            "tutorial_time_s": target.tutorial_time_s if self._tutorial_load(target) else None,
-            "published": target.published,
-        }
+        tutorial = self._tutorial_load(target)
+        return Entry(
+            name=target.name, title=target.title, kind=target.kind,
+            compose_file=target.compose_file, service=target.service,
+            url=target.url(delay=delay), requests=target.requests,
+            concurrency=target.concurrency, delay=delay, tool=self.tool_name(target),
+            ideal_rps=loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
+            ab_cap_rps=(loadmod.ab_cap_rps(requests=target.requests,
+                                           concurrency=target.concurrency, delay=delay)
+                        if self.tool_name(target) == "ab" else None),
+            tutorial_rps=target.tutorial_rps if tutorial else None,
+            tutorial_time_s=target.tutorial_time_s if tutorial else None,
+            published=target.published, **figures)
 
     @staticmethod
     def _tutorial_load(target: Target) -> bool:
@@ -339,17 +342,11 @@ class Runner:
         return default is not None and (default.requests, default.concurrency, default.delay) == (
             target.requests, target.concurrency, target.delay)
 
-    def _error_entry(self, target: Target, error: str) -> dict:
-        entry = self._base_entry(target)
-        entry.update({k: None for k in (
-            "rps", "time_taken_s", "steady_rps", "efficiency", "failed", "non_2xx",
-            "connect_max_ms", "threads_before", "threads_peak", "threads_after", "processes",
-            "rss_before_mb", "rss_peak_mb", "cpu_peak_pct", "loadgen_cpu_peak_pct")})
-        entry.update({"latency_ms": {"p50": None, "p90": None, "p99": None, "max": None},
-                      "loadgen_saturated": None, "valid": False, "invalid_reasons": [error],
-                      "notes": [], "commands": self._commands(target), "repeats": [],
-                      "spread": None, "samples": [], "error": error})
-        return entry
+    def _error_entry(self, target: Target, error: str, *, skipped: bool = False) -> Entry:
+        return self._base_entry(
+            target, latency_ms={"p50": None, "p90": None, "p99": None, "max": None},
+            valid=False, invalid_reasons=[error], commands=self._commands(target),
+            error=error, skipped=skipped)
 
     def _commands(self, target: Target, network: str | None = None) -> dict:
         tool_argv = self.tool(target).command(
@@ -370,113 +367,130 @@ class Runner:
         }
 
     def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
-               network: str, fd_limits: dict[str, int | None] | None = None) -> dict:
-        entry = self._base_entry(target)
+               network: str, fd_limits: dict[str, int | None] | None = None) -> Entry:
         errors = [r["error"] for r in repeats if "error" in r]
         good = [r for r in repeats if "error" not in r]
         if not good:
             return self._error_entry(target, errors[0] if errors else "no measurement")
-        results = [r["result"] for r in good]
-        med = lambda values: statistics.median(values) if values else None  # noqa: E731
-        steadies = [r.steady_rps for r in results if r.steady_rps is not None]
-        steady = med(steadies)
-        ideal = entry["ideal_rps"]
-        # The median run by steady rps (or ab's figure) supplies latency and sampling figures.
-        order = sorted(range(len(results)),
-                       key=lambda i: results[i].steady_rps or results[i].rps or 0)
-        mid = good[order[len(order) // 2]]
-        r = mid["result"]
-        during = combine(mid["series"].values())
-        before = combine(mid["before"].values())
+        measured = [Measured.of(r) for r in good]
+        mid = median_measurement(measured)
+        r = mid.result
+        during = combine(mid.series.values())
+        before = combine(mid.before.values())
         peak = lambda key, rows: max((row[key] for row in rows), default=None)  # noqa: E731
-        loadgen_cpu = max((g["loadgen_cpu_peak_pct"] or 0 for g in good), default=None)
-        saturated = loadgen_cpu is not None and loadgen_cpu >= SATURATED_CPU_PCT
-        failed = max(x.failed for x in results)
-        non_2xx = max(x.non_2xx for x in results)
+        loadgen_cpu = max((m.loadgen_cpu or 0 for m in measured), default=None)
+        saturated = diagnosis.saturated(loadgen_cpu)
+        failed = max(m.result.failed for m in measured)
+        non_2xx = max(m.result.non_2xx for m in measured)
         invalid = [f"{failed} failed requests"] if failed else []
         invalid += [f"{non_2xx} non-2xx responses"] if non_2xx else []
         invalid += [f"load generator saturated (CPU {loadgen_cpu:.0f}% of a core)"] if saturated else []
         invalid += errors
         restarted = {s: n for s, n in restarts.items() if n}
         invalid += [f"container restarted during the run: {restarted}"] if restarted else []
-        fd_note = _fd_note(target, failed=failed, during=mid["series"], limits=fd_limits or {})
-        # The target's own notes first (e.g. why a demo runs on a legacy image), then diagnoses.
-        notes = [*target.notes, *fd_note, *loadmod.diagnose(result=r, delay=target.delay,
-                                                  concurrency=target.concurrency)]
-        notes += list(dict.fromkeys(n for g in good for n in g.get("host_path", ())))
-        cpu_peak = peak("cpu_pct", during)
         cpu_s = cpu_seconds(during)
         served = r.complete or target.requests
         cpu_ms = 1000 * cpu_s / served if cpu_s is not None and served else None
-        notes += self._wave_note(target, r, cpu_ms=cpu_ms, during=during, steady=steady,
-                                 ideal=ideal)
-        cores = _cpu_count()
-        if cpu_peak is not None and cpu_peak >= 0.9 * 100 * cores:
-            notes.append(f"the app used {cpu_peak:.0f}% CPU at peak ({cores} cores = "
-                         f"{100 * cores}%): CPU-bound")
-        elif cpu_peak is not None and cpu_peak >= 90 and _single_process(during):
-            notes.append(f"the app's one process used {cpu_peak:.0f}% of a core at peak: "
-                         "CPU-bound in a single process")
-        entry.update({
-            "rps": med([x.rps for x in results]),
-            "time_taken_s": med([x.time_taken_s for x in results]),
-            "steady_rps": steady,
-            "efficiency": (steady / ideal) if steady is not None and ideal else None,
-            "failed": failed, "non_2xx": non_2xx,
-            "failures": r.failures,
-            "latency_ms": r.latency_ms, "mean_latency_ms": r.mean_latency_ms,
-            "connect_max_ms": r.connect_max_ms,
-            "threads_before": peak("threads", before) if before else (during[0]["threads"] if during else None),
-            "threads_peak": peak("threads", during),
-            "threads_after": during[-1]["threads"] if during else None,
-            "processes": peak("processes", during),
-            "rss_before_mb": peak("rss_mb", before) if before else None,
-            "rss_peak_mb": peak("rss_mb", during),
+        steadies = [m.steady for m in measured if m.steady is not None]
+        steady = statistics.median(steadies) if steadies else None
+        ideal = loadmod.ideal_rps(concurrency=target.concurrency, delay=target.delay) \
+            if target.delay > 0 else None
+        findings = diagnosis.diagnose(diagnosis.Evidence(
+            result=r, delay=target.delay, concurrency=target.concurrency,
+            requests=target.requests, samples=during, cpu_ms_per_request=cpu_ms,
+            steady_estimate=mid.estimate, waves=mid.waves, loadgen_cpu_peak_pct=loadgen_cpu,
+            cores=_cpu_count(), open_file_limits=fd_limits or {},
+            processes_by_service={s: int(series.peak("processes") or 1)
+                                  for s, series in mid.series.items()},
+            repeat_figures=[m.headline for m in measured if m.headline is not None]))
+        findings += diagnosis.host_path(dict.fromkeys(c for m in measured for c in m.host_path))
+        rps_values = [m.result.rps for m in measured]
+        before_rss = peak("rss_mb", before) if before else None
+        return self._base_entry(
+            target,
+            rps=statistics.median(rps_values),
+            time_taken_s=statistics.median(m.result.time_taken_s for m in measured),
+            steady_rps=steady, waves=mid.waves,
+            efficiency=(steady / ideal) if steady is not None and ideal else None,
+            failed=failed, non_2xx=non_2xx, failures=r.failures,
+            latency_ms=r.latency_ms, mean_latency_ms=r.mean_latency_ms,
+            latency_distribution_ms=mid.timeline.distribution() if mid.timeline else [],
+            connect_max_ms=r.connect_max_ms,
+            threads_before=peak("threads", before) if before else (
+                during[0]["threads"] if during else None),
+            threads_peak=peak("threads", during),
+            threads_after=during[-1]["threads"] if during else None,
+            processes=peak("processes", during),
+            rss_before_mb=before_rss, rss_peak_mb=peak("rss_mb", during),
             # What one more request in flight costs in memory: the growth under load over c.
-            "rss_per_request_kb": _per_request_kb(before=peak("rss_mb", before) if before else None,
-                                                  peak=peak("rss_mb", during),
-                                                  concurrency=target.concurrency),
-            "cpu_peak_pct": cpu_peak,
-            "cpu_seconds": cpu_s, "cpu_ms_per_request": cpu_ms,
-            "loadgen_cpu_peak_pct": loadgen_cpu, "loadgen_saturated": saturated,
-            "valid": not invalid, "invalid_reasons": invalid, "notes": notes,
-            "commands": self._commands(target, network),
-            "repeats": [{"rps": x.rps, "steady_rps": x.steady_rps,
-                         "time_taken_s": x.time_taken_s, "failed": x.failed,
-                         "non_2xx": x.non_2xx} for x in results],
-            "spread": {"rps": [min(x.rps for x in results), max(x.rps for x in results)],
-                       "steady_rps": [min(steadies), max(steadies)] if steadies else None},
-            "samples": during,
-            "error": None,
-        })
-        return entry
+            rss_per_request_kb=_per_request_kb(before=before_rss, peak=peak("rss_mb", during),
+                                               concurrency=target.concurrency),
+            cpu_peak_pct=peak("cpu_pct", during),
+            cpu_seconds=cpu_s, cpu_ms_per_request=cpu_ms,
+            loadgen_cpu_peak_pct=loadgen_cpu, loadgen_saturated=saturated,
+            valid=not invalid, invalid_reasons=invalid, findings=findings,
+            # The target's own notes first (e.g. why a demo runs on a legacy image).
+            notes=[*target.notes, *(f.message for f in findings)],
+            commands=self._commands(target, network),
+            repeats=[Repeat(rps=m.result.rps, steady_rps=m.steady,
+                            time_taken_s=m.result.time_taken_s, failed=m.result.failed,
+                            non_2xx=m.result.non_2xx) for m in measured],
+            spread=Spread(rps=[min(rps_values), max(rps_values)],
+                          steady_rps=[min(steadies), max(steadies)] if steadies else None,
+                          relative=diagnosis.relative_spread(
+                              [m.headline for m in measured if m.headline is not None])),
+            samples=[Sample(**row) for row in during],
+            error=None,
+        )
 
 
-    @staticmethod
-    def _wave_note(target: Target, r: loadmod.LoadResult, *, cpu_ms: float | None,
-                   during: list[dict], steady: float | None, ideal: float | None) -> list[str]:
-        """Explain a shortfall that 0.5-s CPU averages hide.
+@dataclass(frozen=True)
+class Measured:
+    """One repeat: the tool's result, its per-request timeline and the samples around it."""
 
-        ab keeps every client in lockstep: with a fixed upstream delay, c requests finish
-        together and c new ones arrive together, once per delay. A server whose request path
-        is Python in one process handles that wave one request at a time, so the last of the
-        wave waits about c x (CPU per request) before its upstream call even starts, while the
-        CPU samples, averaged over 0.5 s, show a half-idle process.
-        """
-        if cpu_ms is None or not steady or not ideal or steady >= 0.95 * ideal or not during:
-            return []
-        procs = max(row["processes"] for row in during)
-        extra_ms = (r.latency_ms.get("p50") or 0) - 1000 * target.delay
-        wave_ms = target.concurrency * cpu_ms
-        # Only where the wave's CPU can account for the wait: a serialised server queues for
-        # seconds behind a few milliseconds of CPU, and diagnose() already says "queued".
-        if extra_ms <= 0.02 * 1000 * target.delay or extra_ms > 1.5 * wave_ms:
-            return []
-        return [f"CPU per request {cpu_ms:.2f} ms: a wave of {target.concurrency} requests "
-                f"costs {wave_ms:.0f} ms of CPU across {procs} process(es), and the median "
-                f"request waited {extra_ms:.0f} ms beyond the {target.delay:g} s delay. ab's "
-                "clients move in lockstep, so each wave queues behind the request path's CPU "
-                "work; the 0.5-s CPU samples average those bursts out"]
+    result: loadmod.LoadResult
+    timeline: Timeline | None
+    series: dict
+    before: dict
+    loadgen_cpu: float | None
+    # What Docker's port-forwarding proxy did to a load sent from the host (playground.hostpath).
+    host_path: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, raw: dict) -> Measured:
+        return cls(result=raw["result"], timeline=raw.get("timeline"), series=raw["series"],
+                   before=raw["before"], loadgen_cpu=raw["loadgen_cpu_peak_pct"],
+                   host_path=tuple(raw.get("host_path", ())))
+
+    @property
+    def estimate(self) -> float | None:
+        """c / mean response time (ab) or wrk's own rate, before the steady-state rule."""
+        return self.result.steady_rps
+
+    @property
+    def waves(self) -> float | None:
+        if self.result.tool != "ab":
+            # wrk runs for a fixed duration with no start-up phase: its rate is measured.
+            return None
+        return waves(time_taken_s=self.result.time_taken_s, mean_ms=self.result.mean_latency_ms)
+
+    @property
+    def steady(self) -> float | None:
+        """The steady figure shown: for ab, only where the run reached a steady state."""
+        if self.result.tool != "ab":
+            return self.result.steady_rps
+        return self.estimate if diagnosis.steady_reached(self.waves) else None
+
+    @property
+    def headline(self) -> float | None:
+        """The figure the spread over repeats is judged on: steady, else the measured rate."""
+        return self.steady if self.steady is not None else self.result.rps
+
+
+def median_measurement(measured: list[Measured]) -> Measured:
+    """The median repeat by its headline figure supplies latency and sampling figures."""
+    order = sorted(measured, key=lambda m: m.headline or 0)
+    return order[len(order) // 2]
 
 
 def open_files_limit(pid: int | None) -> int | None:
@@ -488,23 +502,6 @@ def open_files_limit(pid: int | None) -> int | None:
     except (OSError, ValueError, IndexError, TypeError):
         return None
     return None
-
-
-def _fd_note(target: Target, *, failed: int, during: dict, limits: dict) -> list[str]:
-    """Failures at high concurrency on a host whose open-file limit a process cannot fit in."""
-    notes = []
-    for service, limit in limits.items():
-        series = during.get(service)
-        procs = int(series.peak("processes") or 1) if series is not None else 1
-        workers = max(procs - 1, 1) if procs > 1 else 1  # a master process holds no clients
-        needed = 2 * target.concurrency // workers
-        if failed and limit and needed >= 0.9 * limit:
-            notes.append(
-                f"{service}: each in-flight request holds two sockets (client and upstream), "
-                f"so ~{needed} per process at c={target.concurrency}, against an open-file "
-                f"limit of {limit} (inherited from the Docker daemon): the failures are "
-                "descriptors running out, not the server model")
-    return notes
 
 
 def _per_request_kb(*, before: float | None, peak: float | None, concurrency: int) -> float | None:
@@ -522,10 +519,6 @@ def cpu_seconds(rows: list[dict]) -> float | None:
 
 def _cpu_count() -> int:
     return os.cpu_count() or 1
-
-
-def _single_process(rows: list[dict]) -> bool:
-    return bool(rows) and max(row["processes"] for row in rows) <= 1
 
 
 __all__ = ["Plan", "Progress", "Runner", "Series"]

@@ -19,21 +19,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from playground.model import Sample
 
 INTERVAL_S = 0.5
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = 1 / 1024  # VmRSS is in kB
-
-
-@dataclass(frozen=True)
-class Sample:
-    t: float  # seconds since the sampler started
-    threads: int
-    processes: int
-    rss_mb: float
-    cpu_pct: float  # 100 = one core busy
 
 
 @dataclass
@@ -46,16 +39,6 @@ class Series:
     def peak(self, attr: str) -> float | None:
         values = [getattr(s, attr) for s in self.samples]
         return max(values) if values else None
-
-    def first(self, attr: str) -> float | None:
-        return getattr(self.samples[0], attr) if self.samples else None
-
-    def last(self, attr: str) -> float | None:
-        return getattr(self.samples[-1], attr) if self.samples else None
-
-    def as_dicts(self) -> list[dict]:
-        return [{k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(s).items()}
-                for s in self.samples]
 
 
 # --- reading one container ------------------------------------------------------------------
@@ -235,6 +218,7 @@ def combine(series: Iterable[Series]) -> list[dict]:
 
 
 def wait_for(predicate: Callable[[], bool], *, timeout: float, step: float = 0.1) -> bool:
+    """Poll `predicate` until it holds or `timeout` seconds pass; its last answer."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

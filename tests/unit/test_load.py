@@ -63,13 +63,19 @@ from playground.load import (
     LoadResult,
     WrkTool,
     ab_cap_rps,
-    diagnose,
     ideal_rps,
     steady_rps_from_ab,
     tool_version,
 )
 
+from playground.diagnosis import load_findings
+
 DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def diagnose(**kwargs) -> list[str]:
+    """The messages of the load tool's findings (see playground.diagnosis)."""
+    return [f.message for f in load_findings(**kwargs)]
 TSV_HEADER = "starttime\tseconds\tctime\tdtime\tttime\twait"
 
 def read(name: str) -> str:
@@ -610,3 +616,64 @@ def test_every_capture_is_used() -> None:
     assert len(captured) >= 30
     source = Path(__file__).read_text(encoding="utf-8")
     assert [name for name in captured if f'"{name}"' not in source] == []
+
+
+# ---- the per-request timeline: honest throughput (playground.steady) ------------------------------
+
+
+def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() -> None:
+    """Issue 11: the serial dev server at n=10 c=5 served 0.98 requests/s; c / mean response
+    time read 1.4 because the run never got past its start-up. Recorded with the runner
+    (tests/data/record-fixtures.sh)."""
+    from playground.diagnosis import MIN_STEADY_WAVES
+    from playground.runner import Measured
+    from playground.steady import parse_timeline, waves
+
+    r = parse_ab("ab_devserver_serial_n10_c5_1s.txt", concurrency=5, tsv="ab_devserver_serial_n10_c5_1s.tsv")
+    timeline = parse_timeline(read("ab_devserver_serial_n10_c5_1s.tsv"))
+    assert r.rps == pytest.approx(1.0, abs=0.05)
+    assert r.steady_rps == pytest.approx(1.37, abs=0.05)  # c / mean: the old "steady 1.4"
+    assert waves(time_taken_s=r.time_taken_s, mean_ms=r.mean_latency_ms) < MIN_STEADY_WAVES
+    measured = Measured(result=r, timeline=timeline, series={}, before={}, loadgen_cpu=None)
+    assert measured.steady is None
+    assert measured.headline == pytest.approx(1.0, abs=0.05)
+
+
+def test_waves_is_the_run_time_over_the_mean_response_time() -> None:
+    from playground.steady import waves
+
+    assert waves(time_taken_s=10.0, mean_ms=2500.0) == 4.0
+    assert waves(time_taken_s=10.0, mean_ms=0.0) is None
+    assert waves(time_taken_s=None, mean_ms=100.0) is None
+
+
+def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
+    from playground.diagnosis import MIN_STEADY_WAVES
+    from playground.runner import Measured
+    from playground.steady import parse_timeline
+
+    r = parse_ab("ab_ramp_first_slowest_n41_c10.txt", tsv="ab_ramp_first_slowest_n41_c10.tsv")
+    timeline = parse_timeline(read("ab_ramp_first_slowest_n41_c10.tsv"))
+    measured = Measured(result=r, timeline=timeline, series={}, before={}, loadgen_cpu=None)
+    assert measured.waves >= MIN_STEADY_WAVES
+    assert measured.steady == r.steady_rps
+
+
+def test_latency_distribution_is_every_request_by_nearest_rank() -> None:
+    from playground.steady import parse_timeline
+
+    timeline = parse_timeline(read("ab_devserver_serial_n10_c5_1s.tsv"))
+    points = dict((p, ms) for p, ms in timeline.distribution())
+    assert points[0] == min(timeline.ttimes_ms) and points[100] == max(timeline.ttimes_ms)
+    assert points[50] == sorted(timeline.ttimes_ms)[4]  # 5th of 10
+    assert list(points.values()) == sorted(points.values())
+
+
+def test_a_timeline_without_rows_or_columns() -> None:
+    from playground.steady import parse_timeline
+
+    assert parse_timeline(TSV_HEADER + "\n") is None
+    with pytest.raises(LoadOutputError, match="lacks 'seconds' or 'ttime'"):
+        parse_timeline("a\tb\n1\t2\n")
+    with pytest.raises(LoadOutputError, match="line 2 is not numeric"):
+        parse_timeline(TSV_HEADER + "\nMon\tx\t0\t1\t1\t1\n")

@@ -1,4 +1,8 @@
-"""Tests for playground.report: files, charts, HTML self-containment, tables, "Why", nulls, compare."""
+"""playground.report on recorded runs: files, charts, self-contained HTML, sections by kind,
+honest throughput, noisy repeats, Why, nulls, terminal tables, compare.
+
+The fixtures are the runner's own results.json (tests/data/record-fixtures.sh re-records them);
+tests change a copy where they need a case the recording did not produce."""
 
 from __future__ import annotations
 
@@ -14,16 +18,17 @@ import pytest
 from matplotlib.image import imread
 from rich.console import Console
 
+from playground import report as report_pkg
+from playground.diagnosis import MIN_STEADY_WAVES
+from playground.model import Entry, Run
 from playground.report import compare, compare_table, summary_table, write_report
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FIXTURES = ("normal", "sweep", "partial")
+FIXTURES = ("recorded", "sweep", "partial", "before_findings")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-
-
 def load(name: str) -> dict[str, Any]:
     return json.loads((DATA / f"results_{name}.json").read_text(encoding="utf-8"))
 
@@ -36,24 +41,37 @@ def entry_named(results: dict[str, Any], name: str) -> dict[str, Any]:
     return next(e for e in results["scenarios"] if e["name"] == name)
 
 
-def section(markdown: str, heading: str) -> str:
-    """The text of one "## heading" section, up to the next level-2 heading."""
-    start = markdown.index(f"\n## {heading}\n")
-    end = markdown.find("\n## ", start + 1)
-    return markdown[start : end if end != -1 else None]
+def section(markdown: str, heading: str, level: int = 2) -> str:
+    """The text of one heading's section, up to the next heading of the same level."""
+    marks = "#" * level
+    start = markdown.index(f"\n{marks} {heading}\n")
+    end = markdown.find(f"\n{marks} ", start + 1)
+    return markdown[start: end if end != -1 else None]
 
 
-def table_rows(text: str) -> list[list[str]]:
-    """Body rows of the first Markdown table in ``text``, split on unescaped pipes."""
-    lines = [line for line in text.splitlines() if line.startswith("|")]
-    return [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines[2:]]
+def tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table in ``text``: header row first, split on unescaped pipes."""
+    found, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            if not line.startswith("|---"):
+                current.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+        elif current:
+            found.append(current)
+            current = []
+    return found
 
 
-def row_for(rows: list[list[str]], name: str, c: int | None = None) -> list[str]:
-    """The summary row whose first cell is ``name`` (bold/kind suffix ignored), at concurrency c."""
-    matches = [r for r in rows if r[0].strip("*").split(" (")[0] == name and (c is None or r[3] == str(c))]
-    assert len(matches) == 1, (name, c, rows)
-    return matches[0]
+def summary_rows(markdown: str) -> dict[str, dict[str, str]]:
+    """name (c) -> {header: cell} over the throughput tables of the Summary."""
+    out: dict[str, dict[str, str]] = {}
+    for table in tables(section(markdown, "Summary")):
+        header, *rows = table
+        if header[:3] != ["entry", "n", "c"]:
+            continue
+        for row in rows:
+            out[f"{row[0].strip('*')} (c={row[2]})"] = dict(zip(header, row, strict=True))
+    return out
 
 
 def render(table: Any) -> str:
@@ -68,19 +86,7 @@ def report(tmp_path: Path, results: dict[str, Any], sub: str = "run") -> tuple[l
     return paths, (run_dir / "report.md").read_text("utf-8"), (run_dir / "report.html").read_text("utf-8")
 
 
-def nulled(value: Any) -> Any:
-    """Every number and boolean in a results tree replaced by None (strings and shapes kept)."""
-    if isinstance(value, dict):
-        return {k: nulled(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [nulled(v) for v in value]
-    if isinstance(value, bool | int | float):
-        return None
-    return value
-
-
 def strings_in(value: Any) -> set[str]:
-    """Every string leaf of a results tree (dict keys included)."""
     if isinstance(value, dict):
         return set(value) | {s for v in value.values() for s in strings_in(v)}
     if isinstance(value, list):
@@ -88,27 +94,79 @@ def strings_in(value: Any) -> set[str]:
     return {value} if isinstance(value, str) else set()
 
 
+# ---- the recorded run, end to end ----------------------------------------------------------------
+def test_recorded_run_round_trips_into_a_report_that_says_what_was_measured(tmp_path: Path) -> None:
+    """runner output -> JSON -> model -> report: the figures in the report are the recorded ones."""
+    data = load("recorded")
+    run = Run.from_json(json.loads(json.dumps(Run.from_json(data).to_json())))
+    _, markdown, page = report(tmp_path, run.to_json())
+    rows = summary_rows(markdown)
+    for entry in run.entries():
+        row = rows[f"{entry.name} (c={entry.concurrency})"]
+        if entry.error:
+            assert row["ab rps"] == "—" and row["valid"].startswith("**ERROR**")
+            continue
+        assert float(row["ab rps"].split(" ")[0]) == pytest.approx(entry.rps, abs=0.05)
+        if entry.steady_rps is not None:
+            assert float(row["steady rps"].split(" ")[0]) == pytest.approx(entry.steady_rps, abs=0.05)
+        for finding in entry.findings:
+            assert html.escape(finding.message, quote=False) in html.unescape(page) or \
+                finding.message in html.unescape(page)
+    assert "Calibration: the harness ceiling" in markdown and "The nine scenarios" in markdown
+
+
+@pytest.mark.parametrize("name, served", [("devserver", 1.0), ("bonus-psycopg2", 1.5)])
+def test_a_short_run_shows_what_it_served_not_c_over_mean(tmp_path: Path, name: str,
+                                                           served: float) -> None:
+    """Issue 11: "steady 1.4 rps" for a dev server that served 0.98/s, "2.0" for the bonus
+    without psycogreen that served 1.5/s. No figure may exceed what was measured."""
+    data = load("recorded")
+    devserver = Entry.from_json(entry_named(data, name))
+    assert devserver.rps == pytest.approx(served, abs=0.1)
+    assert devserver.steady_rps is None and devserver.waves < MIN_STEADY_WAVES
+    assert any(f.code == "no-steady-state" for f in devserver.findings)
+    _, markdown, _ = report(tmp_path, data)
+    row = summary_rows(markdown)[f"{name} (c=5)"]
+    assert row["steady rps"] == "— (not steady)"
+    figures = [float(x) for cell in ("ab rps", "steady rps", "efficiency")
+               for x in re.findall(r"\d+\.\d+", row[cell])]
+    assert max(figures) <= devserver.rps * 1.05 + 0.05
+    why = section(markdown, "Why")
+    assert "no steady figure: the run lasted only" in why
+
+
+def test_a_long_run_keeps_its_steady_figure(tmp_path: Path) -> None:
+    data = load("recorded")
+    gevent = Entry.from_json(entry_named(data, "gevent-pywsgi"))
+    assert gevent.waves >= MIN_STEADY_WAVES and gevent.steady_rps is not None
+    assert gevent.steady_rps <= gevent.ideal_rps * 1.02
+
+
 # ---- files and charts ----------------------------------------------------------------------------
-
-
-def test_write_report_writes_markdown_html_and_the_two_main_charts(tmp_path: Path) -> None:
-    paths, _, _ = report(tmp_path, load("normal"))
-
-    assert [p.name for p in paths] == ["rps.png", "threads.png", "report.md", "report.html"]
-    assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
-    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == sorted(p.name for p in paths)
+def test_write_report_writes_markdown_html_and_every_chart(tmp_path: Path) -> None:
+    data = load("recorded")
+    paths, markdown, _ = report(tmp_path, data)
+    names = [p.name for p in paths]
+    assert names[:3] == ["rps.png", "threads.png", "latency.png"]
+    assert names[-2:] == ["report.md", "report.html"]
+    with_samples = [e for e in entries(data) if len(e.get("samples") or []) >= 2]
+    assert with_samples
+    for entry in with_samples:
+        assert f"timeline-{entry['name']}-c{entry['concurrency']}.png" in names
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == sorted(names)
+    assert "## What top -H shows, through the run" in markdown
 
 
 def test_sweep_run_also_writes_the_sweep_charts(tmp_path: Path) -> None:
-    paths, _, _ = report(tmp_path, load("sweep"))
-
-    names = {p.name for p in paths}
-    assert {"sweep_rps.png", "sweep_threads.png", "sweep_rss.png", "rps.png", "threads.png"} <= names
+    paths, markdown, _ = report(tmp_path, load("sweep"))
+    assert {"sweep_rps.png", "sweep_threads.png", "sweep_rss.png"} <= {p.name for p in paths}
+    pivot = tables(section(markdown, "Sweep"))[0]
+    assert pivot[0] == ["scenario", "c=10", "c=50"]
+    assert {row[0] for row in pivot[1:]} == {"devserver-threads", "gevent-pywsgi"}
 
 
 def test_non_sweep_run_writes_no_sweep_charts(tmp_path: Path) -> None:
-    paths, markdown, _ = report(tmp_path, load("normal"))
-
+    paths, markdown, _ = report(tmp_path, load("recorded"))
     assert not any(p.name.startswith("sweep_") for p in paths)
     assert "\n## Sweep\n" not in markdown
 
@@ -116,393 +174,257 @@ def test_non_sweep_run_writes_no_sweep_charts(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_charts_are_real_non_blank_pngs(tmp_path: Path, fixture: str) -> None:
     paths, _, _ = report(tmp_path, load(fixture))
-
     pngs = [p for p in paths if p.suffix == ".png"]
     assert pngs
     for png in pngs:
-        data = png.read_bytes()
-        assert data.startswith(PNG_SIGNATURE), png
-        assert len(data) > 10_000, png
+        assert png.read_bytes().startswith(PNG_SIGNATURE), png
         pixels = imread(png)
-        assert pixels.shape[0] >= 300 and pixels.shape[1] >= 600, png
+        assert pixels.shape[1] <= 1100, f"{png} is wider than the page"
+        assert pixels.shape[0] >= 200 and pixels.shape[1] >= 600, png
         assert pixels[..., :3].std() > 0.05, f"{png} looks blank"
+
+
+def test_the_timeline_chart_draws_the_samples(tmp_path: Path) -> None:
+    """A timeline of flat samples and one of growing threads must not be the same picture."""
+    data = load("recorded")
+    entry = copy.deepcopy(entry_named(data, "gevent-pywsgi"))
+    grown = copy.deepcopy(entry)
+    grown["name"] = "grown"
+    for i, sample in enumerate(grown["samples"]):
+        sample["threads"] = 1 + 10 * i
+    data["scenarios"] = [entry, grown]
+    report(tmp_path, data)
+    a = imread(tmp_path / "run" / f"timeline-gevent-pywsgi-c{entry['concurrency']}.png")
+    b = imread(tmp_path / "run" / f"timeline-grown-c{entry['concurrency']}.png")
+    assert a.shape == b.shape and abs(a - b).sum() > 100
 
 
 def test_output_is_byte_for_byte_deterministic(tmp_path: Path) -> None:
     results = load("sweep")
     first = write_report(run_dir=tmp_path / "one", results=results)
     second = write_report(run_dir=tmp_path / "two", results=copy.deepcopy(results))
-
     assert [p.name for p in first] == [p.name for p in second]
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
 # ---- HTML ----------------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_html_is_self_contained_with_images_as_data_uris(tmp_path: Path, fixture: str) -> None:
     results = load(fixture)
     paths, _, page = report(tmp_path, results)
-
     for forbidden in ("<script", "<link", "@import", "url("):
         assert forbidden not in page.lower()
     references = re.findall(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page, flags=re.IGNORECASE)
     pngs = [p for p in paths if p.suffix == ".png"]
     assert len(references) == len(pngs)
-    assert all(ref.startswith("data:image/png;base64,") for ref in references)
     embedded = [base64.b64decode(ref.split(",", 1)[1]) for ref in references]
+    assert all(ref.startswith("data:image/png;base64,") for ref in references)
     assert embedded == [p.read_bytes() for p in pngs]
-
-    # Only text copied from the results (URLs in commands) may mention http(s).
     remainder = page
     for text in sorted(strings_in(results), key=len, reverse=True):
-        remainder = remainder.replace(html.escape(" ".join(text.split())), "")
+        remainder = remainder.replace(html.escape(" ".join(text.split()), quote=False), "")
     assert "http://" not in remainder and "https://" not in remainder
-    assert "http://" in page  # the commands themselves are kept, so the stripping above did something
 
 
 def test_html_escapes_everything_copied_from_results(tmp_path: Path) -> None:
-    results = load("normal")
+    results = load("recorded")
     entry = entry_named(results, "gevent-pywsgi")
     entry["notes"] = ["<script>alert('note')</script>"]
     entry["title"] = '<img src=x onerror="alert(1)">'
     results["environment"]["hostname"] = "<b>host</b>"
     results["command"] = "playground run --only 'a&b' </pre><h1>x</h1>"
-
     _, _, page = report(tmp_path, results)
-
-    assert "<script>" not in page and "&lt;script&gt;alert(&#x27;note&#x27;)&lt;/script&gt;" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
     assert "<img src=x" not in page and "&lt;img src=x" in page
     assert "<b>host</b>" not in page and "&lt;b&gt;host&lt;/b&gt;" in page
     assert "</pre><h1>x</h1>" not in page and "a&amp;b" in page
 
 
-def test_html_marks_invalid_and_errored_rows(tmp_path: Path) -> None:
-    _, _, page = report(tmp_path, load("normal"))
-
-    invalid_rows = re.findall(r'<tr class="invalid">(.*?)</tr>', page)
-    error_rows = re.findall(r'<tr class="error">(.*?)</tr>', page)
-    assert len(invalid_rows) == 1 and "uwsgi-threads" in invalid_rows[0]
-    assert "INVALID" in invalid_rows[0] and "37 failed requests" in invalid_rows[0]
-    assert len(error_rows) == 1 and "nginx-uwsgi" in error_rows[0]
+def test_invalid_and_errored_entries_say_so_in_bold_with_their_reasons(tmp_path: Path) -> None:
+    _, markdown, page = report(tmp_path, load("before_findings"))
+    row = summary_rows(markdown)["bonus-psycopg2 (c=5)"]
+    assert row["valid"].startswith("**ERROR**: ") and "did not become healthy" in row["valid"]
+    assert re.search(r"<strong>ERROR</strong>: [^<]*did not become healthy", page)
+    assert "did not become healthy" in section(markdown, "Why")
 
 
-# ---- Markdown ------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_summary_table_has_one_row_per_entry(tmp_path: Path, fixture: str) -> None:
-    results = load(fixture)
+# ---- sections by kind ----------------------------------------------------------------------------
+def test_entries_are_grouped_into_sections_by_kind_in_the_mapping_order(tmp_path: Path) -> None:
+    results = load("recorded")
+    contender = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {"name": "granian", "kind": "contender"}
+    stranger = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {"name": "odd", "kind": "mystery"}
+    results["scenarios"] = [stranger, contender, *results["scenarios"]]
     _, markdown, _ = report(tmp_path, results)
+    summary = section(markdown, "Summary")
+    order = [summary.index(f"### {t}") for t in ("Calibration: the harness ceiling",
+                                                 "The nine scenarios", "2026 contenders",
+                                                 "Other entries")]
+    assert order == sorted(order)
+    assert "granian" in section(summary, "2026 contenders", 3)
+    assert "odd" in section(summary, "Other entries", 3)
 
-    rows = table_rows(section(markdown, "Summary"))
-    assert len(rows) == len(entries(results))
-    assert all(len(row) == len(rows[0]) for row in rows)
-    seen = sorted((r[0].strip("*").split(" (")[0], r[3]) for r in rows)
-    assert seen == sorted((e["name"], str(e["concurrency"])) for e in entries(results))
 
-
-def test_invalid_and_errored_entries_are_marked_with_their_reasons(tmp_path: Path) -> None:
-    results = load("normal")
+def test_a_new_kind_gets_its_own_section_by_one_line(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(report_pkg.SECTIONS, "story", ("The open-loop story", 5))
+    results = load("recorded")
+    results["scenarios"].append(copy.deepcopy(entry_named(results, "devserver")) | {"kind": "story"})
     _, markdown, _ = report(tmp_path, results)
-    rows = table_rows(section(markdown, "Summary"))
-
-    invalid = row_for(rows, "uwsgi-threads")[-1]
-    assert invalid.startswith("**INVALID**")
-    for reason in entry_named(results, "uwsgi-threads")["invalid_reasons"]:
-        assert reason in invalid
-    errored = row_for(rows, "nginx-uwsgi")[-1]
-    assert errored.startswith("**ERROR**")
-    assert entry_named(results, "nginx-uwsgi")["error"] in errored
-    for entry in entries(results):
-        if entry["valid"]:
-            assert row_for(rows, entry["name"])[-1] == "yes"
+    summary = section(markdown, "Summary")
+    assert summary.index("### The open-loop story") < summary.index("### The nine scenarios")
 
 
-def test_why_section_lists_every_note_reason_and_error(tmp_path: Path) -> None:
-    results = load("normal")
+# ---- spread over repeats (issue 12) ----------------------------------------------------------------
+def test_spread_is_shown_and_a_noisy_entry_is_flagged(tmp_path: Path) -> None:
+    results = load("recorded")
+    gevent = entry_named(results, "gevent-pywsgi")
+    assert len(gevent["repeats"]) == 2 and gevent["spread"]["relative"] is not None
+    noisy = copy.deepcopy(gevent) | {"name": "jittery", "spread": {**gevent["spread"], "relative": 0.08}}
+    noisy["findings"] = [*gevent["findings"], {"code": "noisy", "severity": "warning",
+                                               "message": "noisy: the 2 repeats lie 8.0% apart",
+                                               "figures": {"spread": 0.08}}]
+    quiet = copy.deepcopy(gevent) | {"name": "steady-one", "spread": {**gevent["spread"], "relative": 0.01},
+                                     "findings": [f for f in gevent["findings"] if f["code"] != "noisy"]}
+    results["scenarios"] += [noisy, quiet]
     _, markdown, _ = report(tmp_path, results)
-    why = section(markdown, "Why")
-
-    for entry in entries(results):
-        errors = [entry["error"]] if entry["error"] else []
-        for text in [*entry["notes"], *entry["invalid_reasons"], *errors]:
-            assert text in why, text
-    assert "### gevent-pywsgi" not in why  # valid, on target, no notes: nothing to explain
-    assert "### calibration" not in why
+    rows = summary_rows(markdown)
+    assert rows["jittery (c=200)"]["spread"] == "8.0% noisy"
+    assert rows["steady-one (c=200)"]["spread"] == "1.0%"
+    assert rows["gevent-pywsgi (c=200)"]["ab rps"].count("–") == 1  # median (min–max)
+    text = render(summary_table(results=results))
+    assert "8.0% noisy" in next(ln for ln in text.splitlines() if "jittery" in ln)
 
 
-def test_why_explains_missed_targets_the_runner_did_not_diagnose(tmp_path: Path) -> None:
-    results = load("normal")
-    entry_named(results, "devserver-threads")["notes"] = []  # connect_max_ms 1003: SYN retransmit
-    slow = entry_named(results, "uwsgi-gevent")  # 60% of ideal, nothing else unusual, no notes
-    slow["steady_rps"], slow["efficiency"] = 120.0, 0.6
-    gevent = entry_named(results, "gunicorn-gevent")
-    gevent["cpu_peak_pct"] = 99.0
-    gevent["loadgen_saturated"] = True
-    gevent["loadgen_cpu_peak_pct"] = 98.0
-    _, markdown, _ = report(tmp_path, results)
-    why = section(markdown, "Why")
-
-    devserver = why[why.index("### devserver-threads") :].split("\n### ")[0]
-    assert "SYN was retransmitted" in devserver and "backlog" in devserver
-    slow_why = why[why.index("### uwsgi-gevent") :].split("\n### ")[0]
-    assert "60.0%" in slow_why and "no diagnosis" in slow_why
-    gevent_why = why[why.index("### gunicorn-gevent") :].split("\n### ")[0]
-    assert "CPU-bound" in gevent_why and "load generator saturated" in gevent_why
-
-
-def test_why_does_not_repeat_what_the_runner_already_said(tmp_path: Path) -> None:
-    _, markdown, _ = report(tmp_path, load("normal"))
-    why = section(markdown, "Why")
-
-    devserver = why[why.index("### devserver-threads") :].split("\n### ")[0]
-    assert devserver.count("SYN was retransmitted") == 1  # the runner's note, not also the report's
-
-
-def test_repeat_spread_is_shown_as_median_min_max(tmp_path: Path) -> None:
-    results = load("partial")
-    _, markdown, _ = report(tmp_path, results)
-    rows = table_rows(section(markdown, "Summary"))
+# ---- Why -----------------------------------------------------------------------------------------
+def test_why_renders_findings_once_and_the_targets_own_notes(tmp_path: Path) -> None:
+    results = load("recorded")
     entry = entry_named(results, "gevent-pywsgi")
-    assert len(entry["repeats"]) == 3
-
-    row = row_for(rows, "gevent-pywsgi")
-    (rps_lo, rps_hi), (st_lo, st_hi) = entry["spread"]["rps"], entry["spread"]["steady_rps"]
-    assert row[5] == f"{entry['rps']:.1f} ({rps_lo:.1f}–{rps_hi:.1f})"
-    assert row[7] == f"{entry['steady_rps']:.1f} ({st_lo:.1f}–{st_hi:.1f})"
-
-
-def test_single_repeat_shows_no_spread(tmp_path: Path) -> None:
-    results = load("normal")
+    entry["findings"] = [{"code": "cpu-bound", "severity": "warning", "message": "CPU-bound, said once",
+                          "figures": {}}]
+    entry["notes"] = ["a note of the target's own", "CPU-bound, said once"]
     _, markdown, _ = report(tmp_path, results)
-    row = row_for(table_rows(section(markdown, "Summary")), "gevent-pywsgi")
+    why = section(markdown, "Why")
+    assert why.count("CPU-bound, said once") == 1
+    assert "**warning:** CPU-bound, said once" in why
+    assert "a note of the target's own" in why
 
-    assert row[5] == f"{entry_named(results, 'gevent-pywsgi')['rps']:.1f}"
-    assert row[7] == f"{entry_named(results, 'gevent-pywsgi')['steady_rps']:.1f}"
+
+def test_why_explains_a_missed_target_the_runner_did_not_diagnose(tmp_path: Path) -> None:
+    results = load("recorded")
+    entry = entry_named(results, "gevent-pywsgi")
+    entry.update(efficiency=0.5, findings=[], notes=[], invalid_reasons=[], valid=True)
+    _, markdown, _ = report(tmp_path, results)
+    assert "reached 50.0% of the ideal c/delay and the runner recorded no diagnosis" in markdown
 
 
+def test_an_older_file_shows_its_notes(tmp_path: Path) -> None:
+    results = load("before_findings")
+    entry = entry_named(results, "devserver")
+    assert "findings" not in entry and entry["notes"]
+    _, markdown, _ = report(tmp_path, results)
+    for note in entry["notes"]:
+        assert note.split(":")[0] in section(markdown, "Why")
+
+
+# ---- the rest of the document ----------------------------------------------------------------------
 def test_partial_run_is_reported_as_incomplete(tmp_path: Path) -> None:
-    _, markdown, page = report(tmp_path, load("partial"))
-    _, normal_markdown, _ = report(tmp_path, load("normal"), sub="normal")
-
-    assert "**Incomplete run:**" in markdown
-    assert "Incomplete run:" in page
-    assert "incomplete" not in normal_markdown.lower()
+    _, markdown, _ = report(tmp_path, load("partial"))
+    assert "> **Incomplete run:**" in markdown and "covers the 2 entries" in markdown
+    assert "incomplete run" in render(summary_table(results=load("partial")))
 
 
 def test_reproduce_section_has_the_run_command_and_every_entry_command(tmp_path: Path) -> None:
-    results = load("normal")
+    results = load("recorded")
     _, markdown, _ = report(tmp_path, results)
-
     assert results["command"] in section(markdown, "How to reproduce")
     commands = section(markdown, "Commands per entry")
     for entry in entries(results):
-        for command in entry["commands"].values():
-            assert command in commands, command
+        for command in (c for c in entry["commands"].values() if c):
+            assert command in commands
 
 
 def test_environment_block_lists_every_key(tmp_path: Path) -> None:
-    results = load("normal")
+    results = load("recorded")
     _, markdown, _ = report(tmp_path, results)
-    environment = section(markdown, "Environment")
-
-    for key, value in results["environment"].items():
-        if isinstance(value, dict):
-            for sub_key, sub_value in value.items():
-                assert f"`{key}.{sub_key}`" in environment
-                assert sub_value in environment
-        else:
-            assert f"`{key}`" in environment
-
-
-def test_how_to_read_explains_the_ab_cap_steady_rps_and_ideal(tmp_path: Path) -> None:
-    _, markdown, _ = report(tmp_path, load("normal"))
-    how = section(markdown, "How to read this")
-
-    assert "n / ((n/c + 1) · delay)" in how
-    assert "first request alone" in how
-    assert "c / mean latency" in how
-    assert "Ideal = c / delay" in how
-    assert "calibration row is the same load aimed at the slow upstream alone" in how
-
-
-def test_charts_are_linked_by_relative_file_name(tmp_path: Path) -> None:
-    paths, markdown, _ = report(tmp_path, load("sweep"))
-
-    charts = section(markdown, "Charts")
-    for png in (p for p in paths if p.suffix == ".png"):
-        assert f"]({png.name})" in charts
-    assert str(tmp_path) not in markdown
-
-
-def test_sweep_section_pivots_steady_rps_by_concurrency(tmp_path: Path) -> None:
-    results = load("sweep")
-    _, markdown, _ = report(tmp_path, results)
-    sweep = section(markdown, "Sweep")
-
-    assert "| scenario | c=10 | c=50 | c=200 |" in sweep
-    rows = table_rows(sweep)
-    assert [r[0] for r in rows] == ["devserver-threads", "gunicorn-gevent", "uwsgi-threads"]
-    at_200 = {e["name"]: e for e in results["scenarios"] if e["concurrency"] == 200}
-    invalid = at_200["uwsgi-threads"]
-    assert rows[2][3] == f"{invalid['steady_rps']:.1f} ({invalid['efficiency'] * 100:.1f}%) **invalid**"
-    valid = at_200["gunicorn-gevent"]
-    assert rows[1][3] == f"{valid['steady_rps']:.1f} ({valid['efficiency'] * 100:.1f}%)"
-
-
-# ---- robustness ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_nulls_everywhere_do_not_crash(tmp_path: Path, fixture: str) -> None:
-    results = nulled(load(fixture))
-    paths, markdown, page = report(tmp_path, results)
-
-    assert [p.name for p in paths] == ["report.md", "report.html"]  # nothing to plot
-    assert "No chart" in markdown
-    assert len(table_rows(section(markdown, "Summary"))) == len(entries(results))
-    assert "None" not in section(markdown, "Summary") and "nan" not in section(markdown, "Summary")
-    render(summary_table(results=results))
-    render(compare_table(a=results, b=load(fixture)))
-    compare(a=load(fixture), b=results)
-
-
-@pytest.mark.parametrize(
-    "results",
-    [
-        {},
-        {"scenarios": None, "calibration": None, "environment": None, "settings": None},
-        {"run_id": "x", "finished_at": "y", "scenarios": [], "calibration": None},
-        {"run_id": "x", "scenarios": [{}, {"name": "only-a-name"}, "not-an-entry"], "calibration": {}},
-        {"settings": {"sweep": [10, 20]}, "scenarios": [{"name": "a", "concurrency": 10}]},
-    ],
-)
-def test_degenerate_results_do_not_crash(tmp_path: Path, results: dict[str, Any]) -> None:
-    paths, markdown, page = report(tmp_path, results)
-
-    assert {"report.md", "report.html"} <= {p.name for p in paths}
-    assert markdown.startswith("# Flask concurrency playground")
-    assert "</html>" in page
-    render(summary_table(results=results))
-    render(compare_table(a=results, b=results))
-    assert "Comparison" in compare(a=results, b=results)
-
-
-def test_empty_run_says_there_is_nothing_to_summarise(tmp_path: Path) -> None:
-    results = load("normal") | {"scenarios": [], "calibration": None}
-    paths, markdown, _ = report(tmp_path, results)
-
-    assert [p.name for p in paths] == ["report.md", "report.html"]
-    assert "No entries were recorded" in markdown
-    assert "No chart" in markdown
+    env = section(markdown, "Environment")
+    for key in results["environment"]:
+        assert f"`{key}" in env
 
 
 def test_markdown_special_characters_from_results_do_not_break_the_table(tmp_path: Path) -> None:
-    results = load("normal")
+    results = load("recorded")
     entry_named(results, "gevent-pywsgi")["invalid_reasons"] = ["a|b *not bold*"]
     entry_named(results, "gevent-pywsgi")["valid"] = False
     _, markdown, _ = report(tmp_path, results)
-    rows = table_rows(section(markdown, "Summary"))
+    for table in tables(section(markdown, "Summary")):
+        assert all(len(row) == len(table[0]) for row in table)
+    assert r"a\|b \*not bold\*" in summary_rows(markdown)["gevent-pywsgi (c=200)"]["valid"]
 
-    assert len(rows) == len(entries(results))
-    assert all(len(row) == len(rows[0]) for row in rows)
-    assert r"a\|b \*not bold\*" in row_for(rows, "gevent-pywsgi")[-1]
+
+def test_empty_run_says_there_is_nothing_to_summarise(tmp_path: Path) -> None:
+    results = load("recorded")
+    results.update(calibration=None, scenarios=[])
+    paths, markdown, _ = report(tmp_path, results)
+    assert [p.name for p in paths] == ["report.md", "report.html"]
+    assert "nothing to summarise" in markdown
 
 
 # ---- terminal tables and compare -----------------------------------------------------------------
-
-
 def test_summary_table_renders_every_entry_and_its_validity() -> None:
-    results = load("normal")
+    results = load("before_findings")
     text = render(summary_table(results=results))
-
     for entry in entries(results):
         assert entry["name"] in text
-    line = next(ln for ln in text.splitlines() if "uwsgi-threads" in ln)
-    assert "INVALID" in line and "37 failed requests" in line
-    assert "ERROR" in next(ln for ln in text.splitlines() if "nginx-uwsgi" in ln)
-    gevent = next(ln for ln in text.splitlines() if "gunicorn-gevent" in ln and "nginx" not in ln)
-    assert "197.5" in gevent and "200.0" in gevent and "98.8%" in gevent and "178.2 / 181.8" in gevent
-    assert "3 → 3" in gevent and "yes" in gevent
-
-
-def test_summary_table_flags_incomplete_runs_and_shows_spread() -> None:
-    text = render(summary_table(results=load("partial")))
-
-    assert "incomplete run" in text
-    assert "197.9 (196.2–198.8)" in text
+    assert "ERROR" in next(ln for ln in text.splitlines() if "bonus-psycopg2" in ln)
+    gevent = Entry.from_json(entry_named(results, "gevent-pywsgi"))
+    line = next(ln for ln in text.splitlines() if "gevent-pywsgi" in ln)
+    assert f"{gevent.ideal_rps:.1f}" in line and "yes" in line
 
 
 def test_summary_table_does_not_interpret_rich_markup_from_results() -> None:
-    results = load("normal")
+    results = load("recorded")
     entry_named(results, "gevent-pywsgi")["name"] = "[bold red]sneaky[/]"
-    text = render(summary_table(results=results))
-
-    assert "[bold red]sneaky[/]" in text
+    assert "[bold red]sneaky[/]" in render(summary_table(results=results))
 
 
 def make_b(a: dict[str, Any]) -> dict[str, Any]:
-    """Run B: pywsgi 10% faster, uwsgi-gevent halved, devserver-threads gone, a new scenario, 4 CPUs."""
+    """Run B: gevent-pywsgi 10% faster, devserver gone, a new entry, 4 CPUs."""
     b = copy.deepcopy(a)
     b["run_id"] = "20261125-080000"
     b["environment"]["cpu_count"] = 4
-    pywsgi_a = entry_named(a, "gevent-pywsgi")["steady_rps"]
-    entry_named(b, "gevent-pywsgi")["steady_rps"] = round(pywsgi_a * 1.1, 2)
-    entry_named(b, "uwsgi-gevent")["steady_rps"] = entry_named(a, "uwsgi-gevent")["steady_rps"] / 2
-    b["scenarios"] = [e for e in b["scenarios"] if e["name"] != "devserver-threads"]
-    newcomer = copy.deepcopy(entry_named(a, "gevent-pywsgi")) | {"name": "waitress", "steady_rps": 150.0}
-    b["scenarios"].append(newcomer)
+    entry_named(b, "gevent-pywsgi")["steady_rps"] = round(entry_named(a, "gevent-pywsgi")["steady_rps"] * 1.1, 2)
+    b["scenarios"] = [e for e in b["scenarios"] if e["name"] != "devserver"]
+    b["scenarios"].append(copy.deepcopy(entry_named(a, "gevent-pywsgi")) | {"name": "waitress"})
     return b
 
 
-def test_compare_shows_deltas_and_marks_scenarios_missing_in_one_run() -> None:
-    a = load("normal")
-    b = make_b(a)
-    rows = table_rows(compare(a=a, b=b))
-
-    def row(name: str) -> list[str]:
-        return next(r for r in rows if r[0] == name)
-
-    pywsgi = row("gevent-pywsgi")
-    assert pywsgi[1] == "200"
-    assert pywsgi[2:5] == ["197.9", "217.7", "+10.0%"]
-    assert row("uwsgi-gevent")[4] == "-50.0%"
-    assert row("gunicorn-gevent")[4] == "+0.0%"
-    devserver = row("devserver-threads")
-    assert devserver[3] == "missing" and devserver[4] == "n/a" and devserver[-1] == "missing in B"
-    waitress = row("waitress")
-    assert waitress[2] == "missing" and waitress[-2] == "missing in A"
-    assert row("uwsgi-threads")[-2:] == ["INVALID", "INVALID"]
-    assert len(rows) == len(entries(a)) + 1  # every key present in either run, once
-
-
-def test_compare_names_the_environment_keys_that_differ() -> None:
-    a = load("normal")
+def test_compare_shows_deltas_and_marks_entries_missing_in_one_run() -> None:
+    a = load("recorded")
+    header, *rows = tables(compare(a=a, b=make_b(a)))[0]
+    row = {r[0]: r for r in rows}
+    assert row["gevent-pywsgi"][4] == "+10.0%"
+    assert row["devserver"][3] == "missing" and row["devserver"][-1] == "missing in B"
+    assert row["waitress"][2] == "missing" and row["waitress"][-2] == "missing in A"
+    assert len(rows) == len(entries(a)) + 1
     text = compare(a=a, b=make_b(a))
-
     env_line = next(line for line in text.splitlines() if line.startswith("Environment"))
-    assert "1 of" in env_line and "cpu_count (2 → 4)" in env_line
-    assert "git_commit" not in env_line
-    same = next(line for line in compare(a=a, b=a).splitlines() if line.startswith("Environment"))
-    assert "identical" in same
+    assert "cpu_count (" in env_line and "→ 4)" in env_line
+    table = render(compare_table(a=a, b=make_b(a)))
+    assert "+10.0%" in table and "missing in B" in table
 
 
 def test_compare_keys_on_concurrency_too() -> None:
     sweep = load("sweep")
-    rows = table_rows(compare(a=sweep, b=sweep))
+    _, *rows = tables(compare(a=sweep, b=sweep))[0]
+    assert sorted((r[0], r[1]) for r in rows) == sorted(
+        (e["name"], str(e["concurrency"])) for e in entries(sweep))
 
-    expected = sorted((e["name"], str(e["concurrency"])) for e in entries(sweep))
-    assert sorted((r[0], r[1]) for r in rows) == expected
 
-
-def test_compare_table_renders_deltas_and_missing_entries() -> None:
-    a = load("normal")
-    text = render(compare_table(a=a, b=make_b(a)))
-
-    assert "+10.0%" in text and "-50.0%" in text
-    assert "missing in B" in next(ln for ln in text.splitlines() if "devserver-threads" in ln)
-    assert "missing in A" in next(ln for ln in text.splitlines() if "waitress" in ln)
-    assert "cpu_count" in text
+def test_the_document_model_renders_through_the_package(tmp_path: Path) -> None:
+    """The faults and story reports render on the same model: one call gives both documents."""
+    blocks = [report_pkg.Heading(1, "Faults"), report_pkg.Table(["a", "b"], [["1", report_pkg.Span("x|y", code=True)]]),
+              report_pkg.Callout("careful"), report_pkg.Image("c.png", "a chart")]
+    markdown, page = report_pkg.render(blocks, title="t", images={"c.png": PNG_SIGNATURE})
+    assert "| 1 | `x\\|y` |" in markdown and "![a chart](c.png)" in markdown
+    assert "<blockquote>" in page and "<td><code>x|y</code></td>" in page
+    assert f'src="data:image/png;base64,{base64.b64encode(PNG_SIGNATURE).decode()}"' in page

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from playground import results
-from playground.results import REQUIRED_KEYS, ResultsError, RunStore
+from playground.model import Entry
+from playground.results import ResultsError, RunStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def entry(name: str, c: int = 200, **extra) -> dict:
-    return {"name": name, "concurrency": c, "kind": "scenario", **extra}
+def entry(name: str, c: int = 200, *, kind: str = "scenario", **figures) -> Entry:
+    extra = {k: figures.pop(k) for k in list(figures) if k not in Entry.__dataclass_fields__}
+    return Entry(name=name, concurrency=c, kind=kind, extra=extra, **figures)
 
 
 def make_store(tmp_path: Path, run_id: str = "20260101-000000") -> RunStore:
@@ -83,11 +85,19 @@ def test_unusable_files_give_clear_errors(tmp_path):
         results.resolve_run(tmp_path, "nope")
 
 
-def test_fixture_entries_carry_every_required_key():
-    data = json.loads((DATA / "results_normal.json").read_text())
-    for e in [data["calibration"], *data["scenarios"]]:
-        assert results.missing_keys(e) == [], e["name"]
-    assert results.missing_keys({"name": "x"}) == [k for k in REQUIRED_KEYS if k != "name"]
+def test_a_file_of_the_wrong_shape_names_the_entry_and_the_key(tmp_path):
+    data = json.loads((DATA / "results_recorded.json").read_text())
+    data["scenarios"][0]["steady_rps"] = "fast"
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    name = data["scenarios"][0]["name"]
+    with pytest.raises(ResultsError, match=rf"'{name}': 'steady_rps' should be a number"):
+        results.load(tmp_path)
+
+
+def test_an_older_schema_is_refused_clearly(tmp_path):
+    (tmp_path / "results.json").write_text('{"schema_version": 0, "scenarios": []}')
+    with pytest.raises(ResultsError, match="not a playground results file"):
+        results.load(tmp_path)
 
 
 HOLDER = """

@@ -1,12 +1,9 @@
-"""The runner's own diagnosis of a shortfall: lockstep waves queueing behind CPU."""
+"""The diagnosis of a shortfall: lockstep waves queueing behind CPU."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from playground.load import LoadResult
-from playground.runner import Runner
-from playground.scenarios import REGISTRY
+from playground.diagnosis import lockstep_waves
 
 
 def result(p50_ms: float) -> LoadResult:
@@ -20,20 +17,71 @@ ROWS = [{"t": 0, "threads": 11, "processes": 1, "rss_mb": 50.0, "cpu_pct": 40.0}
 
 
 def test_a_wave_queueing_behind_cpu_is_explained():
-    target = REGISTRY["gevent-pywsgi"]
-    notes = Runner._wave_note(target, result(1085), cpu_ms=1.26, during=ROWS, steady=183.0,
-                              ideal=200.0)
-    assert len(notes) == 1 and "a wave of 200 requests costs 252 ms" in notes[0]
+    findings = lockstep_waves(result=result(1085), delay=1.0, concurrency=200, cpu_ms=1.26,
+                              samples=ROWS, steady=183.0, ideal=200.0)
+    assert [f.code for f in findings] == ["lockstep-waves"]
+    assert "a wave of 200 requests costs 252 ms" in findings[0].message
+    assert findings[0].figures["wave_cpu_ms"] == 252.0
 
 
 def test_no_wave_note_when_the_run_kept_up():
-    target = REGISTRY["uwsgi-gevent"]
-    assert Runner._wave_note(target, result(1009), cpu_ms=1.4, during=ROWS, steady=196.0,
-                             ideal=200.0) == []
+    assert lockstep_waves(result=result(1009), delay=1.0, concurrency=200, cpu_ms=1.4,
+                          samples=ROWS, steady=196.0, ideal=200.0) == []
 
 
 def test_no_wave_note_for_a_serialised_server():
     # 5 requests x 4 ms of CPU cannot explain 4 s of queueing: that is one-at-a-time serving.
-    target = replace(REGISTRY["devserver"])
-    assert Runner._wave_note(target, result(5072), cpu_ms=4.0, during=ROWS, steady=1.4,
-                             ideal=5.0) == []
+    assert lockstep_waves(result=result(5072), delay=1.0, concurrency=5, cpu_ms=4.0,
+                          samples=ROWS, steady=1.4, ideal=5.0) == []
+
+
+def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
+    """A long delay still gets MIN_STEADY_ROUNDS rounds (one would show no steady figure)."""
+    from playground.diagnosis import MIN_STEADY_ROUNDS, MIN_STEADY_WAVES
+    from playground.runner import Plan
+    from playground.scenarios import REGISTRY
+
+    target = REGISTRY["uwsgi-gevent"]
+    plan = Plan(targets=(target,), sweep=(100, 10000), delays=((100, 0.5), (10000, 52.0)))
+    short, long = plan.loads(target)
+    assert short.requests == 20 * 100  # ~10 s of 0.5-s rounds
+    assert long.requests == MIN_STEADY_ROUNDS * 10000
+    assert MIN_STEADY_ROUNDS + 1 > MIN_STEADY_WAVES  # ab's lone first request adds one
+
+
+def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_path):
+    """The serial dev server's recorded ab output, through Runner._entry: no steady figure,
+    the measured rate, structured findings whose messages are also the notes."""
+    import json
+    from pathlib import Path
+
+    from playground.compose import Docker
+    from playground.load import TOOLS
+    from playground.model import Entry
+    from playground.results import RunStore
+    from playground.runner import Plan, Runner
+    from playground.sampling import Sample, Series
+    from playground.scenarios import REGISTRY
+    from playground.steady import parse_timeline
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    tsv = (data / "ab_devserver_serial_n10_c5_1s.tsv").read_text()
+    result = TOOLS["ab"].parse(stdout=(data / "ab_devserver_serial_n10_c5_1s.txt").read_text(),
+                               per_request=tsv, concurrency=5)
+    during = Series("flask_app", [Sample(t=i / 2, threads=1, processes=1, rss_mb=40.0, cpu_pct=2.0)
+                                  for i in range(21)])
+    before = Series("flask_app", [Sample(t=0.0, threads=1, processes=1, rss_mb=39.0, cpu_pct=0.0)])
+    repeat = {"result": result, "timeline": parse_timeline(tsv), "series": {"flask_app": during},
+              "before": {"flask_app": before}, "loadgen_cpu_peak_pct": 3.0}
+    target = REGISTRY["devserver"]
+    store = RunStore.create(results_dir=tmp_path, run_id="r", header={})
+    runner = Runner(docker=Docker(root=tmp_path), store=store, plan=Plan(targets=(target,)))
+    entry = runner._entry(target, [repeat], restarts={}, network="sync-devserver_default")
+    assert entry.steady_rps is None and entry.efficiency is None
+    assert entry.rps == result.rps and 0.9 <= entry.rps <= 1.05
+    assert [f.code for f in entry.findings] == ["queued", "no-steady-state"]
+    assert entry.notes == [f.message for f in entry.findings]
+    assert entry.rss_per_request_kb == (40.0 - 39.0) * 1024 / 5
+    assert len(entry.latency_distribution_ms) > 5 and entry.samples[0] == Sample(0.0, 1, 1, 40.0, 2.0)
+    store.add(entry)
+    assert Entry.from_json(json.loads(store.path.read_text())["scenarios"][0]) == entry

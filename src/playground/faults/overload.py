@@ -12,6 +12,7 @@ from pathlib import Path
 
 from playground import load as loadmod
 from playground.compose import shown
+from playground.diagnosis import SYN_RETRANSMIT_MS
 from playground.faults.analysis import phase_stats, stuck_verdict, timeline, unexpected_answers
 from playground.faults.containers import container_checks
 from playground.faults.fault import Fault
@@ -20,8 +21,6 @@ from playground.faults.session import FaultSettings, Session, running, target_ba
 from playground.scenarios import Target
 
 OVERLOAD_PROBE_CONCURRENCY = 10
-# A connect this slow means a SYN was retransmitted: the listen queue overflowed.
-SYN_RETRANSMIT_MS = 900
 
 
 def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground import report
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.run import STOPPED_SERVICE
 from playground.report import (BulletList, Callout, CodeBlock, Heading, Paragraph, Span,
                                Table)
-
-# The document model's Markdown renderer (public in the report package, private in a lone
-# report module).
-_markdown = getattr(report, "render_markdown", None) or report._render_markdown
+from playground.report import render_markdown as _markdown
 DASH = "—"
 
 

@@ -1,0 +1,123 @@
+"""The diagnosis rules and their thresholds (playground.diagnosis), one test per edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from playground import diagnosis
+from playground.diagnosis import (NOISY_SPREAD, SYN_RETRANSMIT_MS, Evidence, cpu_bound, diagnose,
+                                  noisy, relative_spread, saturated_load_generator, steady_state)
+from playground.load import LoadResult
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
+
+
+def result(**changes) -> LoadResult:
+    base = dict(tool="ab", complete=2000, failed=0, failures={}, non_2xx=0, time_taken_s=11.0,
+                rps=181.0, latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0},
+                connect_max_ms=3.0, steady_rps=198.0, mean_latency_ms=1006.0)
+    return LoadResult(**{**base, **changes})
+
+
+def codes(findings) -> list[str]:
+    return [f.code for f in findings]
+
+
+# ---- noisy repeats (issue 12: spread over --repeat runs above 5% is flagged) ---------------------
+def test_spread_is_max_minus_min_over_the_median():
+    assert relative_spread([100.0, 104.0, 102.0]) == pytest.approx(4 / 102)
+    assert relative_spread([100.0]) is None
+    assert relative_spread([]) is None
+
+
+def test_a_spread_above_five_percent_is_noisy_and_at_or_below_is_not():
+    assert NOISY_SPREAD == 0.05
+    assert noisy([100.0, 105.0]) == []  # exactly 5% of the median 102.5 is less: 4.9%
+    assert noisy([100.0, 104.9]) == []
+    flagged = noisy([100.0, 106.0])  # 5.8%
+    assert codes(flagged) == ["noisy"] and flagged[0].severity == "warning"
+    assert flagged[0].figures["spread"] == pytest.approx(6 / 103)
+    assert "2 repeats lie 5.8% apart" in flagged[0].message
+
+
+def test_one_repeat_is_never_noisy():
+    assert noisy([100.0]) == []
+
+
+def test_the_runner_flags_noisy_repeats_through_diagnose():
+    quiet = diagnose(Evidence(result=result(), delay=1.0, concurrency=200, requests=2000,
+                              repeat_figures=[198.0, 199.0], waves=10.0, steady_estimate=198.0))
+    loud = diagnose(Evidence(result=result(), delay=1.0, concurrency=200, requests=2000,
+                             repeat_figures=[180.0, 199.0], waves=10.0, steady_estimate=198.0))
+    assert "noisy" not in codes(quiet) and "noisy" in codes(loud)
+
+
+# ---- SYN retransmit: one threshold, used by every module ----------------------------------------
+def test_syn_retransmit_threshold_edges():
+    assert SYN_RETRANSMIT_MS == 900.0
+    below = diagnosis.load_findings(result=result(connect_max_ms=899.0), delay=1.0, concurrency=200)
+    at = diagnosis.load_findings(result=result(connect_max_ms=900.0), delay=1.0, concurrency=200)
+    assert "syn-retransmit" not in codes(below)
+    assert "syn-retransmit" in codes(at)
+    twice = diagnosis.load_findings(result=result(connect_max_ms=3019.0), delay=1.0, concurrency=200)
+    assert [f.figures["retransmits"] for f in twice if f.code == "syn-retransmit"] == [2]
+
+
+def test_no_other_module_keeps_its_own_syn_threshold():
+    """The report once said 1000 ms where load.py said 900: the number lives in diagnosis only."""
+    for path in SRC.rglob("*.py"):
+        if path.name == "diagnosis.py":
+            continue
+        text = path.read_text()
+        assert ">= 900" not in text and "SYN_RETRANSMIT_MS = " not in text, path
+
+
+# ---- steady state ---------------------------------------------------------------------------------
+def test_no_steady_figure_before_enough_response_times():
+    short = steady_state(waves=2.75, estimate=1.37, measured=0.98)
+    assert codes(short) == ["no-steady-state"]
+    assert short[0].figures == {"waves": 2.75, "c_over_mean_rps": 1.37, "rps": 0.98,
+                                "min_waves": diagnosis.MIN_STEADY_WAVES}
+    assert "read 0.98 requests/s measured" in short[0].message
+    assert steady_state(waves=10.5, estimate=198.0, measured=181.0) == []
+
+
+def test_ab_at_its_cap_quotes_no_steady_rate_when_there_is_none():
+    r = result(complete=10, rps=3.2, steady_rps=5.0, time_taken_s=3.1,
+               latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0})
+    found = diagnose(Evidence(result=r, delay=1.0, concurrency=5, requests=10, waves=3.0,
+                              steady_estimate=5.0))
+    cap = [f for f in found if f.code == "ab-at-its-cap"]
+    assert cap and "steady rate" not in cap[0].message
+    assert "no-steady-state" in codes(found)
+
+
+# ---- the machine ----------------------------------------------------------------------------------
+def rows(cpu: float, processes: int = 1) -> list[dict]:
+    return [{"t": 0.0, "threads": 1, "processes": processes, "rss_mb": 1.0, "cpu_pct": cpu}]
+
+
+def test_cpu_bound_rules():
+    assert cpu_bound(samples=rows(89.0), cores=2) == []
+    assert codes(cpu_bound(samples=rows(90.0), cores=2)) == ["cpu-bound"]  # one process
+    assert codes(cpu_bound(samples=rows(120.0, processes=5), cores=2)) == ["cpu-busy"]
+    assert codes(cpu_bound(samples=rows(180.0, processes=5), cores=2)) == ["cpu-bound"]
+    assert cpu_bound(samples=[], cores=2) == []
+
+
+def test_saturated_load_generator():
+    assert saturated_load_generator(94.9) == []
+    assert saturated_load_generator(None) == []
+    found = saturated_load_generator(95.0)
+    assert codes(found) == ["loadgen-saturated"] and found[0].severity == "error"
+
+
+def test_open_files_only_with_failures_near_the_limit():
+    ev = dict(delay=1.0, concurrency=10000, requests=20000, open_file_limits={"flask_app": 20000},
+              processes_by_service={"flask_app": 1})
+    assert codes(diagnosis.open_files(Evidence(result=result(failed=3), **ev))) == ["open-files"]
+    assert diagnosis.open_files(Evidence(result=result(failed=0), **ev)) == []
+    far = {**ev, "open_file_limits": {"flask_app": 1048576}}
+    assert diagnosis.open_files(Evidence(result=result(failed=3), **far)) == []

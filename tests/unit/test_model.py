@@ -1,0 +1,74 @@
+"""The results model: one JSON form, old files load, bad files fail clearly, the schema doc is
+generated from it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from playground.model import Entry, Finding, ModelError, Run, schema_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+def recorded() -> dict:
+    return json.loads((DATA / "results_recorded.json").read_text())
+
+
+def test_a_recorded_run_round_trips_unchanged():
+    data = recorded()
+    run = Run.from_json(data)
+    assert run.to_json() == data
+    assert isinstance(run.scenarios[0], Entry)
+    assert all(isinstance(f, Finding) for e in run.entries() for f in e.findings)
+
+
+def test_attributes_are_the_json_keys():
+    data = recorded()
+    entry = Run.from_json(data).scenarios[0]
+    raw = data["scenarios"][0]
+    for key in ("rss_per_request_kb", "cpu_ms_per_request", "steady_rps", "kind", "name",
+                "concurrency", "latency_ms", "threads_peak"):
+        assert key in raw
+        value = getattr(entry, key)
+        assert value == raw[key]
+
+
+def test_an_older_entry_without_newer_keys_loads_with_nulls():
+    old = {"name": "devserver", "concurrency": 5, "kind": "scenario", "rps": 0.99, "valid": True}
+    entry = Entry.from_json(old)
+    assert entry.rps == 0.99 and entry.findings == [] and entry.cpu_ms_per_request is None
+    assert entry.waves is None and entry.latency_distribution_ms == []
+
+
+def test_unknown_keys_survive_a_round_trip():
+    entry = Entry.from_json({"name": "x", "concurrency": 1, "from_the_future": [1, 2]})
+    assert entry.to_json()["from_the_future"] == [1, 2]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("concurrency", "many", "'concurrency' should be a whole number"),
+    ("steady_rps", "fast", "'steady_rps' should be a number"),
+    ("valid", "yes", "'valid' should be true or false"),
+    ("findings", {"code": "x"}, "'findings' should be a list"),
+    ("latency_ms", [1, 2], "'latency_ms' should be an object"),
+])
+def test_a_wrong_type_names_the_entry_and_the_key(key, value, message):
+    with pytest.raises(ModelError, match=rf"entry 'devserver': {message}"):
+        Entry.from_json({"name": "devserver", "concurrency": 5, key: value})
+
+
+def test_another_schema_version_is_refused_clearly():
+    with pytest.raises(ModelError, match="schema_version 7; this version of playground reads"):
+        Run.from_json({"schema_version": 7})
+
+
+def test_the_schema_document_is_generated_from_the_model():
+    doc = (ROOT / "docs" / "results-schema.md").read_text()
+    assert doc == schema_markdown(), "regenerate: python -m playground.model > docs/results-schema.md"
+    for name in (f.name for f in fields(Entry) if f.name != "extra"):
+        assert f"| `{name}` |" in doc
