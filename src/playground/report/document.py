@@ -167,10 +167,10 @@ def _markdown_it(images: dict[str, bytes]) -> MarkdownIt:
     default_image = md.renderer.rules["image"]
 
     def image(renderer, tokens, idx, options, env):  # markdown-it passes the renderer first
-        token = tokens[idx]
-        name = token.attrGet("src") or ""
+        img = tokens[idx]
+        name = img.attrGet("src") or ""
         if name in images:
-            token.attrSet("src", "data:image/png;base64,"
+            img.attrSet("src", "data:image/png;base64,"
                           + base64.b64encode(images[name]).decode("ascii"))
         return default_image(tokens, idx, options, env)
 
