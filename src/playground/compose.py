@@ -20,6 +20,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from playground.pinning import CpuPinning
+
 LOADGEN_IMAGE = "flask-playground/loadgen"
 LOADGEN_COMPOSE = "compose/loadgen.yml"
 WAIT_TIMEOUT_S = 120
@@ -72,6 +74,8 @@ class Docker:
     echo: Callable[[str], None] = lambda line: None
     # Commands are printed relative to the repository root, the way a reader types them.
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    # --pin-cpus: the load generator and the app's containers on separate cores (None: free).
+    pinning: CpuPinning | None = None
     _projects: dict[tuple[str, ...], str] = field(default_factory=dict, init=False, repr=False)
 
     # --- plumbing -------------------------------------------------------------------------
@@ -125,6 +129,12 @@ class Docker:
                 f"Docker Compose v2 ('docker compose') is required{hint}. On Debian, install "
                 "the docker-compose package from trixie or newer, or Docker's compose plugin."
             )
+
+    def cpus(self) -> int:
+        """How many CPUs the Docker daemon can give containers."""
+        proc = self.run(["docker", "info", "--format", "{{.NCPU}}"], check=False, quiet=True,
+                        timeout=30)
+        return int(proc.stdout.strip()) if proc.stdout.strip().isdigit() else 0
 
     def versions(self) -> dict[str, str]:
         server = self.run(["docker", "version", "--format", "{{.Server.Version}}"],
@@ -219,6 +229,23 @@ class Docker:
                 f"{compose_file} did not become healthy within {wait_timeout} s\n"
                 f"{tail(proc, lines=8)}\n--- last log lines ---\n{logs}"
             )
+
+    def pin(self, compose_file: str | Sequence[str], app_services: Sequence[str]) -> None:
+        """Move the scenario's containers onto their cores (--pin-cpus); no-op when free."""
+        if self.pinning is None:
+            return
+        for cid, service in self.service_containers(compose_file):
+            cpus = (self.pinning.app_cpus if service in app_services
+                    else self.pinning.rest_cpus)
+            self.run(["docker", "update", "--cpuset-cpus", cpus, cid], timeout=60)
+
+    def service_containers(self, compose_file: str | Sequence[str]) -> list[tuple[str, str]]:
+        """(container id, service) of every container the file has up."""
+        proc = self.run(self.compose(compose_file, "ps", "--format",
+                                     "{{.ID}} {{.Service}}"), check=False, quiet=True,
+                        timeout=60)
+        return [tuple(line.split(None, 1)) for line in proc.stdout.splitlines()
+                if len(line.split(None, 1)) == 2]
 
     def logs(self, compose_file: str, *, lines: int = 15) -> str:
         proc = self.run(self.compose(compose_file, "logs", "--no-color", "--tail", str(lines)),
@@ -327,6 +354,8 @@ class Docker:
         if name:
             argv += ["--name", name]
         argv += ["--network", network]
+        if self.pinning is not None:
+            argv += ["--cpuset-cpus", self.pinning.rest_cpus]
         if out_dir is not None:
             argv += ["--user", f"{os.getuid()}:{os.getgid()}", "--volume", f"{out_dir}:/out"]
         return [*argv, LOADGEN_IMAGE, *tool_argv]

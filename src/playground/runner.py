@@ -141,7 +141,7 @@ class Runner:
             f"{t.name} n={t.requests} c={t.concurrency}" for t in loads))
         stopped: dict[str, Entry] = {}
         try:
-            with self._scenario(compose_file, services):
+            with self._scenario(compose_file, services, app_services=loads[0].app_services):
                 network = f"{self.docker.project(compose_file)}_default"
                 for target in loads:
                     if target.name in stopped:
@@ -167,10 +167,12 @@ class Runner:
         return self._error_entry(target, reason, skipped=True)
 
     @contextmanager
-    def _scenario(self, compose_file: tuple[str, ...], services: Sequence[str]) -> Iterator[None]:
+    def _scenario(self, compose_file: tuple[str, ...], services: Sequence[str], *,
+                  app_services: Sequence[str] = ()) -> Iterator[None]:
         self.docker.check_ports_free(compose_file, services)
         try:
             self.docker.up(compose_file, services, wait_timeout=self.plan.wait_timeout_s)
+            self.docker.pin(compose_file, app_services)
             yield
         finally:
             self.docker.down(compose_file)
@@ -359,12 +361,23 @@ class Runner:
         return {
             "up": shown(self.docker.compose(target.compose_files, "up", "--build", "-d",
                                             "--wait")) + (f" {services}" if services else ""),
+            "pin": self._pin_commands(target),
             "load": shown(self.docker.loadgen_argv(network=network, tool_argv=tool_argv)),
             "host_load": (shown([*tool_argv[:-1], host_url]) if host_url else None),
             "threads": shown(self.docker.compose(target.compose_files, "exec",
                                                  target.app_services[0], "top", "-H")),
             "down": shown(self.docker.compose(target.compose_files, "down", "--volumes")),
         }
+
+    def _pin_commands(self, target: Target) -> str | None:
+        """What --pin-cpus does by hand: one `docker update` per side (None: not pinned)."""
+        pinning = self.docker.pinning
+        if pinning is None:
+            return None
+        ps = shown(self.docker.compose(target.compose_files, "ps", "--quiet"))
+        apps = " ".join(target.app_services)
+        return (f"docker update --cpuset-cpus {pinning.rest_cpus} $({ps})\n"
+                f"docker update --cpuset-cpus {pinning.app_cpus} $({ps} {apps})")
 
     def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
                network: str, fd_limits: dict[str, int | None] | None = None) -> Entry:

@@ -70,3 +70,13 @@ def resumable() -> argparse.ArgumentParser:
     parent.add_argument("--resume", metavar="RUN",
                         help="continue an interrupted run (a run id, 'latest' or a path)")
     return parent
+
+
+def pinnable() -> argparse.ArgumentParser:
+    """The option of the commands that load with ab or wrk: cores of its own for the app."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--pin-cpus", action="store_true",
+                        help="the app's containers on the upper half of the CPUs, the load "
+                             "generator and the rest on the lower half (steadier repeats; "
+                             "see docs/reading-the-numbers.md)")
+    return parent

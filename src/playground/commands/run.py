@@ -23,7 +23,7 @@ from playground.scenarios import CALIBRATION, SCENARIOS, resolve
 def add_parser(sub) -> None:
     run = sub.add_parser(
         "run", help="run scenarios (all nine by default) and write a report",
-        parents=[options.session(), options.resumable()])
+        parents=[options.session(), options.resumable(), options.pinnable()])
     run.add_argument("names", nargs="*", metavar="SCENARIO",
                      help="scenarios to run (see `playground list`); default: all")
     run.add_argument("--demos", action="store_true",
@@ -89,7 +89,8 @@ def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan 
                 "environment": environment.collect(
                     root=options.ROOT, docker=docker, tool=tool,
                     tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr)),
-                "settings": settings,
+                "settings": {**settings, **({"pin_cpus": docker.pinning.describe()}
+                                            if docker.pinning else {})},
             }
             store = RunStore.create(results_dir=args.results_dir, run_id=results.new_run_id(),
                                     header=header)

@@ -20,7 +20,7 @@ from playground.scenarios import ARES_VARIANTS, resolve
 def add_parser(sub) -> None:
     scale = sub.add_parser(
         "scale", help="concurrency sweep up to c=10,000 with the scale overrides (scale/)",
-        parents=[options.session(), options.resumable()])
+        parents=[options.session(), options.resumable(), options.pinnable()])
     scale.add_argument("names", nargs="*", metavar="SCENARIO",
                        help="modes to sweep; default: the gevent and thread-based scenarios")
     scale.add_argument("--contenders", action="store_true",

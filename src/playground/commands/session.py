@@ -13,6 +13,7 @@ from rich.console import Console
 from playground import results
 from playground.commands.options import ROOT
 from playground.compose import Docker
+from playground.pinning import CpuPinning
 
 
 def interrupt_on_sigterm() -> None:
@@ -33,7 +34,12 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
     """From the start a SIGTERM is a Ctrl-C; Docker must answer; one runner at a time."""
     interrupt_on_sigterm()
     docker = docker_for(out, quiet=args.quiet)
+    if getattr(args, "pin_cpus", False) and getattr(args, "from_host", False):
+        raise ValueError("--pin-cpus pins the load generator's container; with --from-host "
+                         "the load runs on this host (use taskset -c 0 ab ... by hand)")
     docker.preflight()
+    if getattr(args, "pin_cpus", False):
+        docker.pinning = CpuPinning.halves(docker.cpus())
     with results.exclusive(args.results_dir):
         yield docker
 

@@ -285,7 +285,7 @@ def reproduce_blocks(run: Run) -> list[Block]:
 
 def entry_command_blocks(run: Run) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Commands per entry")]
-    labels = {"up": "bring it up", "load": "load it (from inside the compose network)",
+    labels = {"up": "bring it up", "pin": "give the app its own cores (--pin-cpus)", "load": "load it (from inside the compose network)",
               "host_load": "or load it from the host", "threads": "watch its threads",
               "down": "tear it down"}
     for entry in run.entries():
