@@ -160,3 +160,20 @@ def test_wrk_as_the_load_tool(tmp_path):
     assert entry["tool"] == "wrk" and entry["ab_cap_rps"] is None
     assert entry["valid"], entry["invalid_reasons"]
     assert 0.6 * C / DELAY <= entry["steady_rps"] <= 1.1 * C / DELAY, entry["steady_rps"]
+
+
+def test_pinned_cpus_move_the_app_and_the_load_apart(tmp_path):
+    """--pin-cpus: `docker update` puts flask_app on CPU 1 and slow_api on CPU 0 (a refused
+    update would fail the run), the load generator runs on CPU 0, and the run says so."""
+    proc = playground("run", "gevent-pywsgi", "-n", str(N), "-c", str(C), "--delay", str(DELAY),
+                      "--pin-cpus", "--no-calibration", "--no-build",
+                      "--results-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    updates = [line for line in proc.stdout.splitlines() if "docker update --cpuset-cpus" in line]
+    assert sorted(line.split()[4] for line in updates) == ["0", "1"], updates
+    assert "docker run --rm --network async-gevent-pywsgi_default --cpuset-cpus 0" in proc.stdout
+    data = json.loads((tmp_path / "latest" / "results.json").read_text())
+    assert data["settings"]["pin_cpus"].startswith("app services on CPU 1")
+    entry = data["scenarios"][0]
+    assert entry["valid"] and 0.6 * C / DELAY <= entry["steady_rps"] <= 1.05 * C / DELAY
+    assert "docker update --cpuset-cpus 1" in entry["commands"]["pin"]

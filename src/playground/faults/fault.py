@@ -7,10 +7,13 @@ serving mode must do, returning the dict faults.json keeps for it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from playground.faults.session import Session
+from playground.faults.containers import container_checks
+from playground.faults.probe import Burst, Outcome, Prober
+from playground.faults.session import Session, running
 from playground.scenarios import Target
 
 
@@ -23,4 +26,37 @@ class Fault:
         return True
 
     def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+        """Probe every target through the fault's phases, then judge each target against
+        what it did before the fault (a burst, its server state)."""
+        s, skip = session.settings, self.stopped_service
+        bursts_before = {t.name: session.burst(t) for t in session.targets}
+        states_before = session.states(skip=skip)
+        probers = session.probers(delay=s.delay, concurrency=s.clients)
+        session.record_load(concurrency=s.clients, delay=s.delay)
+        self.describe(session)
+        with running(probers):
+            marks = self.phases(session, probers)
+            results = [p.stop() for p in probers]
+        session.mark("probe stopped")
+        bursts_after = {t.name: session.burst(t) for t in session.targets}
+        containers = container_checks(before=states_before, after=session.states(skip=skip))
+        out = [self.judge(session=session, target=target, clients=prober.concurrency,
+                          outcomes=outcomes, marks=marks, containers=containers,
+                          before=bursts_before[target.name], after=bursts_after[target.name])
+               for target, prober, outcomes in zip(session.targets, probers, results,
+                                                   strict=True)]
+        return {"fault": self.name, "stopped_service": skip, "containers": containers,
+                "targets": out}
+
+    def describe(self, session: Session) -> None:
+        """Record, for the reader, what the fault will do (commands, a note)."""
+
+    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+        """Drive the fault while the probers run; the marks (session clock) of its phases."""
+        raise NotImplementedError
+
+    def judge(self, *, session: Session, target: Target, clients: int,
+              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
+              before: Burst, after: Burst) -> dict:
+        """The phases of one target's outcomes and what must hold of them."""
         raise NotImplementedError

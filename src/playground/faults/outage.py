@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 
 from playground.faults.analysis import (count_kinds, longest_overlapping, phase_stats,
                                         stuck_verdict, time_to_recover, timeline,
                                         unexpected_answers)
-from playground.faults.containers import container_checks
 from playground.faults.fault import Fault
-from playground.faults.probe import Burst, Outcome
-from playground.faults.session import Session, running, sleep_until, target_base
+from playground.faults.probe import Burst, Outcome, Prober
+from playground.faults.session import Session, sleep_until, target_base
 from playground.scenarios import Target
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
@@ -27,43 +25,30 @@ UPSTREAM_GRACE_S = 5.0
 
 
 class Outage(Fault):
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
-        """Stop the service under load, start it again, and judge each target."""
+    def describe(self, session: Session) -> None:
         s, service = session.settings, self.stopped_service
-        bursts_before = {t.name: session.burst(t) for t in session.targets}
-        states_before = session.states(skip=service)
-        probers = session.probers(delay=s.delay, concurrency=s.clients)
-        session.record_load(concurrency=s.clients, delay=s.delay)
         session.record("stop", service)
         session.commands += [f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}} s\\n' "
                              f"'{t.host_url(delay=s.delay)}'   # while it is down"
                              for t in session.targets]
         session.record("start", service)
-        with running(probers):
-            start = session.mark("probe started")
-            sleep_until(session, start + s.baseline_s)
-            stop_at = session.mark(f"stop {service}")
-            session.docker.stop_service(session.compose_file, service)
-            down_at = session.mark(f"{service} stopped")
-            sleep_until(session, down_at + s.fault_s)
-            session.mark(f"start {service}")
-            session.docker.start_service(session.compose_file, service)
-            back_at = session.mark(f"{service} started")
-            sleep_until(session, back_at + s.recovery_s)
-            end = session.mark("probe stopping")
-            results = [p.stop() for p in probers]
-        session.mark("probe stopped")
-        bursts_after = {t.name: session.burst(t) for t in session.targets}
-        containers = container_checks(before=states_before, after=session.states(skip=service))
-        marks = {"start": start, "stop_at": stop_at, "down_at": down_at, "back_at": back_at,
-                 "end": end}
-        out = [self.judge(session=session, target=target, clients=prober.concurrency,
-                          outcomes=outcomes, marks=marks, containers=containers,
-                          before=bursts_before[target.name], after=bursts_after[target.name])
-               for target, prober, outcomes in zip(session.targets, probers, results,
-                                                   strict=True)]
-        return {"fault": self.name, "stopped_service": service, "containers": containers,
-                "targets": out}
+
+    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+        """Stop the service under load, start it again."""
+        s, service = session.settings, self.stopped_service
+        start = session.mark("probe started")
+        sleep_until(session, start + s.baseline_s)
+        stop_at = session.mark(f"stop {service}")
+        session.docker.stop_service(session.compose_file, service)
+        down_at = session.mark(f"{service} stopped")
+        sleep_until(session, down_at + s.fault_s)
+        session.mark(f"start {service}")
+        session.docker.start_service(session.compose_file, service)
+        back_at = session.mark(f"{service} started")
+        sleep_until(session, back_at + s.recovery_s)
+        end = session.mark("probe stopping")
+        return {"start": start, "stop_at": stop_at, "down_at": down_at, "back_at": back_at,
+                "end": end}
 
     def judge(self, *, session: Session, target: Target, clients: int,
               outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,

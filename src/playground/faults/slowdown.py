@@ -8,54 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 
 from playground.faults.analysis import (count_kinds, phase_stats, settle_time, stuck_verdict,
                                         timeline)
-from playground.faults.containers import container_checks
 from playground.faults.fault import Fault
-from playground.faults.probe import Burst, Outcome
-from playground.faults.session import Session, running, sleep_until, target_base
+from playground.faults.probe import Burst, Outcome, Prober
+from playground.faults.session import Session, sleep_until, target_base
 from playground.scenarios import Target
 
 
 class UpstreamSlowdown(Fault):
     name = "upstream-slowdown"
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
-        """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
+    def describe(self, session: Session) -> None:
         s = session.settings
-        bursts_before = {t.name: session.burst(t) for t in session.targets}
-        states_before = session.states()
-        probers = session.probers(delay=s.delay, concurrency=s.clients)
-        session.record_load(concurrency=s.clients, delay=s.delay)
         session.commands.append(f"# after {s.baseline_s:g} s, the same load at "
                                 f"?delay={s.slow_delay:g} for {s.fault_s:g} s, then at "
                                 f"?delay={s.delay:g} again")
-        with running(probers):
-            start = session.mark(f"probe started at delay={s.delay:g}")
-            sleep_until(session, start + s.baseline_s)
-            slow_at = session.mark(f"delay {s.delay:g} -> {s.slow_delay:g}")
-            for p in probers:
-                p.delay = s.slow_delay
-            sleep_until(session, slow_at + s.fault_s)
-            back_at = session.mark(f"delay {s.slow_delay:g} -> {s.delay:g}")
-            for p in probers:
-                p.delay = s.delay
-            sleep_until(session, back_at + s.recovery_s)
-            end = session.mark("probe stopping")
-            results = [p.stop() for p in probers]
-        session.mark("probe stopped")
-        bursts_after = {t.name: session.burst(t) for t in session.targets}
-        containers = container_checks(before=states_before, after=session.states())
-        marks = {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
-        out = [self.judge(session=session, target=target, clients=prober.concurrency,
-                          outcomes=outcomes, marks=marks, containers=containers,
-                          before=bursts_before[target.name], after=bursts_after[target.name])
-               for target, prober, outcomes in zip(session.targets, probers, results,
-                                                   strict=True)]
-        return {"fault": self.name, "stopped_service": None, "containers": containers,
-                "targets": out}
+
+    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+        """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
+        s = session.settings
+        start = session.mark(f"probe started at delay={s.delay:g}")
+        sleep_until(session, start + s.baseline_s)
+        slow_at = session.mark(f"delay {s.delay:g} -> {s.slow_delay:g}")
+        for p in probers:
+            p.delay = s.slow_delay
+        sleep_until(session, slow_at + s.fault_s)
+        back_at = session.mark(f"delay {s.slow_delay:g} -> {s.delay:g}")
+        for p in probers:
+            p.delay = s.delay
+        sleep_until(session, back_at + s.recovery_s)
+        end = session.mark("probe stopping")
+        return {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
 
     def judge(self, *, session: Session, target: Target, clients: int,
               outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
