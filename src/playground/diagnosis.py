@@ -134,6 +134,7 @@ def load_findings(*, result: LoadResult, delay: float, concurrency: int,
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.failures.items())
         out.append(Finding("failed-requests", "error", f"{result.failed} failed requests ({kinds})",
                            {"failed": result.failed, **result.failures}))
+    out += ab_unwritten_connections(result)
     if result.non_2xx > 0:
         label = "non-2xx" if result.tool == "ab" else "non-2xx/3xx"
         out.append(Finding("non-2xx", "error",
@@ -163,6 +164,35 @@ def load_findings(*, result: LoadResult, delay: float, concurrency: int,
                 f"run lasts at least (n/c + 1) x {_fmt(delay, 3)} s (ideal {_fmt(ideal, 1)}/s"
                 f"{quoted})", {"rps": result.rps, "ab_cap_rps": cap, "ideal_rps": ideal}))
     return out
+
+
+def ab_unwritten_connections(result: LoadResult) -> list[Finding]:
+    """Length failures that are connections ab opened and never sent a request on.
+
+    ab (2.3, httpd 2.4.71) opens a new connection while fewer requests have been *written* than
+    asked for, so with -n a multiple of -c it opens one more connection than it has requests
+    for and leaves it idle; the server closes it after its wait for a request and ab counts
+    that as a finished request of 0 bytes, a Length failure, then stops one real answer short
+    (load.ab_requests has the source lines). Such a record keeps the previous request's
+    wait, longer than its own total time (load.ab_unwritten): the server did not fail them.
+    """
+    unwritten = result.unwritten or 0
+    length = result.failures.get("length", 0)
+    if result.tool != "ab" or not unwritten or not length:
+        return []
+    shown = min(unwritten, length)
+    everything = shown == result.failed
+    return [Finding(
+        "ab-unwritten-connection", "warning",
+        f"{shown} of the {length} Length failures {'is a connection' if shown == 1 else 'are connections'} "
+        "ab opened but never sent a request on: it opens a new connection while fewer requests "
+        "have been written than -n, so with -n a multiple of -c one connection too many sits "
+        "idle until the server stops waiting for a request and closes it, and ab counts that "
+        "as a request of 0 bytes and stops one answer short"
+        + (" -- every failure of this run is one of these, none is the server's" if everything
+           else "") + "; -n = rounds x c + 1 (ab's lone first request, then full rounds) "
+        "leaves none over",
+        {"unwritten": shown, "length": length, "failed": result.failed})]
 
 
 # --- throughput ------------------------------------------------------------------------------

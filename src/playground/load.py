@@ -26,6 +26,10 @@ is written down where it matters:
   ``Complete requests: 20``, ``Failed requests: 30`` and ~90,000 requests/s.
 * ab's ``-s`` is an inactivity limit for the whole run: if nothing happens for
   that long, ab exits (status 119) without printing any results, ``-r`` or not.
+* With ``-n`` a multiple of ``-c``, ab opens **one connection more than it
+  sends requests on** and may count the server closing that idle connection
+  as a completed request that failed (Length); :func:`ab_requests` picks an
+  ``-n`` that leaves none over, :func:`ab_unwritten` finds them.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ __all__ = [
     "TOOLS",
     "WrkTool",
     "ab_cap_rps",
+    "ab_requests",
+    "ab_unwritten",
     "ideal_rps",
     "steady_rps_from_ab",
     "tool_version",
@@ -96,6 +102,10 @@ class LoadResult:
     * ``steady_rps`` / ``mean_latency_ms`` -- ab: from the ``-g`` file (see
       :func:`steady_rps_from_ab`), None without one; wrk: its own Requests/sec
       and latency Avg (a duration-bound run has no start-up phase to remove).
+    * ``unwritten`` -- ab: records in the ``-g`` file of connections ab opened
+      but never sent a request on, which the server closed before ab finished
+      (:func:`ab_unwritten`); each is also one of the Length failures. None
+      without a ``-g`` file and for wrk.
     """
 
     tool: str
@@ -109,6 +119,7 @@ class LoadResult:
     connect_max_ms: float | None
     steady_rps: float | None
     mean_latency_ms: float | None
+    unwritten: int | None = None
 
 
 class LoadTool(Protocol):
@@ -233,6 +244,74 @@ def ab_cap_rps(*, requests: int, concurrency: int, delay: float) -> float | None
     if delay == 0:
         return None
     return requests / ((requests / concurrency + 1) * delay)
+
+
+def ab_requests(*, rounds: int, concurrency: int) -> int:
+    """The ``-n`` for ``rounds`` full rounds of ``c`` requests after ab's lone first one: ``rounds x c + 1``.
+
+    Why the ``+ 1``: with ``-n`` a multiple of ``-c`` ab opens one connection
+    more than it sends requests on. Read in ab.c (ApacheBench 2.3, httpd
+    2.4.71, the version Debian trixie's apache2-utils builds):
+    ``start_connect()`` opens a new connection whenever ``started < requests``,
+    but ``started`` counts requests *written*, not connections opened; it is
+    incremented at the end of ``write_request()``, which begins with ``if
+    (started >= requests) return;``. When a connection's connect completes
+    after the last request has been written, ab moves it to polling for input
+    (``set_conn_state(c, STATE_CONNECTED)``) and calls ``write_request()``,
+    which returns without writing. That connection then sits idle until the
+    server gives up waiting for a request and closes it; ab reads 0 bytes,
+    counts it in ``done`` as a finished request whose length differs from the
+    document's (``err_length``) and, since it stops once ``done`` reaches
+    ``-n``, leaves one real response unread. With ``-n c`` the surplus is the
+    first slot's: its lone first request finishes, ab opens the other ``c - 1``
+    connections, then reconnects the first slot while few have been written;
+    the first slot's connect is the last to complete, and ``-n`` is reached
+    without it (``strace``: ``c + 1`` connects, ``c`` writes). With ``-n k x
+    c`` the same happens in the last round, when more slots reconnect in one
+    pass than requests remain. It shows only when the server's wait for a
+    request (uWSGI's ``socket-timeout``, nginx's ``client_header_timeout``,
+    Gunicorn's ``keepalive``) is shorter than what is left of the run.
+
+    With ``rounds x c + 1`` every round is full and every connection carries a
+    request: the lone first, then ``rounds`` rounds of ``c`` (ab runs
+    ``1 + ceil((n - 1) / c)`` rounds, :func:`ab_cap_rps`).
+    """
+    if rounds < 1 or concurrency < 1:
+        raise ValueError(f"rounds and concurrency must be positive, got {rounds} and {concurrency}")
+    return rounds * concurrency + 1
+
+
+def ab_unwritten(per_request_tsv: str) -> int:
+    """How many of ab's ``-g`` records are connections it never sent a request on.
+
+    ab fills a record from the connection slot's timestamps: ``wait`` is
+    ``beginread - endwrite`` and ``ttime`` is ``done - start``. For a request
+    that was written both fall inside the connection's life, so ``wait <=
+    ttime``. ``endwrite`` and ``beginread`` are only set by a write and a read,
+    so a connection closed without either keeps the previous request's (see
+    :func:`ab_requests`): its ``wait`` is the previous request's while its
+    ``ttime`` is how long the server let it sit idle, and ``ctime`` is 0 (its
+    connect time, ``connect - start``, is negative and clamped: ``connect`` too is set
+    when writing). A record whose ``wait`` exceeds its ``ttime`` is such a
+    connection. (One that the server kept longer than the previous request's
+    wait is not caught; a record of a slot's first connection has no previous
+    request to read, but ab's surplus connections are never a slot's first.)
+    """
+    lines = [line for line in per_request_tsv.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return 0
+    header = lines[0].split("\t")
+    if "ttime" not in header or "wait" not in header:
+        raise LoadOutputError(f"ab -g data has no 'ttime' and 'wait' columns; header: {lines[0]!r}")
+    total, wait = header.index("ttime"), header.index("wait")
+    count = 0
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        try:
+            count += float(fields[wait]) > float(fields[total])
+        except (IndexError, ValueError):
+            raise LoadOutputError(f"ab -g data line {number} has no numeric ttime/wait: {line!r}") from None
+    return count
 
 
 def ideal_rps(*, concurrency: int, delay: float) -> float | None:
@@ -387,8 +466,10 @@ class AbTool:
 
         steady: float | None = None
         mean: float | None = None
+        unwritten: int | None = None
         if per_request is not None:
             steady, mean = steady_rps_from_ab(per_request_tsv=per_request, concurrency=concurrency)
+            unwritten = ab_unwritten(per_request)
 
         return LoadResult(
             tool=self.name,
@@ -402,6 +483,7 @@ class AbTool:
             connect_max_ms=_ab_row_max(stdout, "Connect"),
             steady_rps=steady,
             mean_latency_ms=mean,
+            unwritten=unwritten,
         )
 
 

@@ -77,8 +77,12 @@ class Plan:
             else:
                 # A sweep keeps n/c constant (as many waves at every concurrency).
                 waves = max(base.requests // base.concurrency, 1)
+            # Full rounds after ab's lone first request: with n = waves x c, ab would open one
+            # connection it never sends a request on, and count the server closing it idle as a
+            # failed request (load.ab_requests).
             loads.append(replace(base, concurrency=c, delay=delay,
-                                 requests=self.requests or max(waves * c, c)))
+                                 requests=self.requests or loadmod.ab_requests(rounds=waves,
+                                                                               concurrency=c)))
         return loads
 
     def _overrides(self, target: Target) -> tuple[str, ...]:

@@ -121,3 +121,49 @@ def test_open_files_only_with_failures_near_the_limit():
     assert diagnosis.open_files(Evidence(result=result(failed=0), **ev)) == []
     far = {**ev, "open_file_limits": {"flask_app": 1048576}}
     assert diagnosis.open_files(Evidence(result=result(failed=3), **far)) == []
+
+
+# ---- ab's surplus connection (scale/README.md: the one Length failure at c=10,000) --------------
+DATA = SRC.parents[1] / "tests" / "data"
+
+
+def captured(stem: str) -> LoadResult:
+    from playground.load import AbTool
+
+    return AbTool().parse(stdout=(DATA / f"{stem}.txt").read_text(),
+                          per_request=(DATA / f"{stem}.tsv").read_text(), concurrency=20)
+
+
+def test_a_connection_ab_never_wrote_on_is_named_not_left_a_bare_failure():
+    """Real capture: -n 20 -c 20 against a server that closes an idle connection after 1 s."""
+    r = captured("ab_idle_close_n20_c20_3s")
+    findings = diagnose(Evidence(result=r, delay=3.0, concurrency=20, requests=20))
+    assert "ab-unwritten-connection" in codes(findings)
+    finding = next(f for f in findings if f.code == "ab-unwritten-connection")
+    assert finding.severity == "warning"
+    assert finding.figures == {"unwritten": 1, "length": 1, "failed": 1}
+    assert "1 of the 1 Length failures is a connection ab opened but never sent a request on" \
+        in finding.message
+    assert "none is the server's" in finding.message
+    # ab's own count stays visible next to it.
+    assert "failed-requests" in codes(findings)
+
+
+def test_no_surplus_connection_with_one_request_more():
+    r = captured("ab_idle_close_n21_c20_3s")
+    assert "ab-unwritten-connection" not in codes(
+        diagnose(Evidence(result=r, delay=3.0, concurrency=20, requests=21)))
+
+
+def test_unwritten_records_without_length_failures_or_beside_others():
+    # A record without a Length failure to explain says nothing (only -g data, no failure).
+    assert diagnosis.ab_unwritten_connections(result(unwritten=1)) == []
+    # Other failures too: the finding names only its share and does not clear the rest.
+    mixed = diagnosis.ab_unwritten_connections(result(
+        failed=5, failures={"connect": 0, "receive": 2, "length": 3, "exceptions": 0}, unwritten=1))
+    assert codes(mixed) == ["ab-unwritten-connection"]
+    assert "1 of the 3 Length failures" in mixed[0].message
+    assert "none is the server's" not in mixed[0].message
+    # wrk has no such records.
+    assert diagnosis.ab_unwritten_connections(result(tool="wrk", failed=1, unwritten=1,
+                                                     failures={"length": 1})) == []

@@ -33,6 +33,13 @@ ab_listen1_threaded_stall_timeout_n40_c20    same as the 1014 ms run, another ti
 ab_progress_combined_n400_c20                ``-n 400`` with ``2>&1``: "Completed 100 requests" lines mixed in
 ab_usage_n1_c2_combined                      ``ab -n 1 -c 2`` with ``2>&1``: refused arguments, exit 22
 ab_version_V                                 ``ab -V``
+ab_idle_close_n20_c20_3s / _n80_ (+ .tsv)    asyncio server answering after 3 s that closes a connection
+                                             which sent no request within 1 s, ``ab -r -s 10 -g``: ab
+                                             opens one connection more than it writes requests on
+                                             (``-n`` a multiple of ``-c``), the server closes it idle,
+                                             ab counts a Length failure; its -g record keeps the
+                                             previous request's wait (3007 ms) against a ttime of 1003
+ab_idle_close_n21_c20_3s / _n81_ (+ .tsv)    the same with ``-n`` = rounds x c + 1: no connection left over
 wrk_clean_c10_d2s_200ms                      ``wrk --latency -t 2 -c 10 -d 2s --timeout 5s``, 0.2 s server
 wrk_fast_c4_d1s                              raw keep-alive responder: latencies in us, Req/Sec in k
 wrk_http500_timeout_c8_d3s                   every 4th -> 500, every 5th sleeps 3 s, ``--timeout 1s``:
@@ -63,6 +70,8 @@ from playground.load import (
     LoadResult,
     WrkTool,
     ab_cap_rps,
+    ab_requests,
+    ab_unwritten,
     ideal_rps,
     steady_rps_from_ab,
     tool_version,
@@ -116,6 +125,10 @@ AB_REPORTS = {
     "ab_listen1_single_backoff_n12_c12.txt": (
         12, 0, (0, 0, 0, 0), 0, 34.869, 0.34, (7500, 32867, 33868, 33868), 1018),
     "ab_progress_combined_n400_c20.txt": (400, 0, (0, 0, 0, 0), 0, 0.211, 1895.94, (9, 16, 28, 28), 0),
+    "ab_idle_close_n20_c20_3s.txt": (20, 1, (0, 0, 1, 0), 0, 6.024, 3.32, (3010, 3010, 3014, 3014), 1),
+    "ab_idle_close_n21_c20_3s.txt": (21, 0, (0, 0, 0, 0), 0, 6.043, 3.48, (3025, 3025, 3026, 3026), 13),
+    "ab_idle_close_n80_c20_3s.txt": (80, 1, (0, 0, 1, 0), 0, 15.061, 5.31, (3009, 3027, 3030, 3030), 19),
+    "ab_idle_close_n81_c20_3s.txt": (81, 0, (0, 0, 0, 0), 0, 15.130, 5.35, (3021, 3052, 3053, 3053), 16),
 }  # fmt: skip
 
 
@@ -152,6 +165,56 @@ def test_ab_parse_with_per_request_data_fills_steady_figures() -> None:
     assert r.steady_rps == pytest.approx(10 / (8286 / 41 / 1000))
     # The other figures are still the report's own.
     assert r.rps == pytest.approx(40.34)
+
+
+# ---- ab's surplus connection: opened, never written, closed idle by the server ----------------
+
+
+@pytest.mark.parametrize(
+    ("txt", "tsv_name", "unwritten"),
+    [("ab_idle_close_n20_c20_3s.txt", "ab_idle_close_n20_c20_3s.tsv", 1),
+     ("ab_idle_close_n80_c20_3s.txt", "ab_idle_close_n80_c20_3s.tsv", 1),
+     ("ab_idle_close_n21_c20_3s.txt", "ab_idle_close_n21_c20_3s.tsv", 0),
+     ("ab_idle_close_n81_c20_3s.txt", "ab_idle_close_n81_c20_3s.tsv", 0)],
+)
+def test_ab_unwritten_connections_are_found_in_the_g_file(txt: str, tsv_name: str,
+                                                          unwritten: int) -> None:
+    """With -n a multiple of -c the server closed one idle connection that ab counted as a
+    Length failure; with one request more there was none."""
+    r = parse_ab(txt, concurrency=20, tsv=tsv_name)
+    assert r.unwritten == unwritten
+    assert r.failures["length"] == unwritten
+    assert ab_unwritten(read(tsv_name)) == unwritten
+
+
+def test_an_unwritten_record_keeps_the_previous_requests_wait() -> None:
+    """The record ab left: connect 0 (clamped), total = the server's 1 s idle wait, wait = the
+    previous request's 3 s on the same slot, which no written request can show."""
+    odd = [r for r in rows("ab_idle_close_n20_c20_3s.tsv") if float(r[5]) > float(r[4])]
+    assert len(odd) == 1
+    ctime, ttime, wait = (int(odd[0][i]) for i in (2, 4, 5))
+    assert ctime == 0
+    assert 900 <= ttime <= 1500
+    assert 2900 <= wait <= 3500
+
+
+def test_ab_unwritten_counts_rows_whose_wait_exceeds_their_total() -> None:
+    data = "\n".join([TSV_HEADER, "Mon\t1\t0\t1003\t1003\t3007", "Mon\t1\t1\t3000\t3001\t2998",
+                      "Mon\t1\t0\t0\t0\t0"]) + "\n"
+    assert ab_unwritten(data) == 1
+    assert ab_unwritten(TSV_HEADER + "\n") == 0
+    with pytest.raises(LoadOutputError, match="wait"):
+        ab_unwritten("starttime\tseconds\tctime\tdtime\tttime\nMon\t1\t0\t1\t1\n")
+
+
+def test_ab_requests_fills_every_round_after_the_lone_first() -> None:
+    assert ab_requests(rounds=1, concurrency=20) == 21
+    assert ab_requests(rounds=4, concurrency=10000) == 40001
+    # ab runs 1 + ceil((n - 1) / c) rounds: exactly the lone first plus the rounds asked for.
+    n = ab_requests(rounds=4, concurrency=20)
+    assert 1 + math.ceil((n - 1) / 20) == 5
+    with pytest.raises(ValueError):
+        ab_requests(rounds=0, concurrency=20)
 
 
 # ---- ab -g data: what the file is, and Little's law on it ----------------------------------------
