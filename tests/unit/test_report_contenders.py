@@ -133,3 +133,19 @@ def test_the_chart_is_a_real_png_with_a_bar_per_row(tmp_path):
     height, width = pixels.shape[:2]
     assert width <= 1100 and height >= 0.3 * 100 * 8  # 8 measured rows, 0.3 in each
     assert pixels[..., :3].std() > 0.05  # not blank
+
+
+def test_a_capped_mode_does_not_win_however_little_it_spends(tmp_path):
+    """Quart at aiohttp's cap spends less CPU per request than gthread 1 x 200 (0.84 against
+    1.77 ms in run 20261123-122358; 2.58 against 3.50 in 20261123-150900), with half of c
+    waiting for a connection."""
+    run = contenders_run()
+    run.scenarios = [e for e in run.scenarios if e.name in ("quart-hypercorn", "gthread-1x200")]
+    _, markdown, _ = written(tmp_path, run)
+    assert ("- **c=200:** most requests per MB: gthread-1x200 (2.44); most requests per "
+            "CPU-second: gthread-1x200 (565); serialised: none; capped: quart-hypercorn.") \
+        in markdown
+    run.scenarios = [e for e in run.scenarios if e.name == "quart-hypercorn"]
+    _, markdown, _ = written(tmp_path, run)
+    assert "- **c=200:** no mode held this load; serialised: none; capped: quart-hypercorn." \
+        in markdown

@@ -28,20 +28,22 @@ CHART_NAME = "contenders.png"
 CHART_ALT = ("Requests held per MB of peak RSS and requests per CPU-second, per mode and "
              "concurrency, coloured by verdict")
 HEADERS = ("mode", "c", "req/s", "efficiency", "p50 / p99 ms", "threads max", "processes",
-           "RSS peak MB", "MB per in-flight request", "requests per MB", "CPU ms per request",
+           "RSS peak MB", "MB per request in flight", "requests per MB", "CPU ms per request",
            "requests per CPU-s", "verdict")
 HOW_TO_READ = (
     "One row per mode and concurrency measured. Req/s is the load tool's own figure; "
     "efficiency is steady requests/s over the ideal c / delay. Requests per MB: the requests "
     "in flight at once by Little's law (steady requests/s × delay; the tool's rate where the "
-    "run never settled) over the app's peak RSS, all of its processes. MB per in-flight "
-    "request: (peak − before) RSS over c, what one more request in flight costs; past the "
+    "run never settled) over the app's peak RSS, all of its processes. MB per request in "
+    "flight: (peak − before) RSS over c, what one more request in flight costs; past the "
     "point where a mode is capped the rest of c waits in the kernel's listen queue, not in the "
     "process, so read it only where the verdict is concurrent. Requests per CPU-s: 1000 / the "
     "app's CPU ms per request. Verdict: serialised when the tool's requests/s × delay is at "
     f"most {SERIALISED_AT_ONCE:g} (one request at a time, whatever c is); concurrent when the "
     f"mode held at least {CONCURRENT_SHARE:.0%} of c in flight; capped in between (a thread "
-    "pool, a connection cap or the CPU held it to a number below c). Invalid rows (failed "
+    "pool, a connection cap or the CPU held it to a number below c). Below the table, the "
+    "most requests per MB and per CPU-second among the valid concurrent rows: a capped mode "
+    "may spend little per request, but it left the rest of c waiting. Invalid rows (failed "
     "requests, non-2xx, a saturated load generator) are shown and never win."
 )
 VERDICT_COLOURS = {"concurrent": "#2ca02c", "capped": "#ff7f0e", "serialised": "#d62728"}
@@ -84,7 +86,9 @@ def mb_per_request(entry: Entry) -> float | None:
 
 
 def _competes(entry: Entry) -> bool:
-    return status(entry)[0] == "ok" and verdict(entry) in ("concurrent", "capped")
+    """Only a valid run that held the load: a capped mode may spend little per request, but it
+    left the rest of c waiting."""
+    return status(entry)[0] == "ok" and verdict(entry) == "concurrent"
 
 
 def _best(entries: Sequence[Entry], key) -> Entry | None:
@@ -98,8 +102,8 @@ def skipped(run: Run) -> list[Entry]:
 
 
 def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inline]:
-    """One line per concurrency: who holds the most requests per MB and per CPU-second (valid,
-    not serialised), who serialised, who was capped, and who was not run there."""
+    """One line per concurrency: who holds the most requests per MB and per CPU-second (valid
+    and concurrent), who serialised, who was capped, and who was not run there."""
     lines: list[Inline] = []
     for c in sorted({e.concurrency for e in [*entries, *not_run]}):
         at_c = [e for e in entries if e.concurrency == c]
@@ -110,6 +114,8 @@ def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inli
         if per_cpu := _best(competing, requests_per_cpu_s):
             parts.append(f" most requests per CPU-second: {per_cpu.name} "
                          f"({fmt(requests_per_cpu_s(per_cpu), digits=0)});")
+        if not competing and any(verdict(e) == "capped" for e in at_c):
+            parts.append(" no mode held this load;")
         for word in ("serialised", "capped"):
             named = [e.name for e in at_c if verdict(e) == word]
             parts.append(f" {word}: {', '.join(named) if named else 'none'};")
