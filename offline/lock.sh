@@ -24,7 +24,9 @@ is_bonus() { grep -qxiF "$(echo "$1" | sed 's/==.*//')" <<<"$bonus"; }
 {
   echo "$header"
   echo "# Installed on top of ../flask_app/requirements.txt."
-  /tmp/flask/bin/pip freeze | while read -r line; do is_bonus "$line" && echo "$line"; done
+  # `if`, not `&&`: a last line that is not the bonus's would end the loop, and under
+  # pipefail the script, with status 1 and no message.
+  /tmp/flask/bin/pip freeze | while read -r line; do if is_bonus "$line"; then echo "$line"; fi; done
 } > psycopg2/requirements.txt
 { echo "$header"; /tmp/api/bin/pip freeze; } > slow_api/requirements.txt
 # The companion demos' own images: the legacy eventlet Gunicorn and Sanic, each on its own.
