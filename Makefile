@@ -97,11 +97,17 @@ images:
 	docker compose $(ENV_FILE) -f contenders/gunicorn-gthread.yml build
 	docker compose $(ENV_FILE) -f contenders/freethreaded-gunicorn.yml build
 
-## lock: re-pin the images' Python requirements with Python 3.13 (the images' Python)
+## lock: re-pin the images' Python requirements with the images' own Pythons: Python 3.13
+## for all of them (offline/lock.sh), then the free-threaded contender's with the
+## free-threaded CPython 3.13 its image compiles (offline/lock-freethreaded.sh, run in that
+## Dockerfile's build-python stage: cached once the image is built, else a few minutes)
 lock: base-images
 	docker run --rm -v "$$PWD:/src" -w /src \
 		$$( [ -f .env ] && . ./.env && echo $${PYTHON_BUILD_IMAGE} || echo python:3.13.9-trixie ) \
 		bash offline/lock.sh
+	builder=$$(docker build --quiet --target build-python -f contenders/Dockerfile.freethreaded \
+		$$( [ -f .env ] && . ./.env && echo --build-arg PYTHON_BUILD_IMAGE=$${PYTHON_BUILD_IMAGE} ) \
+		.) && docker run --rm -v "$$PWD:/src" -w /src "$$builder" bash offline/lock-freethreaded.sh
 
 ## down: stop every scenario of the playground, whatever state it was left in
 down:

@@ -2,9 +2,9 @@
 
 `playground run --contenders` (or `make contenders`) runs them at the tutorial's load,
 `playground scale --contenders` sweeps them up to 10,000 in flight; `make bench` does not.
-Each is a `Target` with kind "contender", listed, run and reported like a scenario;
-`playground.contenders_report` answers, for this app, which mode holds the most requests per
-MB and per CPU-second and which ones quietly serialise.
+Each is a `Target` with kind "contender", listed, run and reported like a scenario; the
+report's contenders section (`playground.report.contenders`) answers, for this app, which mode
+holds the most requests per MB and per CPU-second and which ones quietly serialise.
 
 1. `contenders/gunicorn-gthread.yml`: Gunicorn gthread, 4 x 50 and 1 x 200 threads.
 2. `contenders/granian-wsgi.yml`: Granian serving the WSGI app, 200 blocking threads and
@@ -90,7 +90,7 @@ CONTENDERS: tuple[Target, ...] = (
 )
 
 # What each contender is there to show; the integration tests check it and the report
-# measures it (playground.contenders_report.shape).
+# measures it (its verdict column, playground.diagnosis.overlap).
 SERIALISED = frozenset({"uvicorn-wsgitoasgi"})
 THREAD_PER_REQUEST = frozenset({"gthread-4x50", "gthread-1x200", "granian-wsgi",
                                 "uvicorn-a2wsgi", "flask-async-views", "nogil-gthread-4x50",

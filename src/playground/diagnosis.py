@@ -51,6 +51,17 @@ TARGET_EFFICIENCY = 0.9
 WAVE_SHORTFALL = 0.95
 WAVE_MIN_EXTRA = 0.02
 WAVE_MAX_FACTOR = 1.5
+#: Overlap (:func:`overlap`): a server that serves one sleeping request at a time runs at
+#: 1 / delay whatever the clients do, so the tool's requests/s x delay reads about 1; at most
+#: this many at once is "serialised".
+SERIALISED_AT_ONCE = 1.5
+#: ... and it is "concurrent" when it holds at least this share of c in flight (steady
+#: requests/s over the ideal c / delay, i.e. Little's law's requests in flight over c); below
+#: it, "capped": a pool, a thread count or a connection cap holds a number of requests whatever
+#: c is. Two thirds sits between a cap at c/2 (aiohttp's 100 connections at c=200 reads 0.5)
+#: and a concurrent mode slowed by CPU on a shared machine (Gunicorn gthread 4 x 50 at c=200
+#: read 0.82).
+CONCURRENT_SHARE = 2 / 3
 #: Open files: a process holds two sockets per request in flight; failures with that need
 #: within this share of the limit are descriptors running out.
 FD_NEAR_LIMIT = 0.9
@@ -302,6 +313,27 @@ def host_path(causes: Iterable[str]) -> list[Finding]:
     """What Docker's port-forwarding proxy did to a load sent from the host (the causes are
     named by playground.hostpath); with them the figures measure the proxy, not the server."""
     return [Finding("host-path", "error", cause, {}) for cause in causes]
+
+
+# --- overlap -----------------------------------------------------------------------------------
+def overlap(*, rps: float | None, delay: float | None, concurrency: int,
+            efficiency: float | None = None, ab_cap_rps: float | None = None) -> str | None:
+    """"serialised", "capped" or "concurrent": how many of c sleeping requests the server held
+    at once; None with no sleep (the run measured CPU, not waiting) or no figure.
+
+    Serialised reads the tool's own rate (rps x delay), never the steady figure: a short run
+    against a one-at-a-time server never settles. Concurrent or capped reads the steady share
+    of the ideal (``efficiency``) where the run reached a steady state, else the tool's rate
+    against the most it could report (c / delay, or ab's own ceiling for a short ab run).
+    """
+    if rps is None or not delay or concurrency <= 0:
+        return None
+    if rps * delay <= SERIALISED_AT_ONCE:
+        return "serialised"
+    if efficiency is None:
+        ceilings = [concurrency / delay, *([ab_cap_rps] if ab_cap_rps else [])]
+        efficiency = rps / min(ceilings)
+    return "concurrent" if efficiency >= CONCURRENT_SHARE else "capped"
 
 
 # --- repeats ---------------------------------------------------------------------------------

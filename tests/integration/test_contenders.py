@@ -9,10 +9,13 @@ default) and about K x DELAY one at a time (asserted: at least 0.8 of that).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import concurrent_get, get, sh
+from tests.integration.conftest import ROOT, concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +163,25 @@ class TestFreeThreaded:
     def test_concurrent_with_the_same_answers(self, up, port):
         assert_same_answers(port)
         assert_concurrent(port)
+
+
+def test_the_report_compares_them_in_a_section_of_its_own(tmp_path):
+    """`playground run` on two contenders at their default loads (about a minute): the report
+    itself carries the table, with the serialising adapter named as such, and its chart; no
+    file beside it."""
+    playground = Path(sys.executable).with_name("playground")
+    proc = subprocess.run([str(playground), "run", "uvicorn-wsgitoasgi", "gthread-1x200",
+                           "--no-build", "--no-calibration", "-q", "--results-dir",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_dir = tmp_path / "latest"
+    report = (run_dir / "report.md").read_text()
+    start = report.index("## 2026 contenders: requests per MB")
+    section = report[start:report.index("\n## ", start + 1)]
+    rows = {ln.split("|")[1].strip(): ln.split("|")[-2].strip()
+            for ln in section.splitlines() if ln.startswith("| ") and "---" not in ln}
+    assert rows == {"mode": "verdict", "uvicorn-wsgitoasgi": "serialised",
+                    "gthread-1x200": "concurrent"}
+    assert "](contenders.png)" in section and (run_dir / "contenders.png").stat().st_size
+    assert not (run_dir / "contenders.md").exists()

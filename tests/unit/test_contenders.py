@@ -150,3 +150,38 @@ def test_the_cli_takes_contenders_for_run_and_scale():
     assert build_parser().parse_args(["run", "--contenders"]).contenders is True
     assert build_parser().parse_args(["scale", "--contenders"]).contenders is True
     assert build_parser().parse_args(["run"]).contenders is False
+
+
+def test_playground_list_shows_every_contender_as_one():
+    from rich.console import Console
+
+    from playground.commands.listing import cmd_list
+
+    out = Console(record=True, width=400)
+    assert cmd_list(None, out, Console(stderr=True)) == 0
+    lines = out.export_text().splitlines()
+    for target in contenders.CONTENDERS:
+        (line,) = [ln for ln in lines if re.search(rf"│ {re.escape(target.name)} +│", ln)]
+        assert re.search(rf"│ contender +│ {re.escape(target.compose_file)} +│", line), line
+
+
+def pins(path: Path) -> dict[str, str]:
+    found = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            found[re.sub(r"\[.*\]", "", name).lower()] = version
+    return found
+
+
+def test_the_images_share_the_versions_of_every_library_they_share():
+    """`make lock` resolves the contenders against the Flask image's pins, and the free-threaded
+    image against the contenders': the same app runs on the same libraries in all three."""
+    flask = pins(ROOT / "flask_app" / "requirements.txt")
+    gil = pins(ROOT / "contenders" / "requirements.txt")
+    freethreaded = pins(ROOT / "contenders" / "requirements-freethreaded.txt")
+    assert {k: gil[k] for k in gil.keys() & flask.keys()} == {
+        k: flask[k] for k in gil.keys() & flask.keys()}
+    assert {k: freethreaded[k] for k in freethreaded.keys() & gil.keys()} == {
+        k: gil[k] for k in freethreaded.keys() & gil.keys()}
+    assert {"flask", "werkzeug", "requests", "gunicorn"} <= gil.keys() & freethreaded.keys()

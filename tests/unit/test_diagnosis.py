@@ -167,3 +167,32 @@ def test_unwritten_records_without_length_failures_or_beside_others():
     # wrk has no such records.
     assert diagnosis.ab_unwritten_connections(result(tool="wrk", failed=1, unwritten=1,
                                                      failures={"length": 1})) == []
+# ---- overlap: serialised, capped or concurrent (the demos' shape, the contenders' verdict) ----
+@pytest.mark.parametrize(("figures", "verdict"), [
+    # WsgiToAsgi at n=10 c=5, delay 1 s: 0.98 requests/s, one at a time.
+    (dict(rps=0.98, delay=1.0, concurrency=5), "serialised"),
+    (dict(rps=1.5, delay=1.0, concurrency=200), "serialised"),
+    (dict(rps=1.6, delay=1.0, concurrency=200, efficiency=0.9), "concurrent"),
+    # aiohttp's cap of 100 connections at c=200: half of c in flight, whatever ab's rate.
+    (dict(rps=93.6, delay=1.0, concurrency=200, efficiency=0.51), "capped"),
+    # Gunicorn gthread 4 x 50 at c=200 on a busy machine: slowed, not capped.
+    (dict(rps=139.1, delay=1.0, concurrency=200, efficiency=0.82), "concurrent"),
+    # 200 threads at c=1000 (a scale run's delay): a fifth of c.
+    (dict(rps=180.0, delay=5.0, concurrency=1000, efficiency=0.18), "capped"),
+    # ab -n 10 -c 5 against a concurrent server never settles: its 3.33/s is ab's own ceiling.
+    (dict(rps=3.33, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "concurrent"),
+    (dict(rps=2.0, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "capped"),
+    (dict(rps=3000.0, delay=0.0, concurrency=400), None),  # no sleep: CPU, not waiting
+    (dict(rps=None, delay=1.0, concurrency=5), None),
+])
+def test_overlap(figures, verdict):
+    assert diagnosis.overlap(**figures) == verdict
+
+
+def test_overlap_edges_are_the_thresholds():
+    at = diagnosis.SERIALISED_AT_ONCE
+    assert diagnosis.overlap(rps=at, delay=1.0, concurrency=200, efficiency=0.9) == "serialised"
+    share = diagnosis.CONCURRENT_SHARE
+    assert diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share) == "concurrent"
+    assert diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200,
+                             efficiency=share - 0.01) == "capped"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from playground.report import write_report
+from tests.contenders_run import contenders_run, scale_run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -52,6 +53,15 @@ def test_the_report_fits_a_laptop_screen(tmp_path: Path, fixture: str) -> None:
     assert m["window"] == WIDTH
     assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"
     assert m["images"] == len([p for p in paths if p.suffix == ".png"])  # every chart decoded
+
+
+@pytest.mark.parametrize("build", [contenders_run, scale_run], ids=["contenders", "scale"])
+def test_the_contenders_section_fits_a_laptop_screen(tmp_path: Path, build) -> None:
+    paths = write_report(run_dir=tmp_path, results=build().to_json())
+    assert "2026 contenders: requests per MB" in (tmp_path / "report.md").read_text()
+    m = measure(tmp_path / "report.html")
+    assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"
+    assert m["images"] == len([p for p in paths if p.suffix == ".png"])
 
 
 def test_the_measurement_sees_overflow(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from playground import contenders, contenders_report, demos, environment, report, results
+from playground import contenders, demos, environment, report, results
 from playground import load as loadmod
 from playground.commands import options
 from playground.commands.session import build, session
@@ -111,7 +111,6 @@ def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan 
         store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         store.save()
         written = report.write_report(run_dir=store.run_dir, results=store.data)
-        written += contenders_report.write_section(run_dir=store.run_dir, results=store.data)
     out.print(report.summary_table(results=store.data))
     if (demo_table := report.demo_table(results=store.data)) is not None:
         out.print(demo_table)

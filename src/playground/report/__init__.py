@@ -2,7 +2,8 @@
 
 The package, by job: :mod:`.document` (the block model and its Markdown/HTML renderings, which
 the fault and story reports use too), :mod:`.reading` (formatting figures, sections by kind),
-:mod:`.sections` (the report's sections), :mod:`.charts`, :mod:`.terminal`, :mod:`.compare`.
+:mod:`.sections` (the report's sections), :mod:`.contenders` (the contenders' section and its
+chart), :mod:`.charts`, :mod:`.terminal`, :mod:`.compare`.
 Everything reads the typed model (:mod:`playground.model`); the diagnosis it shows was made by
 the runner (:mod:`playground.diagnosis`) and is rendered, never re-derived.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from playground.model import Run
 from playground.report.charts import CHART_ALTS, write_charts, write_timelines
 from playground.report.compare import compare, compare_table
+from playground.report.contenders import write_contender_chart
 from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
                                         Inline, Paragraph, Span, Table, render_html,
                                         render_markdown)
@@ -44,8 +46,9 @@ def write_report(*, run_dir: Path, results: Run | dict[str, Any]) -> list[Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     charts = [(name, CHART_ALTS.get(name, name)) for name in write_charts(run, run_dir)]
     timelines = write_timelines(run, run_dir)
-    blocks = document(run, charts, timelines)
-    names = [name for name, _ in [*charts, *timelines]]
+    contenders = write_contender_chart(run, run_dir)
+    blocks = document(run, charts, timelines, contenders_chart=contenders)
+    names = [name for name, _ in [*charts, *timelines]] + ([contenders] if contenders else [])
     images = {name: (run_dir / name).read_bytes() for name in names}
     markdown, page = render(blocks, title=title(run), images=images)
     markdown_path, html_path = run_dir / "report.md", run_dir / "report.html"

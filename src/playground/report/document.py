@@ -152,7 +152,7 @@ h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .3rem; margin-top: 2rem; }
 table { border-collapse: collapse; font-size: .8rem; margin: .5rem 0; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: .2rem .4rem; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
 th { background: #f6f8fa; overflow-wrap: normal; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; }
 code { overflow-wrap: anywhere; }

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.diagnosis import MIN_STEADY_WAVES, NOISY_SPREAD, TARGET_EFFICIENCY
+from playground.diagnosis import (CONCURRENT_SHARE, MIN_STEADY_WAVES, NOISY_SPREAD,
+                                  SERIALISED_AT_ONCE, TARGET_EFFICIENCY, overlap)
 from playground.model import Entry, Run
+from playground.report.contenders import contender_blocks
 from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
                                         Inline, Paragraph, Span, Table)
 from playground.report.reading import (DASH, by_section, ceiling_for, efficiency, flatten, fmt,
@@ -168,15 +170,15 @@ def scale_blocks(run: Run) -> list[Block]:
     return blocks
 
 
-#: At most this many requests served at once (requests/s x delay) reads as "serialised".
-SERIALISED_AT_ONCE = 1.5
 DEMO_HEADERS = ("demo", "load", "ours", "published", "threads before → peak", "at once", "shape")
 DEMO_HOW_TO_READ = (
     "At once = the load tool's own requests/s × the sleep: how many sleeping requests the server "
     "overlapped. About 1 means it served them one after another (serialised), however many "
     "clients waited; about c means all of them at once (with ab, at most c · (n/c) / (n/c + 1), "
-    "since ab sends its first request alone). Shape: serialised up to 1.5, concurrent from c/2, "
-    "partly concurrent in between. A run with no sleep has no such figure: it measures CPU, not "
+    f"since ab sends its first request alone). Shape: serialised up to {SERIALISED_AT_ONCE:g} at "
+    f"once; concurrent where it held at least {CONCURRENT_SHARE:.0%} of c (steady rps over c / "
+    "delay, or for a run too short to be steady the tool's rate over the most it could report); "
+    "capped in between. A run with no sleep has no such figure: it measures CPU, not "
     "waiting. Ours is ab's time and requests/s, or the requests wrk completed in its run (its "
     "rate × its time), to compare with the published counts."
 )
@@ -197,14 +199,13 @@ def at_once(entry: Entry) -> float | None:
 
 
 def demo_shape(entry: Entry | dict) -> str:
-    """"serialised", "concurrent" or "partly concurrent"; a dash with no sleep or figures."""
+    """"serialised", "capped" or "concurrent" (:func:`playground.diagnosis.overlap`); a dash
+    with no sleep, no figures or an error."""
     entry = entry if isinstance(entry, Entry) else Entry.from_json(entry)
-    overlap = at_once(entry)
-    if overlap is None or not entry.concurrency:
+    if at_once(entry) is None:
         return DASH
-    if overlap <= SERIALISED_AT_ONCE:
-        return "serialised"
-    return "concurrent" if overlap >= 0.5 * entry.concurrency else "partly concurrent"
+    return overlap(rps=entry.rps, delay=entry.delay, concurrency=entry.concurrency,
+                   efficiency=efficiency(entry), ab_cap_rps=entry.ab_cap_rps) or DASH
 
 
 def demo_cells(entry: Entry) -> list[str]:
@@ -330,10 +331,13 @@ def chart_blocks(charts: Sequence[tuple[str, str]], timelines: Sequence[tuple[st
 
 
 def document(run: Run, charts: Sequence[tuple[str, str]],
-             timelines: Sequence[tuple[str, str]] = ()) -> list[Block]:
-    """The whole report, in reading order."""
+             timelines: Sequence[tuple[str, str]] = (), *,
+             contenders_chart: str | None = None) -> list[Block]:
+    """The whole report, in reading order; ``contenders_chart``: the contenders' chart file,
+    shown in their section."""
     return [Heading(1, title(run)), *status_blocks(run), *reproduce_blocks(run),
             Heading(2, "How to read this"), Paragraph(HOW_TO_READ), *summary_blocks(run),
-            *sweep_blocks(run), *scale_blocks(run), *demo_blocks(run), *why_blocks(run),
+            *sweep_blocks(run), *scale_blocks(run), *contender_blocks(run, contenders_chart),
+            *demo_blocks(run), *why_blocks(run),
             *chart_blocks(charts, timelines), *environment_blocks(run),
             *entry_command_blocks(run)]
