@@ -37,6 +37,7 @@ from typing import Protocol
 
 __all__ = [
     "AB_MAX_CONCURRENCY",
+    "AbRequest",
     "AbTool",
     "LoadOutputError",
     "LoadResult",
@@ -44,6 +45,7 @@ __all__ = [
     "TOOLS",
     "WrkTool",
     "ab_cap_rps",
+    "ab_requests",
     "ideal_rps",
     "steady_rps_from_ab",
     "tool_version",
@@ -307,6 +309,35 @@ def steady_rps_from_ab(*, per_request_tsv: str, concurrency: int) -> tuple[float
         # Every request "took" 0 ms: they failed before anything happened.
         return None, mean_ms
     return concurrency / (mean_ms / 1000.0), mean_ms
+
+
+@dataclass(frozen=True)
+class AbRequest:
+    """One row of ab's ``-g`` file: a request ab finished (failed ones included, with ``-r``)."""
+
+    start_s: int  # when it was sent, whole seconds of the Unix epoch (ab's resolution)
+    total_ms: float  # ttime: connect to the answer's end, in whole milliseconds
+
+
+def ab_requests(per_request_tsv: str) -> list[AbRequest]:
+    """Every row of ab's ``-g`` file, in the file's order (ab sorts them by ``ttime``, so
+    this is not the order they were sent in; see :func:`steady_rps_from_ab`)."""
+    lines = [line for line in per_request_tsv.splitlines() if line.strip()]
+    if not lines:
+        return []
+    header = lines[0].split("\t")
+    if "seconds" not in header or "ttime" not in header:
+        raise LoadOutputError(f"ab -g data has no 'seconds' and 'ttime' columns; header: "
+                              f"{lines[0]!r}")
+    sec, tt = header.index("seconds"), header.index("ttime")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        try:
+            rows.append(AbRequest(start_s=int(fields[sec]), total_ms=float(fields[tt])))
+        except (IndexError, ValueError):
+            raise LoadOutputError(f"ab -g data line {number} is not a request: {line!r}") from None
+    return rows
 
 
 _AB_BREAKDOWN = re.compile(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)")
