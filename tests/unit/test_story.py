@@ -202,6 +202,11 @@ def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
     (["--rate", "0"], "rate must be above 0"),
     (["--incident-delay", "0.1"], "must be longer than the normal one"),
     (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
+    (["--sweep", "--sweep-rates", ""], "the sweep needs at least one rate"),
+    (["--sweep", "--sweep-rates", "20,0"], "every sweep rate must be above 0"),
+    (["--sweep", "--sweep-delay", "-2"], "the sweep's delay must be above 0"),
+    (["--no-incident"], "leaves nothing to run"),
+    (["--closed-loop", "--ab-concurrency", "0"], "ab_concurrency must be 1 to"),
 ])
 def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv, says):
     from playground import cli
@@ -280,7 +285,7 @@ def _ab(tsv: str, stdout: str):
     from playground.load import AbTool, ab_requests
 
     rows = ab_requests(tsv)
-    return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=4)
+    return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=6)
 
 
 def test_ab_requests_are_read_from_its_g_file():
@@ -293,15 +298,16 @@ def test_ab_requests_are_read_from_its_g_file():
 
 
 def test_every_ab_request_lands_in_one_phase_of_the_incident():
-    rows, result = _ab((DATA / "ab_incident_c4.tsv").read_text(),
-                       (DATA / "ab_incident_c4.txt").read_text())
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
     t0 = min(r.start_s for r in rows)
-    closed = summarise_ab(requests=rows, result=result, concurrency=4,
-                          incident_wall=t0 + 5.3, incident_s=10)
+    closed = summarise_ab(requests=rows, result=result, concurrency=6,
+                          incident_wall=t0 + 4.443, incident_s=15)
     assert closed.adds_up == []
     assert sum(p.requests for p in closed.phases) == closed.requests == result.complete
     before, during, after = (closed.phase(n) for n in ("before", "during", "after"))
-    assert (before.start_s, before.end_s, during.end_s) == (0, 5.3, 15.3)
+    assert (before.start_s, before.end_s, during.end_s) == (0, 4.443, 19.443)
+    assert (before.requests, during.requests, after.requests) == (103, 60, 262)
     # The closed loop slowed down with the third party: fewer requests sent, slower each.
     assert during.per_s < 0.5 * before.per_s and after.per_s > 2 * during.per_s
     assert during.latency_max_s > 1.5 > before.latency_max_s
@@ -309,20 +315,20 @@ def test_every_ab_request_lands_in_one_phase_of_the_incident():
 
 
 def test_the_ab_phases_catch_rows_missing_from_its_report():
-    rows, result = _ab((DATA / "ab_incident_c4.tsv").read_text(),
-                       (DATA / "ab_incident_c4.txt").read_text())
-    closed = summarise_ab(requests=rows[1:], result=result, concurrency=4,
-                          incident_wall=min(r.start_s for r in rows) + 5.3, incident_s=10)
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
+    closed = summarise_ab(requests=rows[1:], result=result, concurrency=6,
+                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
     assert closed.adds_up and "ab reported" in closed.adds_up[0]
 
 
 def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
-    rows, result = _ab((DATA / "ab_incident_c4.tsv").read_text(),
-                       (DATA / "ab_incident_c4.txt").read_text())
-    closed = summarise_ab(requests=rows, result=result, concurrency=4,
-                          incident_wall=min(r.start_s for r in rows) + 5.3, incident_s=10)
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
+    closed = summarise_ab(requests=rows, result=result, concurrency=6,
+                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
     sweep = SweepSettings(rates=(2.0, 4.0), warmup_s=2, measure_s=2)
     steps = [summarise_step(attempts=_step_attempts(), rate=r, warmup_s=2, measure_s=2,
                             check={"valid": r < 3, "reasons": []}).as_dict()
@@ -338,7 +344,27 @@ def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
     report.write_report(run_dir=tmp_path, data=data)
     md = (tmp_path / "story.md").read_text()
     assert "## The same incident under a closed loop (ab)" in md
-    assert "| uwsgi-threads | 4 |" in md and "error: ab gave no report" in md
+    assert "| uwsgi-threads | 6 | 23 → 4 → 23 | 0 | 0 | 2.0 s |" in md
+    assert "error: ab gave no report" in md
     assert "## Goodput against offered load" in md and "![story-sweep.png]" in md
     assert "| uwsgi-threads | 4 | 2.0 | 2.5 | 1.5 |" in md and "error: did not become" in md
     assert (tmp_path / "story-sweep.png").stat().st_size > 10_000
+
+
+def test_a_recorded_sweep_step_of_a_full_pool_adds_up_and_shows_the_collapse():
+    """A real step (the generator's own JSON): uwsgi-threads with 2 x 4 threads, the third
+    party at 1 s (8 answers/s at most), 16 visits/s offered for 3 + 8 s, users reloading."""
+    import json
+
+    result = json.loads((DATA / "openloop_sweep_step_pool8_16rps.json").read_text())
+    attempts = analysis.attempts_from(result)
+    step = summarise_step(attempts=attempts, check=result["check"], rate=16, warmup_s=3,
+                          measure_s=8)
+    assert step.adds_up == []
+    # Every attempt lies on exactly one second of the window's series or outside it.
+    rows = analysis.per_second(attempts, seconds=12)
+    inside = sum(r["arrivals"] + r["refreshes"] for r in rows if 3 <= r["t"] < 11)
+    assert inside == round(step.attempts_per_s * step.window_s)
+    assert step.goodput_per_s < 8 < step.offered_per_s < step.attempts_per_s
+    assert step.timeouts > 0 and step.visits_served < 0.5
+    assert step.valid == result["check"]["valid"]
