@@ -288,15 +288,6 @@ def _ab(tsv: str, stdout: str):
     return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=6)
 
 
-def test_ab_requests_are_read_from_its_g_file():
-    from playground.load import LoadOutputError, ab_requests
-
-    rows = ab_requests((DATA / "ab_clean_n41_c10_200ms.tsv").read_text())
-    assert len(rows) == 41 and rows[0].start_s == 1795344356 and rows[0].total_ms == 200
-    with pytest.raises(LoadOutputError, match="'seconds' and 'ttime'"):
-        ab_requests("a\tb\n1\t2\n")
-
-
 def test_every_ab_request_lands_in_one_phase_of_the_incident():
     rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
                        (DATA / "ab_story_incident_c6.txt").read_text())
