@@ -245,10 +245,14 @@ def run_sweep_mode(*, docker: Docker, mode: Mode, settings: StorySettings,
 
 
 def _send_incident(url: str, at_wall: float, sent: list[float]) -> None:
+    """POST the control request at `at_wall`; `sent` gets its send time once slow_api took it."""
     time.sleep(max(0.0, at_wall - time.time()))
-    sent.append(time.time())
-    with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10):
-        pass
+    started = time.time()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10):
+            sent.append(started)
+    except OSError:
+        pass  # the caller finds `sent` empty and says so
 
 
 def run_closed_loop(*, docker: Docker, mode: Mode, settings: StorySettings, raw_dir: Path,
