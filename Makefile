@@ -51,8 +51,8 @@ scale: venv base-images
 
 ## story: the war story (docs/story.md): open-loop users through an incident at the third
 ## party, thread pools against gevent behind nginx (about 10 minutes). The same incident
-## under ab: `make story ARGS=--closed-loop` (about twice as long); goodput against offered
-## load: `make story ARGS="--no-incident --sweep"` (about 15 minutes)
+## under ab: `make story ARGS=--closed-loop` (about 14 minutes); goodput against offered
+## load: `make story ARGS="--no-incident --sweep"` (about 13 minutes)
 story: venv base-images
 	$(PLAYGROUND) story $(ARGS)
 
