@@ -41,6 +41,7 @@ from typing import Protocol
 
 __all__ = [
     "AB_MAX_CONCURRENCY",
+    "AbRequest",
     "AbTool",
     "LoadOutputError",
     "LoadResult",
@@ -49,6 +50,7 @@ __all__ = [
     "WrkTool",
     "ab_cap_rps",
     "ab_requests",
+    "ab_rows",
     "ab_unwritten",
     "ideal_rps",
     "steady_rps_from_ab",
@@ -297,21 +299,7 @@ def ab_unwritten(per_request_tsv: str) -> int:
     wait is not caught; a record of a slot's first connection has no previous
     request to read, but ab's surplus connections are never a slot's first.)
     """
-    lines = [line for line in per_request_tsv.splitlines() if line.strip()]
-    if len(lines) < 2:
-        return 0
-    header = lines[0].split("\t")
-    if "ttime" not in header or "wait" not in header:
-        raise LoadOutputError(f"ab -g data has no 'ttime' and 'wait' columns; header: {lines[0]!r}")
-    total, wait = header.index("ttime"), header.index("wait")
-    count = 0
-    for number, line in enumerate(lines[1:], start=2):
-        fields = line.split("\t")
-        try:
-            count += float(fields[wait]) > float(fields[total])
-        except (IndexError, ValueError):
-            raise LoadOutputError(f"ab -g data line {number} has no numeric ttime/wait: {line!r}") from None
-    return count
+    return sum(row.wait_ms > row.total_ms for row in ab_rows(per_request_tsv))
 
 
 def ideal_rps(*, concurrency: int, delay: float) -> float | None:
@@ -386,6 +374,37 @@ def steady_rps_from_ab(*, per_request_tsv: str, concurrency: int) -> tuple[float
         # Every request "took" 0 ms: they failed before anything happened.
         return None, mean_ms
     return concurrency / (mean_ms / 1000.0), mean_ms
+
+
+@dataclass(frozen=True)
+class AbRequest:
+    """One row of ab's ``-g`` file: a request ab finished (failed ones included, with ``-r``)."""
+
+    start_s: int  # when it was sent, whole seconds of the Unix epoch (ab's resolution)
+    total_ms: float  # ttime: connect to the answer's end, in whole milliseconds
+    wait_ms: float  # wait: request written to first byte read (see ab_unwritten)
+
+
+def ab_rows(per_request_tsv: str) -> list[AbRequest]:
+    """Every row of ab's ``-g`` file, in the file's order (ab sorts them by ``ttime``, so
+    this is not the order they were sent in; see :func:`steady_rps_from_ab`)."""
+    lines = [line for line in per_request_tsv.splitlines() if line.strip()]
+    if not lines:
+        return []
+    header = lines[0].split("\t")
+    if not {"seconds", "ttime", "wait"} <= set(header):
+        raise LoadOutputError(f"ab -g data has no 'seconds', 'ttime' and 'wait' columns; "
+                              f"header: {lines[0]!r}")
+    sec, tt, wait = header.index("seconds"), header.index("ttime"), header.index("wait")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        try:
+            rows.append(AbRequest(start_s=int(fields[sec]), total_ms=float(fields[tt]),
+                                  wait_ms=float(fields[wait])))
+        except (IndexError, ValueError):
+            raise LoadOutputError(f"ab -g data line {number} is not a request: {line!r}") from None
+    return rows
 
 
 _AB_BREAKDOWN = re.compile(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)")

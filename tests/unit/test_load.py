@@ -740,3 +740,21 @@ def test_a_timeline_without_rows_or_columns() -> None:
         parse_timeline("a\tb\n1\t2\n")
     with pytest.raises(LoadOutputError, match="line 2 is not numeric"):
         parse_timeline(TSV_HEADER + "\nMon\tx\t0\t1\t1\t1\n")
+
+
+def test_ab_g_rows_of_a_run_through_an_incident() -> None:
+    """ab -c 6 -t 30 through the story's incident (the third party 0.2 s, then 2 s for 15 s):
+    every finished request is a row, each with its start second and total time; the rows are
+    sorted by total time, not by start."""
+    from playground.load import ab_rows
+
+    rows = ab_rows((DATA / "ab_story_incident_c6.tsv").read_text())
+    result = AbTool().parse(stdout=(DATA / "ab_story_incident_c6.txt").read_text(),
+                            per_request=None, concurrency=6)
+    assert len(rows) == result.complete == 425 and result.failed == 0
+    assert [r.total_ms for r in rows] == sorted(r.total_ms for r in rows)
+    assert max(r.total_ms for r in rows) == result.latency_ms["max"] == 2028
+    starts = [r.start_s for r in rows]
+    assert max(starts) - min(starts) in (29, 30)  # -t 30, one-second resolution
+    with pytest.raises(LoadOutputError, match="'seconds', 'ttime' and 'wait'"):
+        ab_rows("a\tb\n1\t2\n")

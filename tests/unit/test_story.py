@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
 from playground.story import analysis, report
-from playground.story.plan import MODES, StoryError, StorySettings, openloop_args
+from playground.story.closedloop import summarise_ab
+from playground.story.plan import (MODES, StoryError, StorySettings, SweepSettings,
+                                   openloop_args, sweep_step_args)
 from playground.story.run import analyse
 from playground.story.serverside import (accept_queue, parse_access_log, stub_status_figures,
                                          uwsgi_figures)
+from playground.story.sweep import summarise_step
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 NET_TCP = """\
   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -195,6 +202,11 @@ def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
     (["--rate", "0"], "rate must be above 0"),
     (["--incident-delay", "0.1"], "must be longer than the normal one"),
     (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
+    (["--sweep", "--sweep-rates", ""], "the sweep needs at least one rate"),
+    (["--sweep", "--sweep-rates", "20,0"], "every sweep rate must be above 0"),
+    (["--sweep", "--sweep-delay", "-2"], "the sweep's delay must be above 0"),
+    (["--no-incident"], "leaves nothing to run"),
+    (["--closed-loop", "--ab-concurrency", "0"], "ab_concurrency must be 1 to"),
 ])
 def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv, says):
     from playground import cli
@@ -202,3 +214,148 @@ def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv,
     assert cli.main(["story", *argv]) == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
+
+
+# --- the sweep ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("change", "says"), [
+    ({"rates": ()}, "at least one rate"),
+    ({"rates": (20.0, 0.0)}, "every sweep rate must be above 0, got 0"),
+    ({"delay": -2}, "delay must be above 0"),
+    ({"delay": 90}, "at most 60 s"),
+    ({"measure_s": 0}, "measure_s must be at least 1 s"),
+    ({"warmup_s": -1}, "warm-up must be 0 or more"),
+])
+def test_bad_sweep_settings_are_clear_errors(change, says):
+    with pytest.raises(StoryError, match=says):
+        SweepSettings(**change)
+
+
+def test_the_sweep_steps_use_the_story_users_and_a_fixed_third_party():
+    story, sweep = StorySettings(), SweepSettings()
+    args = sweep_step_args(story, sweep, rate=80, out="/out/s.json")
+    assert args[args.index("--url") + 1] == "http://ingress:8080/?delay=2"
+    assert args[args.index("--rate") + 1] == "80"
+    assert args[args.index("--duration") + 1] == "25"
+    assert args[args.index("--max-attempts") + 1] == "3" and "--at" not in args
+    assert sweep.capacity(story) == 64  # 2 x 64 threads / 2 s
+
+
+def _step_attempts():
+    """A step at 4 visits/s: warm-up [0, 2), window [2, 4); the last visits refresh."""
+    return [
+        A(0, 1, 0.2, 1.0),                                     # warm-up: not counted
+        A(1, 1, 1.9, 2.1),                                     # ends in the window: goodput
+        A(2, 1, 2.0, 2.5), A(3, 1, 2.5, 4.5, "timeout"),       # a timeout ends after the window
+        A(3, 2, 5.5, 6.0),                                     # ... its refresh after it too
+        A(4, 1, 3.0, 3.1, "status", 502), A(4, 2, 3.6, 3.9),   # error then refresh, in window
+        A(5, 1, 3.5, 5.5, "timeout"), A(5, 2, 6.5, 8.5, "timeout"),
+        A(5, 3, 9.5, 11.5, "timeout"),                         # never served
+    ]
+
+
+def test_a_sweep_step_counts_its_window_only_and_every_attempt_once():
+    step = summarise_step(attempts=_step_attempts(), rate=2.0, warmup_s=2, measure_s=2,
+                          check={"valid": True, "reasons": [], "send_lag_p99_s": 0.001})
+    assert step.adds_up == []
+    assert step.window_s == 2
+    assert step.offered_per_s == 2.0  # visits 2, 3, 4, 5 arrived in [2, 4)
+    assert step.attempts_per_s == 2.5  # ... and visit 4's refresh
+    assert step.goodput_per_s == 1.5  # visits 1, 2 and 4's refresh ended in [2, 4)
+    assert (step.timeouts, step.errors) == (0, 1)
+    assert step.visits == 4 and step.visits_served == 0.75
+    assert step.latency_p50_s == pytest.approx(0.9)  # visit 4: 3.0 -> 3.9
+    assert step.latency_p99_s == pytest.approx(8.0)  # visit 5, never served: 3.5 -> 11.5
+    assert step.valid and step.send_lag_p99_s == 0.001
+
+
+def test_a_sweep_step_reports_an_invalid_generator_and_a_lost_attempt():
+    attempts = _step_attempts()
+    step = summarise_step(attempts=attempts, rate=2.0, warmup_s=2, measure_s=2,
+                          check={"valid": False, "reasons": ["send lag p99 17.6 ms > 5 ms"],
+                                 "send_lag_p99_s": float("nan")})
+    assert not step.valid and step.check_reasons and step.send_lag_p99_s is None
+    # A visit whose first attempt is missing: its refresh has no arrival to belong to.
+    lost = summarise_step(attempts=[a for a in attempts if (a.visit, a.attempt) != (3, 1)],
+                          rate=2.0, warmup_s=2, measure_s=2, check={"valid": True})
+    assert lost.adds_up and "arrivals" in lost.adds_up[0]
+
+
+# --- the closed loop through the incident -------------------------------------------------
+def _ab(tsv: str, stdout: str):
+    from playground.load import AbTool, ab_rows
+
+    rows = ab_rows(tsv)
+    return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=6)
+
+
+def test_every_ab_request_lands_in_one_phase_of_the_incident():
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
+    t0 = min(r.start_s for r in rows)
+    closed = summarise_ab(requests=rows, result=result, concurrency=6,
+                          incident_wall=t0 + 4.443, incident_s=15)
+    assert closed.adds_up == []
+    assert sum(p.requests for p in closed.phases) == closed.requests == result.complete
+    before, during, after = (closed.phase(n) for n in ("before", "during", "after"))
+    assert (before.start_s, before.end_s, during.end_s) == (0, 4.443, 19.443)
+    assert (before.requests, during.requests, after.requests) == (103, 60, 262)
+    # The closed loop slowed down with the third party: fewer requests sent, slower each.
+    assert during.per_s < 0.5 * before.per_s and after.per_s > 2 * during.per_s
+    assert during.latency_max_s > 1.5 > before.latency_max_s
+    assert closed.failed == 0
+
+
+def test_the_ab_phases_catch_rows_missing_from_its_report():
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
+    closed = summarise_ab(requests=rows[1:], result=result, concurrency=6,
+                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
+    assert closed.adds_up and "ab reported" in closed.adds_up[0]
+
+
+def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
+    settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
+    entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
+    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
+                       (DATA / "ab_story_incident_c6.txt").read_text())
+    closed = summarise_ab(requests=rows, result=result, concurrency=6,
+                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
+    sweep = SweepSettings(rates=(2.0, 4.0), warmup_s=2, measure_s=2)
+    steps = [summarise_step(attempts=_step_attempts(), rate=r, warmup_s=2, measure_s=2,
+                            check={"valid": r < 3, "reasons": []}).as_dict()
+             for r in sweep.rates]
+    data = {"settings": settings.as_dict(), "command": "playground story --sweep",
+            "modes": [{"mode": "uwsgi-threads", **entry,
+                       "closed_loop": {**closed.as_dict(), "commands": ["ab -t 90"]}},
+                      {"mode": "uwsgi-gevent", "closed_loop_error": "ab gave no report"}],
+            "sweep": {"settings": sweep.as_dict(), "modes": [
+                {"mode": "uwsgi-threads", "capacity_per_s": 64.0, "steps": steps,
+                 "commands": ["docker run ... openloop.py --rate 2"]},
+                {"mode": "gunicorn-gevent", "error": "did not become healthy"}]}}
+    report.write_report(run_dir=tmp_path, data=data)
+    md = (tmp_path / "story.md").read_text()
+    assert "## The same incident under a closed loop (ab)" in md
+    assert "| uwsgi-threads | 6 | 23 → 4 → 23 | 0 | 0 | 2.0 s |" in md
+    assert "error: ab gave no report" in md
+    assert "## Goodput against offered load" in md and "![story-sweep.png]" in md
+    assert "| uwsgi-threads | 4 | 2.0 | 2.5 | 1.5 |" in md and "error: did not become" in md
+    assert (tmp_path / "story-sweep.png").stat().st_size > 10_000
+
+
+def test_a_recorded_sweep_step_of_a_full_pool_adds_up_and_shows_the_collapse():
+    """A real step (the generator's own JSON): uwsgi-threads with 2 x 4 threads, the third
+    party at 1 s (8 answers/s at most), 16 visits/s offered for 3 + 8 s, users reloading."""
+    import json
+
+    result = json.loads((DATA / "openloop_sweep_step_pool8_16rps.json").read_text())
+    attempts = analysis.attempts_from(result)
+    step = summarise_step(attempts=attempts, check=result["check"], rate=16, warmup_s=3,
+                          measure_s=8)
+    assert step.adds_up == []
+    # Every attempt lies on exactly one second of the window's series or outside it.
+    rows = analysis.per_second(attempts, seconds=12)
+    inside = sum(r["arrivals"] + r["refreshes"] for r in rows if 3 <= r["t"] < 11)
+    assert inside == round(step.attempts_per_s * step.window_s)
+    assert step.goodput_per_s < 8 < step.offered_per_s < step.attempts_per_s
+    assert step.timeouts > 0 and step.visits_served < 0.5
+    assert step.valid == result["check"]["valid"]

@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from playground.compose import LOADGEN_IMAGE
+from playground.load import AB_MAX_CONCURRENCY
 
 OPENLOOP = "/usr/local/bin/openloop.py"
 STATS_PORT = 1717
@@ -69,6 +70,9 @@ class StorySettings:
     threads: int = 64
     async_cores: int = 1000
     listen: int = 100
+    # The closed loop through the same incident (ab): its connections; None = what the open
+    # loop keeps in flight normally, rate x normal delay (60 x 0.7 = 42).
+    ab_concurrency: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
@@ -87,6 +91,16 @@ class StorySettings:
         for name in ("max_attempts", "workers", "threads", "async_cores", "listen"):
             if getattr(self, name) < 1:
                 raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.ab_concurrency is not None and not 1 <= self.ab_concurrency <= AB_MAX_CONCURRENCY:
+            raise StoryError(f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, "
+                             f"got {self.ab_concurrency}")
+
+    @property
+    def closed_loop_concurrency(self) -> int:
+        """ab's connections: as given, or the requests the open loop has in flight normally."""
+        if self.ab_concurrency is not None:
+            return self.ab_concurrency
+        return max(1, round(self.rate * self.normal_delay))
 
     @property
     def duration(self) -> float:
@@ -102,7 +116,48 @@ class StorySettings:
                 "STORY_ASYNC_CORES": str(self.async_cores), "STORY_LISTEN": str(self.listen)}
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "duration": self.duration, "extra": self.extra}
+        return {**asdict(self), "duration": self.duration, "extra": self.extra,
+                "closed_loop_concurrency": self.closed_loop_concurrency}
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """Goodput against offered load: one short constant-rate step per rate, the third party
+    at a fixed delay, no incident. Users, pools and arrivals are the story's (StorySettings),
+    refreshes included, so a collapse shows as goodput falling while attempts rise."""
+
+    rates: tuple[float, ...] = (20.0, 40.0, 60.0, 80.0, 100.0)  # offered visits per second
+    delay: float = 2.0  # seconds the third party takes, throughout
+    warmup_s: float = 5.0  # load before the measured window (not counted)
+    measure_s: float = 20.0  # the measured window
+    settle_s: float = 30.0  # at most this long between steps for the servers to drain
+
+    def __post_init__(self) -> None:
+        if not self.rates:
+            raise StoryError("the sweep needs at least one rate")
+        for rate in self.rates:
+            if not (math.isfinite(rate) and rate > 0):
+                raise StoryError(f"every sweep rate must be above 0, got {rate:g}")
+        if not (math.isfinite(self.delay) and 0 < self.delay <= 60):
+            raise StoryError(f"the sweep's delay must be above 0 and at most 60 s "
+                             f"(slow_api's MAX_DELAY), got {self.delay:g}")
+        if not (math.isfinite(self.warmup_s) and self.warmup_s >= 0):
+            raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
+        for name in ("measure_s", "settle_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 1):
+                raise StoryError(f"the sweep's {name} must be at least 1 s, got {value:g}")
+
+    @property
+    def step_s(self) -> float:
+        return self.warmup_s + self.measure_s
+
+    def capacity(self, story: StorySettings) -> float:
+        """A fixed pool's answers per second at this delay: workers x threads / delay."""
+        return story.workers * story.threads / self.delay
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "rates": list(self.rates), "step_s": self.step_s}
 
 
 def _num(x: float) -> str:
@@ -111,8 +166,7 @@ def _num(x: float) -> str:
 
 def openloop_args(s: StorySettings, *, out: str) -> list[str]:
     """The generator's command line inside the load-generator container."""
-    incident = (f"{_num(s.before_s)}:POST:http://slow_api:{API_PORT}/control/slowdown"
-                f"?extra={_num(s.extra)}&seconds={_num(s.incident_s)}")
+    incident = f"{_num(s.before_s)}:POST:{incident_url(s)}"
     return ["python", OPENLOOP,
             "--url", f"http://ingress:8080/?delay={_num(s.normal_delay)}",
             "--rate", _num(s.rate), "--duration", _num(s.duration),
@@ -120,6 +174,34 @@ def openloop_args(s: StorySettings, *, out: str) -> list[str]:
             "--timeout", _num(s.timeout), "--refresh-delay", _num(s.refresh_delay),
             "--max-attempts", str(s.max_attempts),
             "--at", incident, "--out", out]
+
+
+def sweep_step_args(s: StorySettings, sweep: SweepSettings, *, rate: float,
+                    out: str) -> list[str]:
+    """The generator's command line for one step of the sweep: a constant offered rate, the
+    third party at the sweep's delay throughout, the story's users (refreshes included)."""
+    return ["python", OPENLOOP,
+            "--url", f"http://ingress:8080/?delay={_num(sweep.delay)}",
+            "--rate", _num(rate), "--duration", _num(sweep.step_s),
+            "--arrival", s.arrival, "--seed", str(s.seed),
+            "--timeout", _num(s.timeout), "--refresh-delay", _num(s.refresh_delay),
+            "--max-attempts", str(s.max_attempts), "--out", out]
+
+
+def incident_url(s: StorySettings, *, host: str = "slow_api") -> str:
+    """The control request that starts the incident at the third party."""
+    return (f"http://{host}:{API_PORT}/control/slowdown"
+            f"?extra={_num(s.extra)}&seconds={_num(s.incident_s)}")
+
+
+def ab_args(s: StorySettings, *, gnuplot: str) -> list[str]:
+    """ab through the whole schedule: -t the story's duration (-t first: it sets -n to 50,000,
+    the -n after it lowers that cap to twice what the loop could send at the normal delay),
+    -c the closed loop's connections, -s 30: ab's inactivity limit, far beyond any wait."""
+    c = s.closed_loop_concurrency
+    cap = max(c, math.ceil(2 * c / max(s.normal_delay, 0.01) * s.duration))
+    return ["ab", "-r", "-t", _num(math.ceil(s.duration)), "-n", str(cap), "-c", str(c),
+            "-s", "30", "-g", gnuplot, f"http://ingress:8080/?delay={_num(s.normal_delay)}"]
 
 
 def loadgen_argv(*, network: str, out_dir: str, uid: int, gid: int, name: str,

@@ -46,6 +46,8 @@ def summary_rows(data: dict) -> list[list[str]]:
     after_s = data["settings"]["after_s"]
     rows = []
     for m in data["modes"]:
+        if "summary" not in m and "error" not in m:
+            continue  # only the closed loop ran for this mode
         if "summary" not in m:
             rows.append([m["mode"], "error: " + m.get("error", "?")[:80]]
                         + ["-"] * (len(COLUMNS) - 2))
@@ -116,6 +118,100 @@ def plot_mode(entry: dict, settings: dict, path: Path) -> None:
     plt.close(fig)
 
 
+CLOSED_COLUMNS = ("mode", "ab c", "ab requests/s before → during → after", "ab failed",
+                  "ab non-2xx", "ab max latency",
+                  "open loop: goodput/s before → during → after", "open loop: timeouts",
+                  "open loop: attempts/visit")
+
+
+def _arrow(values: Sequence[float | None]) -> str:
+    return " → ".join(_f(v, 0) for v in values)
+
+
+def closed_loop_rows(data: dict) -> list[list[str]]:
+    rows = []
+    for m in data["modes"]:
+        if "closed_loop" not in m and "closed_loop_error" not in m:
+            continue
+        s = m.get("summary")
+        opened = ([_arrow([s["goodput_before"], s["goodput_during"], s["goodput_after"]]),
+                   _f(s["timeouts"]), _f(s["amplification"], 2)] if s
+                  else ["-", "-", "-"])
+        c = m.get("closed_loop")
+        if c is None:
+            rows.append([m["mode"], "error: " + m["closed_loop_error"][:80], "-", "-", "-", "-",
+                         *opened])
+            continue
+        per = {p["name"]: p["per_s"] for p in c["phases"]}
+        rows.append([m["mode"], str(c["concurrency"]),
+                     _arrow([per["before"], per["during"], per["after"]]),
+                     str(c["failed"]), str(c["non_2xx"]), _f(c["latency_max_s"], 1, " s"),
+                     *opened])
+    return rows
+
+
+SWEEP_COLUMNS = ("mode", "offered/s", "measured offered/s", "attempts/s", "goodput/s",
+                 "timeouts", "errors", "visits served", "user p50", "user p99", "valid")
+
+
+def sweep_rows(sweep: dict) -> list[list[str]]:
+    rows = []
+    for m in sweep["modes"]:
+        if "error" in m:
+            rows.append([m["mode"], "error: " + m["error"][:80]] + ["-"] * 9)
+        for st in m.get("steps", []):
+            valid = "yes" if st["valid"] else "no: " + "; ".join(st["check_reasons"])
+            rows.append([m["mode"], f"{st['rate']:g}", _f(st["offered_per_s"]),
+                         _f(st["attempts_per_s"]), _f(st["goodput_per_s"]), str(st["timeouts"]),
+                         str(st["errors"]), _pct(st["visits_served"]),
+                         _f(st["latency_p50_s"], 2, " s"), _f(st["latency_p99_s"], 2, " s"),
+                         valid])
+    return rows
+
+
+SWEEP_STYLE = {"uwsgi-threads": ("tab:red", "-"), "gunicorn-threads": ("tab:orange", "-"),
+               "uwsgi-gevent": ("tab:blue", "--"), "gunicorn-gevent": ("tab:green", "--")}
+
+
+def plot_sweep(sweep: dict, settings: dict, path: Path) -> None:
+    """Goodput against offered load, a line per mode, the ideal diagonal and each thread
+    pool's capacity (workers x threads / delay)."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    top = max([st["rate"] for m in sweep["modes"] for st in m.get("steps", [])] or [1])
+    ax.plot([0, top * 1.05], [0, top * 1.05], color="gray", linestyle=":", linewidth=1,
+            label="ideal: goodput = offered")
+    capacities = sorted({m["capacity_per_s"] for m in sweep["modes"]
+                         if m.get("capacity_per_s") and m.get("steps")})
+    for cap in capacities:
+        ax.axhline(cap, color="black", linestyle="-.", linewidth=1, alpha=0.6,
+                   label=f"thread pool's capacity: {settings['workers']} x "
+                         f"{settings['threads']} / {sweep['settings']['delay']:g} s = {cap:g}/s")
+    for m in sweep["modes"]:
+        steps = m.get("steps") or []
+        if not steps:
+            continue
+        color, style = SWEEP_STYLE.get(m["mode"], (None, "-"))
+        ax.plot([st["rate"] for st in steps], [st["goodput_per_s"] for st in steps],
+                marker="o", color=color, linestyle=style, linewidth=2, label=m["mode"])
+        bad = [st for st in steps if not st["valid"]]
+        if bad:
+            ax.plot([st["rate"] for st in bad], [st["goodput_per_s"] for st in bad],
+                    linestyle="none", marker="x", color="black", markersize=9)
+    ax.set_xlim(0, top * 1.05)
+    ax.set_ylim(0, top * 1.1)
+    ax.set_xlabel("offered load (visits/s, Poisson)")
+    ax.set_ylabel("goodput (2xx answers/s, measured window)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    w = sweep["settings"]
+    fig.suptitle(f"Goodput vs offered load, third party at {w['delay']:g} s; users reload "
+                 f"after {settings['timeout']:g} s (x: the generator's self-check failed)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def document(data: dict, charts: dict[str, str]) -> list[Block]:
     s = data["settings"]
     blocks: list[Block] = [
@@ -136,8 +232,52 @@ def document(data: dict, charts: dict[str, str]) -> list[Block]:
               "is back to 95% of the answers due (visits arriving, shifted by the normal "
               "latency) over 5 s windows with at most 5% failing, and stays so until the "
               "arrivals stop (whole seconds, counted from the first after the incident)."),
-        ("table", (COLUMNS, summary_rows(data))),
     ]
+    incident_rows = summary_rows(data)
+    if incident_rows:
+        blocks.append(("table", (COLUMNS, incident_rows)))
+    closed = closed_loop_rows(data)
+    if closed:
+        blocks += [
+            ("h2", "The same incident under a closed loop (ab)"),
+            ("p", f"ab -c {s.get('closed_loop_concurrency', '?')} (what the open loop keeps in "
+                  f"flight normally: rate x normal delay) for {s['duration']:g} s through the "
+                  "same incident, the control request sent to the third party the same second. "
+                  "ab's requests/s are the requests it sent in each phase (by their start "
+                  "second, as its -g file records them); failed and non-2xx are ab's own "
+                  "counts. A closed loop sends its next request only when one has returned, "
+                  "so it slows down with the server: it reports 'slower', where the open "
+                  "loop's users, who keep arriving, see what the table's right half shows."),
+            ("table", (CLOSED_COLUMNS, closed)),
+        ]
+        for m in data["modes"]:
+            if m.get("closed_loop", {}).get("adds_up"):
+                blocks.append(("p", f"{m['mode']} (ab): the requests do NOT add up: "
+                               + "; ".join(m["closed_loop"]["adds_up"])))
+    sweep = data.get("sweep")
+    if sweep:
+        w = sweep["settings"]
+        blocks += [
+            ("h2", "Goodput against offered load"),
+            ("p", f"Per mode, one step per offered rate ({', '.join(f'{r:g}' for r in w['rates'])}"
+                  f" visits/s, {s['arrival']}), the third party at {w['delay']:g} s throughout, "
+                  f"no incident; {w['warmup_s']:g} s of warm-up, then {w['measure_s']:g} s "
+                  f"measured. Users as in the story: they give up after {s['timeout']:g} s and "
+                  f"reload, up to {s['max_attempts']} attempts. Goodput: 2xx answers per second "
+                  "ending in the window; offered and attempts: first attempts and all attempts "
+                  "meant to be sent in it; user latency from the intended send, for the visits "
+                  "arriving in it."),
+        ]
+        if "sweep" in charts:
+            blocks.append(("img", charts["sweep"]))
+        blocks.append(("table", (SWEEP_COLUMNS, sweep_rows(sweep))))
+        for m in sweep["modes"]:
+            for st in m.get("steps", []):
+                if st["adds_up"]:
+                    blocks.append(("p", f"{m['mode']} at {st['rate']:g}/s: the attempts do NOT "
+                                   "add up: " + "; ".join(st["adds_up"])))
+            if m.get("commands"):
+                blocks.append(("code", "\n".join(m["commands"])))
     for m in data["modes"]:
         if m["mode"] in charts:
             blocks.append(("h2", m["mode"]))
@@ -146,6 +286,10 @@ def document(data: dict, charts: dict[str, str]) -> list[Block]:
                                + "; ".join(m["adds_up"])))
             blocks.append(("img", charts[m["mode"]]))
             blocks.append(("code", "\n".join(m.get("commands", []))))
+    for m in data["modes"]:
+        if m.get("closed_loop", {}).get("commands"):
+            blocks.append(("h2", f"{m['mode']}: the closed loop's commands"))
+            blocks.append(("code", "\n".join(m["closed_loop"]["commands"])))
     blocks.append(("h2", "Command"))
     blocks.append(("code", data.get("command", "")))
     return blocks
@@ -204,6 +348,9 @@ def write_report(*, run_dir: Path, data: dict) -> list[Path]:
             name = f"story-{m['mode']}.png"
             plot_mode(m, data["settings"], run_dir / name)
             charts[m["mode"]] = name
+    if any(m.get("steps") for m in (data.get("sweep") or {}).get("modes", [])):
+        plot_sweep(data["sweep"], data["settings"], run_dir / "story-sweep.png")
+        charts["sweep"] = "story-sweep.png"
     blocks = document(data, charts)
     md, page = run_dir / "story.md", run_dir / "story.html"
     md.write_text(_md(blocks))

@@ -1,0 +1,92 @@
+"""The same incident under a closed loop (ab): what ab saw before, during and after it.
+
+ab keeps c requests in flight and sends the next one only when one has returned, so when the
+third party slows down ab slows down with it: it sends fewer requests, and none of them waits
+in a queue that grows. Its `-g` file gives each request's start (whole seconds of the epoch)
+and total time; the rows are sorted by total time, so each request is placed by its start
+alone: in the phase holding the middle of its start second (one second's resolution). The
+phases cover all time, so every request ab finished lands in exactly one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from playground.load import AbRequest, LoadResult
+from playground.story.analysis import percentile
+
+PHASES = ("before", "during", "after")
+
+
+@dataclass(frozen=True)
+class AbPhase:
+    name: str  # before, during or after the incident
+    start_s: float  # seconds since ab's first request (its start second)
+    end_s: float
+    requests: int  # requests ab sent in the phase (and finished)
+    per_s: float | None  # ... per second of the phase
+    latency_p50_s: float | None
+    latency_max_s: float | None
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """One mode's ab run through the incident, as story.json holds it (`modes[].closed_loop`)."""
+
+    concurrency: int
+    requests: int  # rows of ab's -g file: every request it finished
+    complete: int  # ab's "Complete requests"
+    failed: int  # ab's "Failed requests" (failure events, see playground.load)
+    non_2xx: int
+    rps: float  # ab's own "Requests per second" over the whole run
+    time_taken_s: float
+    latency_max_s: float | None
+    incident_at_s: float  # when the control request was sent, seconds after ab's start
+    incident_s: float
+    phases: list[AbPhase]
+    adds_up: list[str]  # problems: each request in one phase, and as many as ab reported
+
+    def phase(self, name: str) -> AbPhase:
+        return next(p for p in self.phases if p.name == name)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarise_ab(*, requests: Sequence[AbRequest], result: LoadResult, concurrency: int,
+                 incident_wall: float, incident_s: float) -> ClosedLoop:
+    """ab's rows and report, split at the incident (`incident_wall`: the Unix time the control
+    request was sent)."""
+    t0 = min((r.start_s for r in requests), default=int(incident_wall))
+    at = incident_wall - t0
+    end = max(result.time_taken_s, max((r.start_s - t0 + 1 for r in requests), default=0))
+    bounds = {"before": (0.0, at), "during": (at, at + incident_s),
+              "after": (at + incident_s, max(end, at + incident_s))}
+    placed: dict[str, list[float]] = {name: [] for name in PHASES}
+    for r in requests:
+        middle = r.start_s - t0 + 0.5
+        name = "before" if middle < at else "during" if middle < at + incident_s else "after"
+        placed[name].append(r.total_ms / 1000)
+    phases = []
+    for name in PHASES:
+        lo, hi = bounds[name]
+        times = placed[name]
+        phases.append(AbPhase(name=name, start_s=round(lo, 3), end_s=round(hi, 3),
+                              requests=len(times),
+                              per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
+                              latency_p50_s=percentile(times, 50),
+                              latency_max_s=max(times) if times else None))
+    problems = []
+    if sum(p.requests for p in phases) != len(requests):
+        problems.append(f"{sum(p.requests for p in phases)} requests in the phases, "
+                        f"{len(requests)} in ab's -g file")
+    if len(requests) != result.complete:
+        problems.append(f"{len(requests)} rows in ab's -g file, ab reported "
+                        f"{result.complete} complete")
+    return ClosedLoop(
+        concurrency=concurrency, requests=len(requests), complete=result.complete,
+        failed=result.failed, non_2xx=result.non_2xx, rps=result.rps,
+        time_taken_s=result.time_taken_s,
+        latency_max_s=max((r.total_ms for r in requests), default=0) / 1000 if requests else None,
+        incident_at_s=round(at, 3), incident_s=incident_s, phases=phases, adds_up=problems)
