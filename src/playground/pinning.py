@@ -1,9 +1,9 @@
 """`--pin-cpus`: the app on cores of its own, the load generator and the rest on the others.
 
 On a 2-core machine ab and the app share both cores, so a run can move by a few per cent with
-whatever else the scheduler puts beside the app. Pinned, the app's services (the ones sampled,
-e.g. flask_app, or uWSGI behind nginx with nginx) get the upper half of the cores and everything
-else (the load generator, slow_api, PostgreSQL, nginx in front) the lower half. What the
+whatever else the scheduler puts beside the app. Pinned, the app's services (the ones the
+report samples: the Flask app's container) get the upper half of the cores and everything
+else (the load generator, nginx in front, slow_api, PostgreSQL) the lower half. What the
 tutorial teaches does not depend on it: every mode waits on I/O and uses a fraction of a core;
 the app's workers merely share its cores, as they do on a small VM. docs/reading-the-numbers.md
 says what it changed on this project's machine.
