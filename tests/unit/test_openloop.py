@@ -205,8 +205,9 @@ def test_never_waits_for_answers_and_no_pool_caps_in_flight(ol):
     attempts = rows(result)
     assert len(attempts) == 300
     assert {a["outcome"] for a in attempts} == {"timeout"}
-    # A sender that waited for answers would fall 1.5 s (the timeout) behind at once.
-    assert max(a["sent"] - a["intended"] for a in attempts) < 0.5
+    # A sender that waited for answers would fall 1.5 s (the timeout) behind at once; a busy
+    # machine can hold one send back by half a second (seen once), never by the timeout.
+    assert max(a["sent"] - a["intended"] for a in attempts) < 1.0
     assert result["peak_in_flight"] > 250
 
 
@@ -302,7 +303,9 @@ def test_an_unstalled_run_sends_on_time(ol):
     with serve_process() as url:
         result = ol.run(settings(ol, url, phases=(ol.Phase(rate=100, seconds=None),)))
     assert {a["outcome"] for a in rows(result)} == {"ok"}
-    assert result["check"]["send_lag_p50_s"] < 0.003, result["check"]
+    # Generous: 10 ms at 100 sends/s; a sender that waited for each answer would fall behind
+    # by more with every visit.
+    assert result["check"]["send_lag_p50_s"] < 0.010, result["check"]
 
 
 @pytest.mark.parametrize(("lags_ms", "valid", "says"), [
