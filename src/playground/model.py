@@ -112,8 +112,9 @@ class Entry:
     rps: float | None = _doc("the load tool's requests/s (median over repeats): measured")
     time_taken_s: float | None = _doc("the load tool's run time (median over repeats), s")
     steady_rps: float | None = _doc("c / mean response time, only where the run reached a steady "
-                                    "state (see `waves`); None otherwise, with a "
-                                    "`no-steady-state` finding saying why")
+                                    "state (see `waves`) with at most 1% error answers; None "
+                                    "otherwise, with a `no-steady-state` or `errors-in-steady` "
+                                    "finding saying why")
     waves: float | None = _doc("response times the run lasted (time_taken_s / mean response time "
                                "from the per-request file); a steady figure needs enough of them")
     efficiency: float | None = _doc("steady_rps / ideal_rps")
@@ -313,7 +314,8 @@ def schema_markdown() -> str:
              "Changes from files written before the typed model (same schema version: every",
              "key they have still means the same, except `steady_rps`):", "",
              "- `steady_rps` is null where the run did not reach a steady state (fewer than",
-             "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`); earlier files",
+             "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
+             "  than `diagnosis.MAX_ERROR_SHARE` of the answers were errors; earlier files",
              "  hold c / mean response time for every ab run, which overstates short runs",
              "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",
              "  follows it. `repeats[].steady_rps` likewise.",

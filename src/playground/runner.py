@@ -493,10 +493,10 @@ class Measured:
 
     @property
     def steady(self) -> float | None:
-        """The steady figure shown: for ab, only where the run reached a steady state."""
-        if self.result.tool != "ab":
-            return self.result.steady_rps
-        return self.estimate if diagnosis.steady_reached(self.waves) else None
+        """The steady figure shown: only with few error answers and, for ab, where the run
+        reached a steady state (:func:`playground.diagnosis.steady_holds`)."""
+        return self.estimate if diagnosis.steady_holds(result=self.result, waves=self.waves) \
+            else None
 
     @property
     def headline(self) -> float | None:

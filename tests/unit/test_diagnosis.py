@@ -94,6 +94,39 @@ def test_ab_at_its_cap_quotes_no_steady_rate_when_there_is_none():
     assert "no-steady-state" in codes(found)
 
 
+# ---- error answers: c / mean counts them as served ---------------------------------------------
+def test_error_answers_above_one_percent_withhold_the_steady_figure():
+    """Quart at c=10,000: most answers were quick 503s and c / mean read 1.3 times the ideal."""
+    assert diagnosis.MAX_ERROR_SHARE == 0.01
+    swamped = result(complete=40001, non_2xx=39040, failed=39040, rps=140.0, steady_rps=15600.0)
+    assert not diagnosis.steady_holds(result=swamped, waves=10.0)
+    found = diagnose(Evidence(result=swamped, delay=84.5, concurrency=10000, requests=40001,
+                              waves=10.0, steady_estimate=15600.0))
+    said = [f for f in found if f.code == "errors-in-steady"]
+    assert said and said[0].figures["errors"] == 39040
+    assert "39040 of 40001" in said[0].message and "140 requests/s measured" in said[0].message
+
+
+def test_a_few_errors_keep_the_steady_figure():
+    one = result(complete=40001, failed=1, failures={"length": 1})
+    assert diagnosis.steady_holds(result=one, waves=10.0)
+    assert diagnosis.errors_in_steady(one, estimate=198.0) == []
+    edge = result(complete=1000, non_2xx=10)  # exactly 1%
+    assert diagnosis.steady_holds(result=edge, waves=10.0)
+    assert not diagnosis.steady_holds(result=result(complete=1000, non_2xx=11), waves=10.0)
+
+
+def test_the_error_rule_covers_wrk_too():
+    """wrk's Requests/sec counts non-2xx answers as well; it needs no waves."""
+    wrk = result(tool="wrk", complete=1000, non_2xx=500, steady_rps=900.0)
+    assert not diagnosis.steady_holds(result=wrk, waves=None)
+    assert diagnosis.steady_holds(result=result(tool="wrk"), waves=None)
+
+
+def test_a_run_with_nothing_complete_has_no_steady_figure():
+    assert not diagnosis.steady_holds(result=result(complete=0), waves=10.0)
+
+
 # ---- the machine ----------------------------------------------------------------------------------
 def rows(cpu: float, processes: int = 1) -> list[dict]:
     return [{"t": 0.0, "threads": 1, "processes": processes, "rss_mb": 1.0, "cpu_pct": cpu}]

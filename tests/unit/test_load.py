@@ -720,6 +720,10 @@ def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
     measured = Measured(result=r, timeline=timeline, series={}, before={}, loadgen_cpu=None)
     assert measured.waves >= MIN_STEADY_WAVES
     assert measured.steady == r.steady_rps
+    # The same run with most answers errors: c / mean would count them as served.
+    swamped = Measured(result=dataclasses.replace(r, non_2xx=r.complete // 2), timeline=timeline,
+                       series={}, before={}, loadgen_cpu=None)
+    assert swamped.steady is None and swamped.headline == r.rps
 
 
 def test_latency_distribution_is_every_request_by_nearest_rank() -> None:

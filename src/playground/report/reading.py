@@ -107,6 +107,8 @@ def steady_cell(entry: Entry) -> str:
     """The steady figure, or why there is none (never c / mean of a run that did not settle)."""
     if entry.steady_rps is None and has_finding(entry, "no-steady-state"):
         return f"{DASH} (not steady)"
+    if entry.steady_rps is None and has_finding(entry, "errors-in-steady"):
+        return f"{DASH} (errors)"
     return fmt_spread(entry, "steady_rps")
 
 
