@@ -165,17 +165,50 @@ def reader_for(*, container: str, pid: int | None) -> ProcReader | StatsReader:
     return ProcReader(path, root=pid) if path is not None else StatsReader(container)
 
 
-# --- sampling several containers in the background ------------------------------------------
-class Sampler:
-    """Samples containers every `interval` seconds on a background thread until stopped."""
+# --- sampling in the background --------------------------------------------------------------
+class Periodic:
+    """Calls :meth:`sample_once` on entry, then every ``interval`` seconds on a background
+    thread (on a schedule that does not drift by the time a sample takes) until exit; once more
+    on exit where ``sample_on_exit``."""
+
+    sample_on_exit = True
+
+    def __init__(self, *, interval: float, name: str) -> None:
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def sample_once(self) -> object:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        next_at = time.monotonic()
+        while True:
+            next_at += self.interval
+            if self._stop.wait(max(0.0, next_at - time.monotonic())):
+                return
+            self.sample_once()
+
+    def __enter__(self):
+        self.sample_once()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if self.sample_on_exit:
+            self.sample_once()
+
+
+class Sampler(Periodic):
+    """Samples containers every `interval` seconds, times from entry, until stopped."""
 
     def __init__(self, readers: dict[str, ProcReader | StatsReader], *,
                  interval: float = INTERVAL_S) -> None:
+        super().__init__(interval=interval, name="sampler")
         self.readers = readers
-        self.interval = interval
         self.series = {name: Series(container=name) for name in readers}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
         self._t0 = time.monotonic()
 
     def sample_once(self) -> None:
@@ -185,20 +218,9 @@ class Sampler:
             if sample is not None:
                 self.series[name].samples.append(sample)
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.sample_once()
-
     def __enter__(self) -> Sampler:
         self._t0 = time.monotonic()
-        self.sample_once()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sample_once()
+        return super().__enter__()
 
 
 def combine(series: Iterable[Series]) -> list[dict]:

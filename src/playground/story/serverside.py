@@ -12,14 +12,13 @@ client had gone before the answer).
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground.sampling import ProcReader, StatsReader, reader_for
+from playground.sampling import Periodic, ProcReader, StatsReader, reader_for
 
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
@@ -110,20 +109,20 @@ class Targets:
     uwsgi_stats: bool
 
 
-class ServerSampler:
+class ServerSampler(Periodic):
     """Samples the servers every second on a background thread, on the host's monotonic
     clock (the generator's clock too: containers share the kernel's)."""
 
+    sample_on_exit = False
+
     def __init__(self, targets: Targets, *, interval: float = 1.0,
                  fetch: Callable[[str], str | None] = fetch_text) -> None:
+        super().__init__(interval=interval, name="story-sampler")
         self.t = targets
-        self.interval = interval
         self.fetch = fetch
         self.samples: list[dict] = []
         self._reader: ProcReader | StatsReader = reader_for(container=targets.app_container,
                                                             pid=targets.app_pid)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="story-sampler", daemon=True)
 
     def sample_once(self) -> dict:
         now = time.monotonic()
@@ -160,20 +159,3 @@ class ServerSampler:
                        cpu_pct=round(sample.cpu_pct, 1), rss_mb=round(sample.rss_mb, 1))
         self.samples.append(row)
         return row
-
-    def _loop(self) -> None:
-        next_at = time.monotonic()
-        while True:
-            next_at += self.interval
-            if self._stop.wait(max(0.0, next_at - time.monotonic())):
-                return
-            self.sample_once()
-
-    def __enter__(self) -> ServerSampler:
-        self.sample_once()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
