@@ -58,11 +58,10 @@ class Plan:
     def loads(self, target: Target) -> list[Target]:
         """The target at each load this plan runs it (one per sweep concurrency)."""
         base = replace(
-            target,
+            self._overridden(target),
             requests=self.requests or target.requests,
             concurrency=self.concurrency or target.concurrency,
             delay=target.delay if self.delay is None else self.delay,
-            overrides=target.overrides + self._overrides(target),
         )
         if not self.sweep:
             return [base]
@@ -85,11 +84,11 @@ class Plan:
                                                                                concurrency=c)))
         return loads
 
-    def _overrides(self, target: Target) -> tuple[str, ...]:
-        if self.overrides_dir is None:
-            return ()
-        override = self.overrides_dir / target.compose_file
-        return (f"{self.overrides_dir.name}/{target.compose_file}",) if override.exists() else ()
+    def _overridden(self, target: Target) -> Target:
+        """The target with the override of its compose file's name from ``overrides_dir``."""
+        if self.overrides_dir is None or not (self.overrides_dir / target.compose_file).exists():
+            return target
+        return target.at_scale(f"{self.overrides_dir.name}/{target.compose_file}")
 
 
 @dataclass

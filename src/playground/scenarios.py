@@ -54,10 +54,25 @@ class Target:
     published: str | None = None
     # Extra compose files layered on top (`docker compose -f FILE -f OVERRIDE ...`).
     overrides: tuple[str, ...] = ()
+    # (workers, per_worker) under its scale override (scale/), where that override changes
+    # them (two processes where one would run out of descriptors at c=10,000); a test keeps it
+    # equal to the override's WORKERS/THREADS/ASYNC_CORES/WORKER_CONNECTIONS.
+    scale_shape: tuple[int, int | None] | None = None
 
     @property
     def compose_files(self) -> tuple[str, ...]:
         return (self.compose_file, *self.overrides)
+
+    def at_scale(self, override: str) -> Target:
+        """The target with its scale override layered on, in the shape that override gives it;
+        where the shape changes, the title says so (the report's headings come from it)."""
+        target = replace(self, overrides=(*self.overrides, override))
+        if self.scale_shape is None or self.scale_shape == (self.workers, self.per_worker):
+            return target
+        workers, per_worker = self.scale_shape
+        each = "" if per_worker is None else f" x {per_worker}"
+        return replace(target, workers=workers, per_worker=per_worker,
+                       title=f"{self.title}; scale override: {workers} workers{each}")
 
     @property
     def capacity(self) -> int | None:
@@ -109,19 +124,21 @@ SCENARIOS: tuple[Target, ...] = (
        server="Gunicorn", model="threads", workers=4, per_worker=50),
     _t("gunicorn-gevent", "Gunicorn gevent worker x1", "async-gevent-gunicorn.yml",
        "flask_app", 3000, 3000, 2000, 200, 112.11, 17.839,
-       server="Gunicorn", model="gevent", workers=1, per_worker=1000),
+       server="Gunicorn", model="gevent", workers=1, per_worker=1000, scale_shape=(2, 9000)),
     _t("uwsgi-threads", "uWSGI 4 workers x 50 threads", "sync-uwsgi.yml",
        "flask_app_uwsgi", 3000, 3000, 2000, 200, 157.67, 12.685,
        server="uWSGI", model="threads", workers=4, per_worker=50),
     _t("uwsgi-gevent", "uWSGI gevent 2 workers x 2000", "async-gevent-uwsgi.yml",
        "flask_app", 3000, 3000, 2000, 200, 151.93, 13.164,
-       server="uWSGI", model="gevent", workers=2, per_worker=2000),
+       server="uWSGI", model="gevent", workers=2, per_worker=2000, scale_shape=(2, 6000)),
     _t("nginx-gunicorn", "nginx -> Gunicorn gevent x1 (HTTP)", "nginx-gunicorn.yml",
        "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",),
-       server="Gunicorn", model="gevent", workers=1, per_worker=1000, proxy="nginx"),
+       server="Gunicorn", model="gevent", workers=1, per_worker=1000, proxy="nginx",
+       scale_shape=(2, 9000)),
     _t("nginx-uwsgi", "nginx -> uWSGI gevent 1 x 2000 (uwsgi protocol)", "nginx-uwsgi.yml",
        "ingress", 8080, 8080, 2000, 200, None, None, sampled=("flask_app",),
-       server="uWSGI", model="gevent", workers=1, per_worker=2000, proxy="nginx"),
+       server="uWSGI", model="gevent", workers=1, per_worker=2000, proxy="nginx",
+       scale_shape=(2, 6000)),
     _t("bonus-psycopg2", "bonus: uWSGI gevent + psycopg2, no psycogreen",
        "bonus-psycopg2-gevent.yml", "flask_app", 3000, 3000, 10, 5, 1.50, 6.670,
        body=BONUS_BODY_PREFIX, body_is_prefix=True,

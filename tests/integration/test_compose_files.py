@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import demos  # noqa: F401 -- registers the demos' targets
+from playground import contenders, demos  # noqa: F401 -- demos registers the demos' targets
 from playground.compose import Docker
 from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS
 from tests.integration.conftest import ROOT, sh
@@ -21,9 +21,9 @@ HOST_PORTS = {f: {t.host_port for t in SCENARIOS if t.compose_file == f} for f i
 DEMO_TARGETS = [t for t in REGISTRY.values() if t.kind == "demo"]
 
 
-def config(compose_file: str) -> dict:
-    return json.loads(sh("docker", "compose", "-f", compose_file, "config", "--format",
-                         "json").stdout)
+def config(*compose_files: str) -> dict:
+    files = [arg for f in compose_files for arg in ("-f", f)]
+    return json.loads(sh("docker", "compose", *files, "config", "--format", "json").stdout)
 
 
 @pytest.mark.parametrize("compose_file", FILES)
@@ -53,6 +53,8 @@ def test_every_loaded_service_has_a_healthcheck(target):
 
 # The environment variables through which each file sets its server's numbers.
 PER_WORKER_VARS = ("THREADS", "ASYNC_CORES", "WORKER_CONNECTIONS")
+# ... and every variable that sets a server's shape, Granian's included.
+SHAPE_VARS = ("WORKERS", *PER_WORKER_VARS, "GRANIAN_WORKERS", "GRANIAN_BLOCKING_THREADS")
 
 
 @pytest.mark.parametrize("target", SCENARIOS, ids=lambda t: t.name)
@@ -76,6 +78,34 @@ def test_the_registrys_facts_are_the_compose_files(target):
     assert gevent == (target.model == "gevent"), (target.name, command, env)
     assert ("postgres" in services) == target.database
     assert (target.service == "ingress") == (target.proxy == "nginx")
+
+
+# Every target `playground scale` layers a scale/ override on, and that override's file.
+SCALED = [(t, f"scale/{t.compose_file}") for t in (*SCENARIOS, *contenders.SCALE)
+          if (ROOT / "scale" / t.compose_file).exists()]
+
+
+@pytest.mark.parametrize("target,override", SCALED, ids=lambda v: getattr(v, "name", ""))
+def test_the_scale_shape_in_the_registry_is_the_overrides(target, override):
+    """The report's headings for a scale run come from the registry: a scale override that
+    changes a server's shape (two workers where the scenario runs one) must say so there
+    (Target.scale_shape), and one that does not must leave every shape variable alone."""
+    scaled = target.at_scale(override)
+    assert scaled.compose_files[-1] == override
+    service = target.app_services[0]
+    env = config(*scaled.compose_files)["services"][service].get("environment") or {}
+    if target.scale_shape is None:
+        before = config(*target.compose_files)["services"][service].get("environment") or {}
+        shape = [v for v in env if v in SHAPE_VARS]
+        assert {v: env[v] for v in shape} == {v: before.get(v) for v in shape}, target.name
+        assert scaled.title == target.title
+        return
+    workers, per_worker = target.scale_shape
+    assert int(env["WORKERS"]) == workers == scaled.workers, (target.name, env)
+    if per_worker is not None:
+        assert [int(env[v]) for v in PER_WORKER_VARS if v in env] == [per_worker], env
+    assert scaled.title.endswith(f"scale override: {workers} workers" +
+                                 ("" if per_worker is None else f" x {per_worker}"))
 
 
 @pytest.mark.parametrize("target", [*SCENARIOS, *DEMO_TARGETS], ids=lambda t: t.name)

@@ -91,3 +91,23 @@ def test_the_readme_stays_short_and_names_the_two_commands():
     assert set(re.findall(r"^make (\w+)", text, re.MULTILINE)) == {"bench", "test"}
     for link in re.findall(r"\]\((docs/[\w.-]+\.md)", text):
         assert (ROOT / link).is_file() or link == "docs/results-schema.md", link
+
+
+def test_a_scale_run_is_titled_with_the_shape_its_override_gives():
+    """Gunicorn gevent runs one worker in the tutorial and two in its scale override (a process
+    at c=10,000 needs more descriptors than the container may open): a scale run's heading must
+    not say "worker x1" with nothing beside it."""
+    from playground.runner import Plan
+
+    plan = Plan(targets=SCENARIOS, overrides_dir=ROOT / "scale", sweep=(10000,),
+                delays=((10000, 84.5),))
+    (load,) = plan.loads(REGISTRY["gunicorn-gevent"])
+    assert load.compose_files == ("async-gevent-gunicorn.yml", "scale/async-gevent-gunicorn.yml")
+    assert (load.workers, load.per_worker, load.capacity) == (2, 9000, 18000)
+    assert load.title == "Gunicorn gevent worker x1; scale override: 2 workers x 9000"
+    # An override that leaves the shape alone leaves the title alone.
+    (threads,) = plan.loads(REGISTRY["gunicorn-threads"])
+    assert threads.title == REGISTRY["gunicorn-threads"].title and threads.workers == 4
+    # Without an overrides folder (make bench) nothing changes.
+    (bench,) = Plan(targets=SCENARIOS).loads(REGISTRY["gunicorn-gevent"])
+    assert bench.title == "Gunicorn gevent worker x1" and bench.overrides == ()
