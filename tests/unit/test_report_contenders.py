@@ -149,3 +149,18 @@ def test_a_capped_mode_does_not_win_however_little_it_spends(tmp_path):
     _, markdown, _ = written(tmp_path, run)
     assert "- **c=200:** no mode held this load; serialised: none; capped: quart-hypercorn." \
         in markdown
+
+
+def test_the_scale_section_says_which_probe_set_the_delays_as_it_ran(tmp_path):
+    """The probe runs with its scale override: Gunicorn gevent's has two workers, so the report
+    must not call it one process."""
+    from playground.model import Entry
+
+    run = scale_run()
+    run.settings["scale"].update(probe="gunicorn-gevent", cpu_ms_per_request=2.11)
+    run.probe = Entry(name="probe-gunicorn-gevent", kind="probe", concurrency=200, processes=3,
+                      title="Gunicorn gevent worker x1; scale override: 2 workers x 9000")
+    _, markdown, _ = written(tmp_path, run)
+    assert ("Measured CPU per request: 2.11 ms in the app (Gunicorn gevent worker x1; scale "
+            "override: 2 workers x 9000, c=200, 3 processes sampled).") in markdown
+    assert "one process" not in markdown

@@ -130,6 +130,18 @@ def sweep_blocks(run: Run) -> list[Block]:
 SCALE_GOOD = 0.9
 
 
+def _probe_said(run: Run, scale: dict) -> str:
+    """Which probe measured the CPU per request, as it ran: its title (the scale override's
+    shape included) and the processes it sampled."""
+    probe = run.probe
+    if probe is None:
+        return str(scale.get("probe") or "?")
+    said = f"{probe.title or probe.name}, c={probe.concurrency}"
+    if probe.processes:
+        said += f", {fmt(probe.processes)} processes sampled"
+    return said
+
+
 def scale_blocks(run: Run) -> list[Block]:
     """For a scale run: how the delay was chosen, and per mode how far it scaled and what
     one more request in flight costs in memory."""
@@ -139,7 +151,7 @@ def scale_blocks(run: Run) -> list[Block]:
     delays = scale.get("delays") or {}
     blocks: list[Block] = [Heading(2, "Scale"), Paragraph(
         f"Measured CPU per request: {fmt(scale.get('cpu_ms_per_request'), digits=2)} ms in the "
-        f"app ({scale.get('probe') or '?'}, one process). So that CPU is not the limit, each "
+        f"app ({_probe_said(run, scale)}). So that CPU is not the limit, each "
         f"concurrency gets a delay that keeps the ideal c / delay near {fmt(scale.get('rate'))} "
         f"requests/s, {fmt_pct(scale.get('utilisation'))} of what one core can serve: "
         + ", ".join(f"c={c}: {fmt(d)} s" for c, d in delays.items()) + ".")]
