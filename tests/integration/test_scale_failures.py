@@ -1,6 +1,6 @@
 """The scale profile at the largest concurrency a CI run affords (c=2000, about 4 minutes for
-the three modes): nothing fails and nothing answers non-2xx in the gevent modes and behind
-nginx. And a failure provoked on purpose (an open-file limit far too low) is named by the
+the three modes with the ideal rate at half a core): nothing fails and nothing answers non-2xx
+in the gevent modes and behind nginx. And a failure provoked on purpose (an open-file limit far too low) is named by the
 runner, not left as a bare count.
 
 The full c=10,000 figures, and what each failure there was, are in scale/README.md.
@@ -29,8 +29,10 @@ MODES = ("uwsgi-gevent", "gunicorn-gevent", "nginx-uwsgi")
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> dict:
     results_dir = tmp_path_factory.mktemp("scale")
-    proc = playground("scale", *MODES, "--sweep", str(C), "--no-build", "--quiet",
-                      "--results-dir", str(results_dir), timeout=900)
+    # Half a core for the ideal rate (the default is a quarter) halves the delays: measured,
+    # 0.94 of ideal in all three modes with 0 failed, in 4.5 minutes instead of 6.
+    proc = playground("scale", *MODES, "--sweep", str(C), "--utilisation", "0.5", "--no-build",
+                      "--quiet", "--results-dir", str(results_dir), timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((results_dir / "latest" / "results.json").read_text())
 
