@@ -1,7 +1,7 @@
 """The scale profile at the largest concurrency a CI run affords (c=2000, about 4 minutes for
 the three modes with the ideal rate at half a core): nothing fails and nothing answers non-2xx
-in the gevent modes and behind nginx. And a failure provoked on purpose (an open-file limit far too low) is named by the
-runner, not left as a bare count.
+in the gevent modes and behind nginx. And a failure provoked on purpose (an open-file limit far
+too low) is named by the runner, not left as a bare count.
 
 The full c=10,000 figures, and what each failure there was, are in scale/README.md.
 """
