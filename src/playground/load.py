@@ -52,6 +52,7 @@ __all__ = [
     "ab_requests",
     "ab_rows",
     "ab_unwritten",
+    "connect_gap_ms",
     "ideal_rps",
     "steady_rps_from_ab",
     "tool_version",
@@ -108,6 +109,9 @@ class LoadResult:
       but never sent a request on, which the server closed before ab finished
       (:func:`ab_unwritten`); each is also one of the Length failures. None
       without a ``-g`` file and for wrk.
+    * ``connect_gap_ms`` -- ab: the widest gap between the ``-g`` file's connect
+      times (:func:`connect_gap_ms`): how a slow connect is told from a SYN
+      retransmit. None without a ``-g`` file and for wrk.
     """
 
     tool: str
@@ -122,6 +126,7 @@ class LoadResult:
     steady_rps: float | None
     mean_latency_ms: float | None
     unwritten: int | None = None
+    connect_gap_ms: float | None = None
 
 
 class LoadTool(Protocol):
@@ -383,6 +388,18 @@ class AbRequest:
     start_s: int  # when it was sent, whole seconds of the Unix epoch (ab's resolution)
     total_ms: float  # ttime: connect to the answer's end, in whole milliseconds
     wait_ms: float  # wait: request written to first byte read (see ab_unwritten)
+    connect_ms: float = 0.0  # ctime: connect started to connected (0 where ab kept none)
+
+
+def connect_gap_ms(rows: list[AbRequest]) -> float | None:
+    """The widest gap between consecutive connect times, sorted: a SYN retransmit adds a whole
+    second to a connect, so retransmitted connects stand about a second apart from the rest
+    (1013 ms on listen(1)); ab's first wave at c=10,000 climbs to 2.9 s in steps of at most
+    ~560 ms. None without rows."""
+    times = sorted({r.connect_ms for r in rows})
+    if not times:
+        return None
+    return max((b - a for a, b in zip(times, times[1:])), default=0.0)
 
 
 def ab_rows(per_request_tsv: str) -> list[AbRequest]:
@@ -396,12 +413,14 @@ def ab_rows(per_request_tsv: str) -> list[AbRequest]:
         raise LoadOutputError(f"ab -g data has no 'seconds', 'ttime' and 'wait' columns; "
                               f"header: {lines[0]!r}")
     sec, tt, wait = header.index("seconds"), header.index("ttime"), header.index("wait")
+    ct = header.index("ctime") if "ctime" in header else None
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         fields = line.split("\t")
         try:
             rows.append(AbRequest(start_s=int(fields[sec]), total_ms=float(fields[tt]),
-                                  wait_ms=float(fields[wait])))
+                                  wait_ms=float(fields[wait]),
+                                  connect_ms=float(fields[ct]) if ct is not None else 0.0))
         except (IndexError, ValueError):
             raise LoadOutputError(f"ab -g data line {number} is not a request: {line!r}") from None
     return rows
@@ -486,9 +505,11 @@ class AbTool:
         steady: float | None = None
         mean: float | None = None
         unwritten: int | None = None
+        gap: float | None = None
         if per_request is not None:
             steady, mean = steady_rps_from_ab(per_request_tsv=per_request, concurrency=concurrency)
             unwritten = ab_unwritten(per_request)
+            gap = connect_gap_ms(ab_rows(per_request))
 
         return LoadResult(
             tool=self.name,
@@ -503,6 +524,7 @@ class AbTool:
             steady_rps=steady,
             mean_latency_ms=mean,
             unwritten=unwritten,
+            connect_gap_ms=gap,
         )
 
 

@@ -129,7 +129,8 @@ class Entry:
     latency_distribution_ms: list[list[float]] = _doc(
         "[percent, ms] pairs from every request's response time (ab's -g file), for the "
         "distribution chart", factory=list)
-    connect_max_ms: float | None = _doc("slowest TCP connect, ms (about 1000: a SYN retransmit)")
+    connect_max_ms: float | None = _doc("slowest TCP connect, ms (about 1000 apart from "
+                                        "the others: a SYN retransmit; see the findings)")
     # What `top -H` shows.
     threads_before: int | None = _doc("threads before the load")
     threads_peak: int | None = _doc("most threads during the load")

@@ -65,6 +65,27 @@ def test_syn_retransmit_threshold_edges():
     assert [f.figures["retransmits"] for f in twice if f.code == "syn-retransmit"] == [2]
 
 
+def test_slow_connects_without_a_retransmits_gap_are_not_called_a_retransmit():
+    """uWSGI gevent at c=10,000: max connect 2874 ms, the connects climbing to it in steps of
+    at most 564 ms."""
+    spread = result(connect_max_ms=2874.0, connect_gap_ms=564.0)
+    found = diagnosis.load_findings(result=spread, delay=84.5, concurrency=10000)
+    assert "syn-retransmit" not in codes(found)
+    (slow,) = [f for f in found if f.code == "slow-connects"]
+    assert slow.severity == "warning" and slow.figures["connect_gap_ms"] == 564.0
+    assert "10000 connections were being set up at once" in slow.message
+    assert "cannot tell" in slow.message
+    # The same maximum with a second's gap below it is a retransmit, as is one with no
+    # per-request file to tell (wrk's, or ab run without -g).
+    for gap in (SYN_RETRANSMIT_MS, None):
+        again = diagnosis.load_findings(result=result(connect_max_ms=2874.0, connect_gap_ms=gap),
+                                        delay=84.5, concurrency=10000)
+        assert "syn-retransmit" in codes(again) and "slow-connects" not in codes(again)
+    edge = result(connect_max_ms=1014.0, connect_gap_ms=diagnosis.SYN_GAP_MS)
+    assert "syn-retransmit" in codes(diagnosis.load_findings(result=edge, delay=1.0,
+                                                             concurrency=20))
+
+
 def test_no_other_module_keeps_its_own_syn_threshold():
     """The report once said 1000 ms where load.py said 900: the number lives in diagnosis only."""
     for path in SRC.rglob("*.py"):

@@ -40,6 +40,11 @@ ab_idle_close_n20_c20_3s / _n80_ (+ .tsv)    asyncio server answering after 3 s 
                                              ab counts a Length failure; its -g record keeps the
                                              previous request's wait (3007 ms) against a ttime of 1003
 ab_idle_close_n21_c20_3s / _n81_ (+ .tsv)    the same with ``-n`` = rounds x c + 1: no connection left over
+ab_c10000_uwsgi_gevent_every40th (+ .tsv)    the runner's record of ``ab -r -n 40001 -c 10000 -s 264 -g``
+                                             against uWSGI gevent with its scale override (run
+                                             20261123-182404; stdout, then ab's stderr), and every
+                                             40th row of its -g file: Connect max 2874 ms, the slow
+                                             connects climbing in steps of at most 564 ms
 wrk_clean_c10_d2s_200ms                      ``wrk --latency -t 2 -c 10 -d 2s --timeout 5s``, 0.2 s server
 wrk_fast_c4_d1s                              raw keep-alive responder: latencies in us, Req/Sec in k
 wrk_http500_timeout_c8_d3s                   every 4th -> 500, every 5th sleeps 3 s, ``--timeout 1s``:
@@ -71,6 +76,7 @@ from playground.load import (
     WrkTool,
     ab_cap_rps,
     ab_requests,
+    ab_rows,
     ab_unwritten,
     ideal_rps,
     steady_rps_from_ab,
@@ -762,3 +768,34 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
     assert max(starts) - min(starts) in (29, 30)  # -t 30, one-second resolution
     with pytest.raises(LoadOutputError, match="'seconds', 'ttime' and 'wait'"):
         ab_rows("a\tb\n1\t2\n")
+
+
+def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> None:
+    """listen(1): the retransmitted connects took ~1 s, the rest a few ms."""
+    from playground.diagnosis import SYN_GAP_MS
+
+    r = parse_ab("ab_listen1_threaded_syn_retransmit_n40_c20.txt", concurrency=20,
+                 tsv="ab_listen1_threaded_syn_retransmit_n40_c20.tsv")
+    assert r.connect_max_ms >= 1000 and r.connect_gap_ms >= SYN_GAP_MS
+
+
+def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
+    """uWSGI gevent at c=10,000: thousands of connects between 0.9 and 2.9 s, in steps of at
+    most ~560 ms, against the whole second a retransmit leaves."""
+    from playground.diagnosis import SYN_GAP_MS
+
+    r = parse_ab("ab_c10000_uwsgi_gevent_every40th.txt", concurrency=10000,
+                 tsv="ab_c10000_uwsgi_gevent_every40th.tsv")
+    assert r.connect_max_ms == 2874.0
+    slow = [row.connect_ms for row in ab_rows(read("ab_c10000_uwsgi_gevent_every40th.tsv"))
+            if row.connect_ms >= 900]
+    assert len(slow) > 100
+    assert r.connect_gap_ms <= 600 < SYN_GAP_MS
+
+
+def test_connect_gap_needs_rows() -> None:
+    from playground.load import AbRequest, connect_gap_ms
+
+    assert connect_gap_ms([]) is None
+    rows = [AbRequest(start_s=0, total_ms=1.0, wait_ms=1.0, connect_ms=c) for c in (0, 3, 1004)]
+    assert connect_gap_ms(rows) == 1001
