@@ -241,12 +241,17 @@ def steady_reached(waves: float | None) -> bool:
     return waves is not None and waves >= MIN_STEADY_WAVES
 
 
+def error_count(result: LoadResult) -> int:
+    """Answers that were errors, at least: the larger of the tool's two counts (with ab a
+    non-2xx answer of another length is also a Length failure)."""
+    return max(result.failed, result.non_2xx)
+
+
 def error_share(result: LoadResult) -> float | None:
-    """The share of answers that were errors: at least the larger of ab's two counts (a non-2xx
-    answer of another length is also a Length failure), at most all of them."""
+    """The share of answers that were errors (:func:`error_count`), at most all of them."""
     if result.complete <= 0:
         return None
-    return min(max(result.failed, result.non_2xx) / result.complete, 1.0)
+    return min(error_count(result) / result.complete, 1.0)
 
 
 def steady_holds(*, result: LoadResult, waves: float | None) -> bool:
@@ -263,7 +268,7 @@ def errors_in_steady(result: LoadResult, *, estimate: float | None) -> list[Find
     share = error_share(result)
     if estimate is None or share is None or share <= MAX_ERROR_SHARE:
         return []
-    bad = max(result.failed, result.non_2xx)
+    bad = error_count(result)
     return [Finding(
         "errors-in-steady", "info",
         f"no steady figure: {bad} of {result.complete} requests failed or answered non-2xx "

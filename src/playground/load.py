@@ -393,9 +393,9 @@ class AbRequest:
 
 def connect_gap_ms(rows: list[AbRequest]) -> float | None:
     """The widest gap between consecutive connect times, sorted: a SYN retransmit adds a whole
-    second to a connect, so retransmitted connects stand about a second apart from the rest
-    (1013 ms on listen(1)); ab's first wave at c=10,000 climbs to 2.9 s in steps of at most
-    ~560 ms. None without rows."""
+    second to a connect, so retransmitted connects stand apart from the rest
+    (:data:`playground.diagnosis.SYN_GAP_MS` says how far, and what was measured). None
+    without rows."""
     times = sorted({r.connect_ms for r in rows})
     if not times:
         return None

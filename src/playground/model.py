@@ -112,7 +112,8 @@ class Entry:
     rps: float | None = _doc("the load tool's requests/s (median over repeats): measured")
     time_taken_s: float | None = _doc("the load tool's run time (median over repeats), s")
     steady_rps: float | None = _doc("c / mean response time, only where the run reached a steady "
-                                    "state (see `waves`) with at most 1% error answers; None "
+                                    "state (see `waves`) with few enough error answers "
+                                    "(`diagnosis.MAX_ERROR_SHARE`); None "
                                     "otherwise, with a `no-steady-state` or `errors-in-steady` "
                                     "finding saying why")
     waves: float | None = _doc("response times the run lasted (time_taken_s / mean response time "

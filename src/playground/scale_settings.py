@@ -1,9 +1,9 @@
 """The scale profile's settings: which modes it sweeps, how far, and the delay per concurrency.
 
 `playground scale` sweeps concurrency up to 10,000 with delays long enough that CPU is not the
-limit: a probe first measures the app's CPU per request (c=200, all the app's processes); each concurrency
-then gets the delay that keeps the ideal c / delay at a fraction (`--utilisation`) of what one
-core can serve, so a shortfall shows the server model, not a busy CPU.
+limit: a probe first measures the app's CPU per request (c=200, all the app's processes); each
+concurrency then gets the delay that keeps the ideal c / delay at a fraction (`--utilisation`) of
+what one core can serve, so a shortfall shows the server model, not a busy CPU.
 """
 
 from __future__ import annotations

@@ -103,12 +103,16 @@ def has_finding(entry: Entry, code: str) -> bool:
     return any(f.code == code for f in entry.findings)
 
 
+#: The findings that withhold a steady figure, and the word the table shows for each.
+NO_STEADY_FIGURE = {"no-steady-state": "not steady", "errors-in-steady": "errors"}
+
+
 def steady_cell(entry: Entry) -> str:
     """The steady figure, or why there is none (never c / mean of a run that did not settle)."""
-    if entry.steady_rps is None and has_finding(entry, "no-steady-state"):
-        return f"{DASH} (not steady)"
-    if entry.steady_rps is None and has_finding(entry, "errors-in-steady"):
-        return f"{DASH} (errors)"
+    if entry.steady_rps is None:
+        for code, why in NO_STEADY_FIGURE.items():
+            if has_finding(entry, code):
+                return f"{DASH} ({why})"
     return fmt_spread(entry, "steady_rps")
 
 
