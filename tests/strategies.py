@@ -31,66 +31,155 @@ OVERSIZED = 4000
 SERVER_LIMIT_CODES = {400, 414, 431}
 
 SPECIALS = [
-    "nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e3", "1E-3", "1e-400", "1e400", "0x10",
-    "+0.1", "-0", "-0.0", " 0.1", "0.1 ", "0.1\t", "0.1\x00", "0.1\n", "١", "１", "٠.١", "0.1",
-    ".1", "0.", ".", "", "0", "00000000000.1", "000000000000.1", "0000000000000.1",
-    "0.200000000", "0.2000000001", "0.20", "0.21", "1_0", "0.1_0", "0,1", "1/10", "0.1.2",
-    "9" * 13, "9" * 400, "0." + "0" * 9 + "1", "0." + "0" * 8 + "1", "60", "61", "1e1",
-    "true", "null", "[]", "0.1%", "%30.1", "٣", "𝟎.𝟏", "½",
+    "nan",
+    "NaN",
+    "-nan",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1e3",
+    "1E-3",
+    "1e-400",
+    "1e400",
+    "0x10",
+    "+0.1",
+    "-0",
+    "-0.0",
+    " 0.1",
+    "0.1 ",
+    "0.1\t",
+    "0.1\x00",
+    "0.1\n",
+    "١",
+    "１",
+    "٠.١",
+    "0.1",
+    ".1",
+    "0.",
+    ".",
+    "",
+    "0",
+    "00000000000.1",
+    "000000000000.1",
+    "0000000000000.1",
+    "0.200000000",
+    "0.2000000001",
+    "0.20",
+    "0.21",
+    "1_0",
+    "0.1_0",
+    "0,1",
+    "1/10",
+    "0.1.2",
+    "9" * 13,
+    "9" * 400,
+    "0." + "0" * 9 + "1",
+    "0." + "0" * 8 + "1",
+    "60",
+    "61",
+    "1e1",
+    "true",
+    "null",
+    "[]",
+    "0.1%",
+    "%30.1",
+    "٣",
+    "𝟎.𝟏",
+    "½",
 ]
 
 numbers = st.from_regex(r"\A[0-9]{0,14}(\.[0-9]{0,11})?\Z", fullmatch=True)
 float_texts = st.floats(allow_nan=True, allow_infinity=True).flatmap(
-    lambda x: st.sampled_from([repr(x), str(x), f"{x:.3f}" if math.isfinite(x) else str(x),
-                               f"{x:e}" if math.isfinite(x) else repr(x)]))
+    lambda x: st.sampled_from(
+        [
+            repr(x),
+            str(x),
+            f"{x:.3f}" if math.isfinite(x) else str(x),
+            f"{x:e}" if math.isfinite(x) else repr(x),
+        ]
+    )
+)
 # Up to 24 KB once percent-encoded (é is 6 bytes): past every server's URL limit but one, and
 # within uWSGI's 64 KB buffer, which holds the URL twice (REQUEST_URI and QUERY_STRING); the
 # malformed-request table sends bigger ones.
-long_values = st.tuples(st.sampled_from(["9", "0", "1.", ".5", "a", "é", "%", " "]),
-                        st.integers(1000, 4000)).map(lambda t: (t[0] * t[1])[: t[1]])
+long_values = st.tuples(
+    st.sampled_from(["9", "0", "1.", ".5", "a", "é", "%", " "]), st.integers(1000, 4000)
+).map(lambda t: (t[0] * t[1])[: t[1]])
 # Accepted delays (at most 0.2 s), written the ways the rule allows: 0.0500, .0500, 000.1, 0
-small_valid = st.tuples(st.integers(0, 2000),
-                        st.sampled_from(["{p}{v:.4f}", "{p}{v:.1f}", "{p}{v:g}", ".{n:04d}"]),
-                        st.sampled_from(["", "0", "000"])).map(
-    lambda t: t[1].format(p=t[2], v=t[0] / 10000, n=t[0]))
-delay_values = st.one_of(small_valid, small_valid, small_valid, numbers, float_texts,
-                         st.sampled_from(SPECIALS), st.text(max_size=40), long_values)
+small_valid = st.tuples(
+    st.integers(0, 2000),
+    st.sampled_from(["{p}{v:.4f}", "{p}{v:.1f}", "{p}{v:g}", ".{n:04d}"]),
+    st.sampled_from(["", "0", "000"]),
+).map(lambda t: t[1].format(p=t[2], v=t[0] / 10000, n=t[0]))
+delay_values = st.one_of(
+    small_valid,
+    small_valid,
+    small_valid,
+    numbers,
+    float_texts,
+    st.sampled_from(SPECIALS),
+    st.text(max_size=40),
+    long_values,
+)
 
-keys = st.one_of(st.sampled_from(["delay"] * 6 + ["Delay", "DELAY", "delay[]", "delay ", "x",
-                                                  "", "de%6Cay"]),
-                 st.text(max_size=10))
+keys = st.one_of(
+    st.sampled_from(["delay"] * 6 + ["Delay", "DELAY", "delay[]", "delay ", "x", "", "de%6Cay"]),
+    st.text(max_size=10),
+)
 # (key, value, bare): `bare` sends the key alone, without `=value`.
 # At least one `delay` key: without one the app uses its default of 1 s, which is slow to
 # fuzz and (with MAX_DELAY=0.2) refused by slow_api; the default has its own plain tests.
-query_pairs = st.lists(st.tuples(keys, delay_values, st.sampled_from([False] * 5 + [True])),
-                       max_size=5).filter(lambda pairs: any(k == "delay" for k, _, _ in pairs))
+query_pairs = st.lists(
+    st.tuples(keys, delay_values, st.sampled_from([False] * 5 + [True])), max_size=5
+).filter(lambda pairs: any(k == "delay" for k, _, _ in pairs))
 
-FORBIDDEN_HEADERS = {"host", "connection", "content-length", "transfer-encoding", "expect",
-                     "upgrade", "te", "trailer", "keep-alive", "proxy-connection",
-                     "http2-settings"}
+FORBIDDEN_HEADERS = {
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "expect",
+    "upgrade",
+    "te",
+    "trailer",
+    "keep-alive",
+    "proxy-connection",
+    "http2-settings",
+}
 header_names = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9-]{0,30}\Z", fullmatch=True).filter(
-    lambda n: n.lower() not in FORBIDDEN_HEADERS)
+    lambda n: n.lower() not in FORBIDDEN_HEADERS
+)
 # Field values: visible ASCII, spaces and tabs inside, and obs-text (0x80-0xFF) bytes.
-header_values = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF,
-                                      blacklist_characters="\x7f"), max_size=100)
+header_values = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0xFF, blacklist_characters="\x7f"), max_size=100
+)
 long_header = st.integers(1000, 6000).map(lambda n: ("X-Long", "v" * n))
 # Mostly ordinary headers; now and then one long enough to be oversized.
-header_lists = st.tuples(st.lists(st.tuples(header_names, header_values), max_size=8),
-                         st.sampled_from([False] * 7 + [True]), long_header).map(
-    lambda t: t[0] + [t[2]] if t[1] else t[0])
+header_lists = st.tuples(
+    st.lists(st.tuples(header_names, header_values), max_size=8),
+    st.sampled_from([False] * 7 + [True]),
+    long_header,
+).map(lambda t: t[0] + [t[2]] if t[1] else t[0])
 
 
 def query_string(pairs: list[tuple[str, str, bool]]) -> str:
     """Every key and value percent-encoded (UTF-8), so all servers split it the same way."""
-    return "&".join(quote(k, safe="") if bare else f"{quote(k, safe='')}={quote(v, safe='')}"
-                    for k, v, bare in pairs)
+    return "&".join(
+        quote(k, safe="") if bare else f"{quote(k, safe='')}={quote(v, safe='')}"
+        for k, v, bare in pairs
+    )
 
 
-def build_request(*, pairs: list[tuple[str, str, bool]], headers: list[tuple[str, str]],
-                  host: str) -> bytes:
+def build_request(
+    *, pairs: list[tuple[str, str, bool]], headers: list[tuple[str, str]], host: str
+) -> bytes:
     q = query_string(pairs)
-    lines = [f"GET /{'?' + q if q else ''} HTTP/1.1", f"Host: {host}",
-             *(f"{name}: {value}" for name, value in headers), "Connection: close"]
+    lines = [
+        f"GET /{'?' + q if q else ''} HTTP/1.1",
+        f"Host: {host}",
+        *(f"{name}: {value}" for name, value in headers),
+        "Connection: close",
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
@@ -118,7 +207,7 @@ def allowed_statuses(request: bytes, expected: int) -> set[int]:
 # Sends one raw request and reads the status line: (status, None) or (None, why not). Kept as
 # source text as well, so the integration fuzz can run the very same code inside a container
 # to reach slow_api, which is not published.
-EXCHANGE_SRC = r'''
+EXCHANGE_SRC = r"""
 import socket
 
 def exchange(raw, host, port, timeout):
@@ -140,7 +229,7 @@ def exchange(raw, host, port, timeout):
     if len(parts) >= 2 and parts[0].startswith(b"HTTP/") and parts[1].isdigit():
         return int(parts[1]), None
     return None, "garbled: " + line[:80].decode("latin-1")
-'''
+"""
 _namespace: dict = {}
-exec(EXCHANGE_SRC, _namespace)  # noqa: S102 -- our own source, defined just above
+exec(EXCHANGE_SRC, _namespace)
 exchange = _namespace["exchange"]

@@ -23,7 +23,8 @@ COMMANDS = (run, faults, scale, story, listing, finished)
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="playground",
-        description="Bring each scenario up, load it, sample its threads, and report.")
+        description="Bring each scenario up, load it, sample its threads, and report.",
+    )
     sub = parser.add_subparsers(dest="command")
     for command in COMMANDS:
         command.add_parser(sub)
@@ -34,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # soft_wrap: a printed command stays on one line, so it can be copied and pasted.
-    out = Console(highlight=False, soft_wrap=True,
-                  width=None if sys.stdout.isatty() else 160)
+    out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if getattr(args, "handler", None) is None:
         parser.print_help()

@@ -79,9 +79,15 @@ class Docker:
     _projects: dict[tuple[str, ...], str] = field(default_factory=dict, init=False, repr=False)
 
     # --- plumbing -------------------------------------------------------------------------
-    def run(self, argv: Sequence[str], *, check: bool = True, quiet: bool = False,
-            timeout: float | None = None,
-            shielded: bool = False) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        check: bool = True,
+        quiet: bool = False,
+        timeout: float | None = None,
+        shielded: bool = False,
+    ) -> subprocess.CompletedProcess[str]:
         """Run one docker command. `shielded` (teardown): neither a signal to this process
         nor a Ctrl-C in the terminal (its own session) can stop the command half-way."""
         if not quiet:
@@ -89,8 +95,13 @@ class Docker:
         try:
             with deferred_signals() if shielded else nullcontext():
                 proc = subprocess.run(
-                    list(argv), cwd=self.root, env=self.env, capture_output=True, text=True,
-                    timeout=timeout, start_new_session=shielded,
+                    list(argv),
+                    cwd=self.root,
+                    env=self.env,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    start_new_session=shielded,
                 )
         except FileNotFoundError as exc:
             raise DockerError(f"{argv[0]} is not installed or not on PATH") from exc
@@ -111,20 +122,33 @@ class Docker:
     # --- preflight ------------------------------------------------------------------------
     def preflight(self) -> None:
         """Docker reachable and Compose v2 present, or a clear sentence saying which is not."""
-        info = self.run(["docker", "info", "--format", "{{.ServerVersion}}"], check=False,
-                        quiet=True, timeout=30)
+        info = self.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"],
+            check=False,
+            quiet=True,
+            timeout=30,
+        )
         if info.returncode != 0:
             raise DockerError(
                 "Docker is not running or not reachable (docker info: "
                 f"{last_line(info) or 'no answer'}). Start the Docker daemon and try again."
             )
-        version = self.run(["docker", "compose", "version", "--short"], check=False,
-                           quiet=True, timeout=30)
+        version = self.run(
+            ["docker", "compose", "version", "--short"], check=False, quiet=True, timeout=30
+        )
         if version.returncode != 0:
-            legacy = self.run(["docker-compose", "version", "--short"], check=False,
-                              quiet=True, timeout=30) if _which("docker-compose") else None
-            hint = (f" (found only docker-compose {legacy.stdout.strip()}, which is Compose v1)"
-                    if legacy is not None and legacy.returncode == 0 else "")
+            legacy = (
+                self.run(
+                    ["docker-compose", "version", "--short"], check=False, quiet=True, timeout=30
+                )
+                if _which("docker-compose")
+                else None
+            )
+            hint = (
+                f" (found only docker-compose {legacy.stdout.strip()}, which is Compose v1)"
+                if legacy is not None and legacy.returncode == 0
+                else ""
+            )
             raise DockerError(
                 f"Docker Compose v2 ('docker compose') is required{hint}. On Debian, install "
                 "the docker-compose package from trixie or newer, or Docker's compose plugin."
@@ -132,15 +156,21 @@ class Docker:
 
     def cpus(self) -> int:
         """How many CPUs the Docker daemon can give containers."""
-        proc = self.run(["docker", "info", "--format", "{{.NCPU}}"], check=False, quiet=True,
-                        timeout=30)
+        proc = self.run(
+            ["docker", "info", "--format", "{{.NCPU}}"], check=False, quiet=True, timeout=30
+        )
         return int(proc.stdout.strip()) if proc.stdout.strip().isdigit() else 0
 
     def versions(self) -> dict[str, str]:
-        server = self.run(["docker", "version", "--format", "{{.Server.Version}}"],
-                          check=False, quiet=True, timeout=30).stdout.strip()
-        compose = self.run(["docker", "compose", "version", "--short"], check=False,
-                           quiet=True, timeout=30).stdout.strip()
+        server = self.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"],
+            check=False,
+            quiet=True,
+            timeout=30,
+        ).stdout.strip()
+        compose = self.run(
+            ["docker", "compose", "version", "--short"], check=False, quiet=True, timeout=30
+        ).stdout.strip()
         return {"docker_version": server, "compose_version": compose}
 
     # --- images ---------------------------------------------------------------------------
@@ -162,15 +192,15 @@ class Docker:
     def image_ids(self, names: Sequence[str]) -> dict[str, str]:
         ids = {}
         for name in names:
-            proc = self.run(["docker", "image", "inspect", "--format", "{{.Id}}", name],
-                            check=False, quiet=True)
+            proc = self.run(
+                ["docker", "image", "inspect", "--format", "{{.Id}}", name], check=False, quiet=True
+            )
             ids[name] = proc.stdout.strip() if proc.returncode == 0 else None
         return ids
 
     # --- scenario lifecycle ---------------------------------------------------------------
     def services(self, compose_file: str) -> list[str]:
-        proc = self.run(self.compose(compose_file, "config", "--services"), quiet=True,
-                        timeout=60)
+        proc = self.run(self.compose(compose_file, "config", "--services"), quiet=True, timeout=60)
         return proc.stdout.split()
 
     def project(self, compose_file: str | Sequence[str]) -> str:
@@ -178,8 +208,7 @@ class Docker:
         `name`): never assumed from the file's stem, which the demos' names are not."""
         key = (compose_file,) if isinstance(compose_file, str) else tuple(compose_file)
         if key not in self._projects:
-            proc = self.run(self.compose(key, "config", "--format", "json"), quiet=True,
-                            timeout=60)
+            proc = self.run(self.compose(key, "config", "--format", "json"), quiet=True, timeout=60)
             self._projects[key] = json.loads(proc.stdout)["name"]
         return self._projects[key]
 
@@ -194,7 +223,6 @@ class Docker:
             first = Path(compose_file if isinstance(compose_file, str) else compose_file[0])
             declared = declared_name(self.root / first)
             return f"{declared or (self.root / first).resolve().parent.name.lower()}_default"
-
 
     def published_ports(self, compose_file: str, services: Sequence[str] = ()) -> list[int]:
         proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
@@ -218,10 +246,12 @@ class Docker:
                         f"'sport = :{port}') and try again."
                     ) from None
 
-    def up(self, compose_file: str, services: Sequence[str] = (), *,
-           wait_timeout: int = WAIT_TIMEOUT_S) -> None:
-        argv = self.compose(compose_file, "up", "-d", "--wait", "--wait-timeout",
-                            str(wait_timeout), *services)
+    def up(
+        self, compose_file: str, services: Sequence[str] = (), *, wait_timeout: int = WAIT_TIMEOUT_S
+    ) -> None:
+        argv = self.compose(
+            compose_file, "up", "-d", "--wait", "--wait-timeout", str(wait_timeout), *services
+        )
         proc = self.run(argv, check=False, timeout=wait_timeout + 60)
         if proc.returncode != 0:
             logs = self.logs(compose_file)
@@ -235,21 +265,30 @@ class Docker:
         if self.pinning is None:
             return
         for cid, service in self.service_containers(compose_file):
-            cpus = (self.pinning.app_cpus if service in app_services
-                    else self.pinning.rest_cpus)
+            cpus = self.pinning.app_cpus if service in app_services else self.pinning.rest_cpus
             self.run(["docker", "update", "--cpuset-cpus", cpus, cid], timeout=60)
 
     def service_containers(self, compose_file: str | Sequence[str]) -> list[tuple[str, str]]:
         """(container id, service) of every container the file has up."""
-        proc = self.run(self.compose(compose_file, "ps", "--format",
-                                     "{{.ID}} {{.Service}}"), check=False, quiet=True,
-                        timeout=60)
-        return [tuple(line.split(None, 1)) for line in proc.stdout.splitlines()
-                if len(line.split(None, 1)) == 2]
+        proc = self.run(
+            self.compose(compose_file, "ps", "--format", "{{.ID}} {{.Service}}"),
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
+        return [
+            tuple(line.split(None, 1))
+            for line in proc.stdout.splitlines()
+            if len(line.split(None, 1)) == 2
+        ]
 
     def logs(self, compose_file: str, *, lines: int = 15) -> str:
-        proc = self.run(self.compose(compose_file, "logs", "--no-color", "--tail", str(lines)),
-                        check=False, quiet=True, timeout=60)
+        proc = self.run(
+            self.compose(compose_file, "logs", "--no-color", "--tail", str(lines)),
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
         return (proc.stdout + proc.stderr).strip()
 
     def down(self, compose_file: str) -> None:
@@ -266,24 +305,47 @@ class Docker:
             except DockerError:
                 # Compose cannot read the file, so nothing of it can be running under a name
                 # we could know: one `down` for whatever it can still find.
-                self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
-                                      "--timeout", "10"), check=False, timeout=180,
-                         shielded=True)
+                self.run(
+                    self.compose(
+                        compose_file, "down", "--volumes", "--remove-orphans", "--timeout", "10"
+                    ),
+                    check=False,
+                    timeout=180,
+                    shielded=True,
+                )
                 return
             for attempt in range(3):
                 self.remove_strays(network=f"{project}_default")
-                self.run(self.compose(compose_file, "down", "--volumes", "--remove-orphans",
-                                      "--timeout", "10"), check=False, timeout=180,
-                         quiet=attempt > 0, shielded=True)
+                self.run(
+                    self.compose(
+                        compose_file, "down", "--volumes", "--remove-orphans", "--timeout", "10"
+                    ),
+                    check=False,
+                    timeout=180,
+                    quiet=attempt > 0,
+                    shielded=True,
+                )
                 if not any(self.leftovers(project).values()):
                     return
                 time.sleep(1)
 
     def remove_strays(self, *, network: str) -> None:
         """Remove load-generator containers still attached to a scenario's network."""
-        proc = self.run(["docker", "ps", "--all", "--filter", f"network={network}",
-                         "--filter", f"ancestor={LOADGEN_IMAGE}", "--quiet"],
-                        check=False, quiet=True, timeout=60)
+        proc = self.run(
+            [
+                "docker",
+                "ps",
+                "--all",
+                "--filter",
+                f"network={network}",
+                "--filter",
+                f"ancestor={LOADGEN_IMAGE}",
+                "--quiet",
+            ],
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
         for cid in proc.stdout.split():
             self.remove(cid)
 
@@ -291,10 +353,14 @@ class Docker:
         """Containers, networks and volumes of a Compose project that still exist."""
         label = f"label=com.docker.compose.project={project}"
         found = {}
-        for kind, cmd in (("containers", ("ps", "--all")), ("networks", ("network", "ls")),
-                          ("volumes", ("volume", "ls"))):
-            proc = self.run(["docker", *cmd, "--filter", label, "--quiet"], check=False,
-                            quiet=True, timeout=60)
+        for kind, cmd in (
+            ("containers", ("ps", "--all")),
+            ("networks", ("network", "ls")),
+            ("volumes", ("volume", "ls")),
+        ):
+            proc = self.run(
+                ["docker", *cmd, "--filter", label, "--quiet"], check=False, quiet=True, timeout=60
+            )
             found[kind] = proc.stdout.split()
         return found
 
@@ -305,19 +371,29 @@ class Docker:
         self.run(self.compose(compose_file, "start", service), timeout=120)
 
     def container_id(self, compose_file: str, service: str) -> str | None:
-        proc = self.run(self.compose(compose_file, "ps", "--quiet", service), check=False,
-                        quiet=True)
+        proc = self.run(
+            self.compose(compose_file, "ps", "--quiet", service), check=False, quiet=True
+        )
         return proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None
 
     def ip_address(self, container: str, *, network: str) -> str | None:
-        proc = self.run(["docker", "inspect", "--format",
-                         f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}',
-                         container], check=False, quiet=True)
+        proc = self.run(
+            [
+                "docker",
+                "inspect",
+                "--format",
+                f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}',
+                container,
+            ],
+            check=False,
+            quiet=True,
+        )
         return proc.stdout.strip() or None
 
     def main_pid(self, container: str) -> int | None:
-        proc = self.run(["docker", "inspect", "--format", "{{.State.Pid}}", container],
-                        check=False, quiet=True)
+        proc = self.run(
+            ["docker", "inspect", "--format", "{{.State.Pid}}", container], check=False, quiet=True
+        )
         pid = proc.stdout.strip()
         return int(pid) if pid.isdigit() and pid != "0" else None
 
@@ -327,9 +403,12 @@ class Docker:
 
     def state(self, container: str) -> dict:
         """`docker inspect`'s State of a container plus its RestartCount ({} if it is gone)."""
-        proc = self.run(["docker", "inspect", "--format",
-                         "{{json .State}}\t{{.RestartCount}}", container],
-                        check=False, quiet=True, timeout=60)
+        proc = self.run(
+            ["docker", "inspect", "--format", "{{json .State}}\t{{.RestartCount}}", container],
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
         if proc.returncode != 0 or "\t" not in proc.stdout:
             return {}
         state, restarts = proc.stdout.strip().rsplit("\t", 1)
@@ -337,8 +416,12 @@ class Docker:
 
     def processes(self, container: str) -> list[tuple[int, int, str]]:
         """(pid, parent pid, command line) of every process in a container, host pids."""
-        proc = self.run(["docker", "top", container, "-eo", "pid,ppid,args"], check=False,
-                        quiet=True, timeout=60)
+        proc = self.run(
+            ["docker", "top", container, "-eo", "pid,ppid,args"],
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
         rows = []
         for line in proc.stdout.splitlines()[1:]:
             parts = line.split(None, 2)
@@ -347,8 +430,15 @@ class Docker:
         return rows
 
     # --- the load generator container ------------------------------------------------------
-    def loadgen_argv(self, *, network: str, tool_argv: Sequence[str], name: str | None = None,
-                     out_dir: Path | None = None, detach: bool = False) -> list[str]:
+    def loadgen_argv(
+        self,
+        *,
+        network: str,
+        tool_argv: Sequence[str],
+        name: str | None = None,
+        out_dir: Path | None = None,
+        detach: bool = False,
+    ) -> list[str]:
         argv = ["docker", "run"]
         argv += ["--detach"] if detach else ["--rm"]
         if name:
@@ -362,10 +452,20 @@ class Docker:
 
     def fetch(self, *, network: str, url: str, timeout_s: float = 30) -> tuple[int, str]:
         """GET a URL from inside the scenario's network: (status, body)."""
-        argv = self.loadgen_argv(network=network, tool_argv=[
-            "curl", "--silent", "--show-error", "--max-time", f"{timeout_s:g}",
-            # curl expands the \n itself: the status goes on a line of its own after the body.
-            "--write-out", "\\n%{http_code}", url])
+        argv = self.loadgen_argv(
+            network=network,
+            tool_argv=[
+                "curl",
+                "--silent",
+                "--show-error",
+                "--max-time",
+                f"{timeout_s:g}",
+                # curl expands the \n itself: the status goes on a line of its own after the body.
+                "--write-out",
+                "\\n%{http_code}",
+                url,
+            ],
+        )
         proc = self.run(argv, check=False, timeout=timeout_s + 30)
         if proc.returncode != 0:
             return 0, last_line(proc)
@@ -381,8 +481,9 @@ class Docker:
         return proc.stdout, proc.stderr
 
     def remove(self, name: str) -> None:
-        self.run(["docker", "rm", "--force", name], check=False, quiet=True, timeout=60,
-                 shielded=True)
+        self.run(
+            ["docker", "rm", "--force", name], check=False, quiet=True, timeout=60, shielded=True
+        )
 
 
 def declared_name(path: Path) -> str | None:

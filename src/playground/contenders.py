@@ -58,44 +58,129 @@ FREETHREADED_NOTE = (
 )
 
 
-def _contender(name: str, title: str, compose_file: str, service: str, port: int, *,
-               n: int, c: int, delay: float, **kw) -> Target:
+def _contender(
+    name: str,
+    title: str,
+    compose_file: str,
+    service: str,
+    port: int,
+    *,
+    n: int,
+    c: int,
+    delay: float,
+    **kw,
+) -> Target:
     # Inside the network each service listens on its published port, so one number serves both.
-    return Target(name=name, title=title, compose_file=compose_file, service=service, port=port,
-                  host_port=port, requests=n, concurrency=c, delay=delay, kind="contender",
-                  **kw)
+    return Target(
+        name=name,
+        title=title,
+        compose_file=compose_file,
+        service=service,
+        port=port,
+        host_port=port,
+        requests=n,
+        concurrency=c,
+        delay=delay,
+        kind="contender",
+        **kw,
+    )
 
 
 CONTENDERS: tuple[Target, ...] = (
-    _contender("gthread-4x50", "Gunicorn gthread 4 x 50 threads", GTHREAD, "gthread_4x50",
-               3000, **TUTORIAL),
-    _contender("gthread-1x200", "Gunicorn gthread 1 x 200 threads", GTHREAD, "gthread_1x200",
-               3001, **TUTORIAL),
-    _contender("granian-wsgi", "Granian WSGI, 200 blocking threads, backpressure 200", GRANIAN,
-               "granian", 3000, **TUTORIAL),
-    _contender("uvicorn-a2wsgi", "Uvicorn + a2wsgi, 200 threads", UVICORN, "a2wsgi", 3000,
-               **TUTORIAL),
-    _contender("uvicorn-wsgitoasgi", "Uvicorn + asgiref WsgiToAsgi", UVICORN, "wsgitoasgi",
-               3001, **ONE_AT_A_TIME, notes=(WSGITOASGI,)),
-    _contender("flask-async-views", "Flask async views (aiohttp) on gthread 1 x 200",
-               ASYNC_VIEWS, "async_views", 3000, **TUTORIAL, notes=(ASYNC_VIEW,)),
-    _contender("quart-hypercorn", "Quart on Hypercorn, shared aiohttp session (cap 100)", QUART,
-               "quart", 3000, **TUTORIAL, notes=(POOL_CAP,), scale_shape=(2, None)),
-    _contender("quart-hypercorn-nocap", "Quart on Hypercorn, shared aiohttp session (no cap)",
-               QUART, "quart_unlimited", 3001, **TUTORIAL, notes=(NO_POOL_CAP,),
-               scale_shape=(2, None)),
-    _contender("nogil-gthread-4x50", "free-threaded CPython 3.13, Gunicorn gthread 4 x 50",
-               FREETHREADED, "nogil_4x50", 3000, **TUTORIAL, notes=(FREETHREADED_NOTE,)),
-    _contender("nogil-gthread-1x200", "free-threaded CPython 3.13, Gunicorn gthread 1 x 200",
-               FREETHREADED, "nogil_1x200", 3001, **TUTORIAL, notes=(FREETHREADED_NOTE,)),
+    _contender(
+        "gthread-4x50", "Gunicorn gthread 4 x 50 threads", GTHREAD, "gthread_4x50", 3000, **TUTORIAL
+    ),
+    _contender(
+        "gthread-1x200",
+        "Gunicorn gthread 1 x 200 threads",
+        GTHREAD,
+        "gthread_1x200",
+        3001,
+        **TUTORIAL,
+    ),
+    _contender(
+        "granian-wsgi",
+        "Granian WSGI, 200 blocking threads, backpressure 200",
+        GRANIAN,
+        "granian",
+        3000,
+        **TUTORIAL,
+    ),
+    _contender(
+        "uvicorn-a2wsgi", "Uvicorn + a2wsgi, 200 threads", UVICORN, "a2wsgi", 3000, **TUTORIAL
+    ),
+    _contender(
+        "uvicorn-wsgitoasgi",
+        "Uvicorn + asgiref WsgiToAsgi",
+        UVICORN,
+        "wsgitoasgi",
+        3001,
+        **ONE_AT_A_TIME,
+        notes=(WSGITOASGI,),
+    ),
+    _contender(
+        "flask-async-views",
+        "Flask async views (aiohttp) on gthread 1 x 200",
+        ASYNC_VIEWS,
+        "async_views",
+        3000,
+        **TUTORIAL,
+        notes=(ASYNC_VIEW,),
+    ),
+    _contender(
+        "quart-hypercorn",
+        "Quart on Hypercorn, shared aiohttp session (cap 100)",
+        QUART,
+        "quart",
+        3000,
+        **TUTORIAL,
+        notes=(POOL_CAP,),
+        scale_shape=(2, None),
+    ),
+    _contender(
+        "quart-hypercorn-nocap",
+        "Quart on Hypercorn, shared aiohttp session (no cap)",
+        QUART,
+        "quart_unlimited",
+        3001,
+        **TUTORIAL,
+        notes=(NO_POOL_CAP,),
+        scale_shape=(2, None),
+    ),
+    _contender(
+        "nogil-gthread-4x50",
+        "free-threaded CPython 3.13, Gunicorn gthread 4 x 50",
+        FREETHREADED,
+        "nogil_4x50",
+        3000,
+        **TUTORIAL,
+        notes=(FREETHREADED_NOTE,),
+    ),
+    _contender(
+        "nogil-gthread-1x200",
+        "free-threaded CPython 3.13, Gunicorn gthread 1 x 200",
+        FREETHREADED,
+        "nogil_1x200",
+        3001,
+        **TUTORIAL,
+        notes=(FREETHREADED_NOTE,),
+    ),
 )
 
 # What each contender is there to show; the integration tests check it and the report
 # measures it (its verdict column, playground.diagnosis.overlap).
 SERIALISED = frozenset({"uvicorn-wsgitoasgi"})
-THREAD_PER_REQUEST = frozenset({"gthread-4x50", "gthread-1x200", "granian-wsgi",
-                                "uvicorn-a2wsgi", "flask-async-views", "nogil-gthread-4x50",
-                                "nogil-gthread-1x200"})
+THREAD_PER_REQUEST = frozenset(
+    {
+        "gthread-4x50",
+        "gthread-1x200",
+        "granian-wsgi",
+        "uvicorn-a2wsgi",
+        "flask-async-views",
+        "nogil-gthread-4x50",
+        "nogil-gthread-1x200",
+    }
+)
 ONE_THREAD = frozenset({"quart-hypercorn", "quart-hypercorn-nocap"})
 
 # The scale sweep leaves out the one that serialises: at c=10,000 it would take hours.

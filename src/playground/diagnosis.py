@@ -107,14 +107,22 @@ def diagnose(evidence: Evidence) -> list[Finding]:
     """Every finding for one entry, most serious first within each group."""
     e = evidence
     steady = e.steady_estimate if steady_holds(result=e.result, waves=e.waves) else None
-    findings = [*open_files(e), *load_findings(result=e.result, delay=e.delay,
-                                               concurrency=e.concurrency, steady=steady)]
+    findings = [
+        *open_files(e),
+        *load_findings(result=e.result, delay=e.delay, concurrency=e.concurrency, steady=steady),
+    ]
     findings += steady_state(waves=e.waves, estimate=e.steady_estimate, measured=e.result.rps)
     findings += errors_in_steady(e.result, estimate=e.steady_estimate)
     ideal = ideal_rps(concurrency=e.concurrency, delay=e.delay) if e.delay > 0 else None
-    findings += lockstep_waves(result=e.result, delay=e.delay, concurrency=e.concurrency,
-                               cpu_ms=e.cpu_ms_per_request, samples=e.samples, steady=steady,
-                               ideal=ideal)
+    findings += lockstep_waves(
+        result=e.result,
+        delay=e.delay,
+        concurrency=e.concurrency,
+        cpu_ms=e.cpu_ms_per_request,
+        samples=e.samples,
+        steady=steady,
+        ideal=ideal,
+    )
     findings += cpu_bound(samples=e.samples, cores=e.cores)
     findings += saturated_load_generator(e.loadgen_cpu_peak_pct)
     findings += noisy(e.repeat_figures)
@@ -122,58 +130,104 @@ def diagnose(evidence: Evidence) -> list[Finding]:
 
 
 # --- the load tool's own figures ---------------------------------------------------------------
-def load_findings(*, result: LoadResult, delay: float, concurrency: int,
-                  steady: float | None | bool = True) -> list[Finding]:
+def load_findings(
+    *, result: LoadResult, delay: float, concurrency: int, steady: float | bool | None = True
+) -> list[Finding]:
     """What the load tool's report says: nothing completed, failures, SYN retransmits, queueing,
     stalls, ab at its own ceiling. ``steady``: the steady figure to quote (True: the result's
     own; None: the run had none)."""
     steady = result.steady_rps if steady is True else steady
     out: list[Finding] = []
     if result.complete == 0:
-        out.append(Finding("nothing-completed", "error",
-                           f"no request completed in {_fmt(result.time_taken_s)} s: the figures "
-                           "below describe nothing", {"time_taken_s": result.time_taken_s}))
+        out.append(
+            Finding(
+                "nothing-completed",
+                "error",
+                f"no request completed in {_fmt(result.time_taken_s)} s: the figures "
+                "below describe nothing",
+                {"time_taken_s": result.time_taken_s},
+            )
+        )
     elif result.tool == "ab" and result.failed >= result.complete:
-        out.append(Finding(
-            "failures-counted-complete", "error",
-            f"{result.failed} failure events for {result.complete} 'complete' requests: with -r, "
-            f"ab counts requests that got no answer as complete, so its {_fmt(result.rps)} "
-            "requests/s is meaningless",
-            {"failed": result.failed, "complete": result.complete, "rps": result.rps}))
+        out.append(
+            Finding(
+                "failures-counted-complete",
+                "error",
+                f"{result.failed} failure events for {result.complete} 'complete' requests: with -r, "
+                f"ab counts requests that got no answer as complete, so its {_fmt(result.rps)} "
+                "requests/s is meaningless",
+                {"failed": result.failed, "complete": result.complete, "rps": result.rps},
+            )
+        )
     out += slow_connects(result, concurrency=concurrency)
     if result.failed > 0:
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.failures.items())
-        out.append(Finding("failed-requests", "error", f"{result.failed} failed requests ({kinds})",
-                           {"failed": result.failed, **result.failures}))
+        out.append(
+            Finding(
+                "failed-requests",
+                "error",
+                f"{result.failed} failed requests ({kinds})",
+                {"failed": result.failed, **result.failures},
+            )
+        )
     out += ab_unwritten_connections(result)
     if result.non_2xx > 0:
         label = "non-2xx" if result.tool == "ab" else "non-2xx/3xx"
-        out.append(Finding("non-2xx", "error",
-                           f"{result.non_2xx} {label} responses out of {result.complete}",
-                           {"non_2xx": result.non_2xx, "complete": result.complete}))
+        out.append(
+            Finding(
+                "non-2xx",
+                "error",
+                f"{result.non_2xx} {label} responses out of {result.complete}",
+                {"non_2xx": result.non_2xx, "complete": result.complete},
+            )
+        )
     p50, worst = result.latency_ms.get("p50"), result.latency_ms.get("max")
     if delay > 0 and p50 is not None and p50 > QUEUED_FACTOR * delay * 1000:
-        out.append(Finding(
-            "queued", "info",
-            f"median latency {_fmt(p50 / 1000, 3)} s for a {_fmt(delay, 3)} s upstream: requests "
-            "queued (serialised or over capacity)", {"p50_ms": p50, "delay_s": delay}))
-    if p50 is not None and worst is not None and worst >= STALL_MIN_MS and worst >= STALL_FACTOR * p50:
-        out.append(Finding(
-            "stalled-requests", "warning",
-            f"slowest request {_fmt(worst)} ms against a median of {_fmt(p50)} ms: a few requests "
-            "stalled far longer than the rest", {"max_ms": worst, "p50_ms": p50}))
+        out.append(
+            Finding(
+                "queued",
+                "info",
+                f"median latency {_fmt(p50 / 1000, 3)} s for a {_fmt(delay, 3)} s upstream: requests "
+                "queued (serialised or over capacity)",
+                {"p50_ms": p50, "delay_s": delay},
+            )
+        )
+    if (
+        p50 is not None
+        and worst is not None
+        and worst >= STALL_MIN_MS
+        and worst >= STALL_FACTOR * p50
+    ):
+        out.append(
+            Finding(
+                "stalled-requests",
+                "warning",
+                f"slowest request {_fmt(worst)} ms against a median of {_fmt(p50)} ms: a few requests "
+                "stalled far longer than the rest",
+                {"max_ms": worst, "p50_ms": p50},
+            )
+        )
     if result.tool == "ab" and delay > 0 and result.complete >= concurrency > 0:
         cap = ab_cap_rps(requests=result.complete, concurrency=concurrency, delay=delay)
         ideal = ideal_rps(concurrency=concurrency, delay=delay)
-        if cap is not None and ideal is not None and result.rps >= AB_AT_CAP * cap \
-                and cap < AB_CAP_BELOW_IDEAL * ideal:
+        if (
+            cap is not None
+            and ideal is not None
+            and result.rps >= AB_AT_CAP * cap
+            and cap < AB_CAP_BELOW_IDEAL * ideal
+        ):
             quoted = f"; steady rate {_fmt(steady, 1)}/s" if steady else ""
-            out.append(Finding(
-                "ab-at-its-cap", "info",
-                f"ab's {_fmt(result.rps)} requests/s is at its own ceiling of {_fmt(cap, 1)}/s for "
-                f"n={result.complete}, c={concurrency}: it sends the first request alone, so the "
-                f"run lasts at least (n/c + 1) x {_fmt(delay, 3)} s (ideal {_fmt(ideal, 1)}/s"
-                f"{quoted})", {"rps": result.rps, "ab_cap_rps": cap, "ideal_rps": ideal}))
+            out.append(
+                Finding(
+                    "ab-at-its-cap",
+                    "info",
+                    f"ab's {_fmt(result.rps)} requests/s is at its own ceiling of {_fmt(cap, 1)}/s for "
+                    f"n={result.complete}, c={concurrency}: it sends the first request alone, so the "
+                    f"run lasts at least (n/c + 1) x {_fmt(delay, 3)} s (ideal {_fmt(ideal, 1)}/s"
+                    f"{quoted})",
+                    {"rps": result.rps, "ab_cap_rps": cap, "ideal_rps": ideal},
+                )
+            )
     return out
 
 
@@ -185,26 +239,38 @@ def slow_connects(result: LoadResult, *, concurrency: int) -> list[Finding]:
         return []
     gap = result.connect_gap_ms
     if gap is not None and gap < SYN_GAP_MS:
-        return [Finding(
-            "slow-connects", "warning",
-            f"max connect {_fmt(connect)} ms, but the connect times climb to it in steps of at "
-            f"most {_fmt(gap)} ms, with no gap of the whole second a retransmitted SYN waits: "
-            f"{concurrency} connections were being set up at once, and the per-request file "
-            "cannot tell whether a listen queue overflowed too (the kernel's counters can: "
-            "nstat's TcpExtListenOverflows in the app's network namespace, TcpExtTCPSynRetrans "
-            "in the load generator's)",
-            {"connect_max_ms": connect, "connect_gap_ms": gap, "concurrency": concurrency})]
+        return [
+            Finding(
+                "slow-connects",
+                "warning",
+                f"max connect {_fmt(connect)} ms, but the connect times climb to it in steps of at "
+                f"most {_fmt(gap)} ms, with no gap of the whole second a retransmitted SYN waits: "
+                f"{concurrency} connections were being set up at once, and the per-request file "
+                "cannot tell whether a listen queue overflowed too (the kernel's counters can: "
+                "nstat's TcpExtListenOverflows in the app's network namespace, TcpExtTCPSynRetrans "
+                "in the load generator's)",
+                {"connect_max_ms": connect, "connect_gap_ms": gap, "concurrency": concurrency},
+            )
+        ]
     if connect >= SYN_RETRANSMIT_TWICE_MS:
-        return [Finding(
-            "syn-retransmit", "warning",
-            f"max connect {_fmt(connect)} ms: a SYN was retransmitted at least twice (~3 s: a "
-            "listen queue stayed full; the client waited 1 s + 2 s)",
-            {"connect_max_ms": connect, "retransmits": 2, "connect_gap_ms": gap})]
-    return [Finding(
-        "syn-retransmit", "warning",
-        f"max connect {_fmt(connect)} ms: at least one SYN was retransmitted (a listen "
-        "queue overflowed; the client waited ~1 s)",
-        {"connect_max_ms": connect, "retransmits": 1, "connect_gap_ms": gap})]
+        return [
+            Finding(
+                "syn-retransmit",
+                "warning",
+                f"max connect {_fmt(connect)} ms: a SYN was retransmitted at least twice (~3 s: a "
+                "listen queue stayed full; the client waited 1 s + 2 s)",
+                {"connect_max_ms": connect, "retransmits": 2, "connect_gap_ms": gap},
+            )
+        ]
+    return [
+        Finding(
+            "syn-retransmit",
+            "warning",
+            f"max connect {_fmt(connect)} ms: at least one SYN was retransmitted (a listen "
+            "queue overflowed; the client waited ~1 s)",
+            {"connect_max_ms": connect, "retransmits": 1, "connect_gap_ms": gap},
+        )
+    ]
 
 
 def ab_unwritten_connections(result: LoadResult) -> list[Finding]:
@@ -223,17 +289,25 @@ def ab_unwritten_connections(result: LoadResult) -> list[Finding]:
         return []
     shown = min(unwritten, length)
     everything = shown == result.failed
-    return [Finding(
-        "ab-unwritten-connection", "warning",
-        f"{shown} of the {length} Length failures {'is a connection' if shown == 1 else 'are connections'} "
-        "ab opened but never sent a request on: it opens a new connection while fewer requests "
-        "have been written than -n, so with -n a multiple of -c one connection too many sits "
-        "idle until the server stops waiting for a request and closes it, and ab counts that "
-        "as a request of 0 bytes and stops one answer short"
-        + (" -- every failure of this run is one of these, none is the server's" if everything
-           else "") + "; -n = rounds x c + 1 (ab's lone first request, then full rounds) "
-        "leaves none over",
-        {"unwritten": shown, "length": length, "failed": result.failed})]
+    return [
+        Finding(
+            "ab-unwritten-connection",
+            "warning",
+            f"{shown} of the {length} Length failures {'is a connection' if shown == 1 else 'are connections'} "
+            "ab opened but never sent a request on: it opens a new connection while fewer requests "
+            "have been written than -n, so with -n a multiple of -c one connection too many sits "
+            "idle until the server stops waiting for a request and closes it, and ab counts that "
+            "as a request of 0 bytes and stops one answer short"
+            + (
+                " -- every failure of this run is one of these, none is the server's"
+                if everything
+                else ""
+            )
+            + "; -n = rounds x c + 1 (ab's lone first request, then full rounds) "
+            "leaves none over",
+            {"unwritten": shown, "length": length, "failed": result.failed},
+        )
+    ]
 
 
 # --- throughput ------------------------------------------------------------------------------
@@ -269,34 +343,60 @@ def errors_in_steady(result: LoadResult, *, estimate: float | None) -> list[Find
     if estimate is None or share is None or share <= MAX_ERROR_SHARE:
         return []
     bad = error_count(result)
-    return [Finding(
-        "errors-in-steady", "info",
-        f"no steady figure: {bad} of {result.complete} requests failed or answered non-2xx "
-        f"({share:.1%}, above {MAX_ERROR_SHARE:.0%}); c / mean response time "
-        f"({_fmt(estimate, 1)}/s) would count those quick error answers as served; read "
-        f"{_fmt(result.rps)} requests/s measured, errors included",
-        {"errors": bad, "complete": result.complete, "share": share,
-         "c_over_mean_rps": estimate, "rps": result.rps, "max_share": MAX_ERROR_SHARE})]
+    return [
+        Finding(
+            "errors-in-steady",
+            "info",
+            f"no steady figure: {bad} of {result.complete} requests failed or answered non-2xx "
+            f"({share:.1%}, above {MAX_ERROR_SHARE:.0%}); c / mean response time "
+            f"({_fmt(estimate, 1)}/s) would count those quick error answers as served; read "
+            f"{_fmt(result.rps)} requests/s measured, errors included",
+            {
+                "errors": bad,
+                "complete": result.complete,
+                "share": share,
+                "c_over_mean_rps": estimate,
+                "rps": result.rps,
+                "max_share": MAX_ERROR_SHARE,
+            },
+        )
+    ]
 
 
-def steady_state(*, waves: float | None, estimate: float | None,
-                 measured: float | None) -> list[Finding]:
+def steady_state(
+    *, waves: float | None, estimate: float | None, measured: float | None
+) -> list[Finding]:
     """Why an entry shows no steady figure: the run was too short to reach a steady state."""
     if estimate is None or waves is None or steady_reached(waves):
         return []
     said = f"{_fmt(measured)} requests/s measured" if measured is not None else "the measured rate"
-    return [Finding(
-        "no-steady-state", "info",
-        f"no steady figure: the run lasted only {_fmt(waves, 1)} response times (fewer than "
-        f"{_fmt(MIN_STEADY_WAVES)}), so the queue never settled and c / mean response time "
-        f"({_fmt(estimate, 1)}/s) is not a rate this server sustained; read {said}",
-        {"waves": waves, "c_over_mean_rps": estimate, "rps": measured,
-         "min_waves": MIN_STEADY_WAVES})]
+    return [
+        Finding(
+            "no-steady-state",
+            "info",
+            f"no steady figure: the run lasted only {_fmt(waves, 1)} response times (fewer than "
+            f"{_fmt(MIN_STEADY_WAVES)}), so the queue never settled and c / mean response time "
+            f"({_fmt(estimate, 1)}/s) is not a rate this server sustained; read {said}",
+            {
+                "waves": waves,
+                "c_over_mean_rps": estimate,
+                "rps": measured,
+                "min_waves": MIN_STEADY_WAVES,
+            },
+        )
+    ]
 
 
-def lockstep_waves(*, result: LoadResult, delay: float, concurrency: int,
-                   cpu_ms: float | None, samples: Sequence[Mapping[str, float]],
-                   steady: float | None, ideal: float | None) -> list[Finding]:
+def lockstep_waves(
+    *,
+    result: LoadResult,
+    delay: float,
+    concurrency: int,
+    cpu_ms: float | None,
+    samples: Sequence[Mapping[str, float]],
+    steady: float | None,
+    ideal: float | None,
+) -> list[Finding]:
     """A shortfall that 0.5-s CPU averages hide.
 
     ab keeps every client in lockstep: with a fixed upstream delay, c requests finish together
@@ -314,14 +414,23 @@ def lockstep_waves(*, result: LoadResult, delay: float, concurrency: int,
     # seconds behind a few milliseconds of CPU, and "queued" says so already.
     if extra_ms <= WAVE_MIN_EXTRA * 1000 * delay or extra_ms > WAVE_MAX_FACTOR * wave_ms:
         return []
-    return [Finding(
-        "lockstep-waves", "info",
-        f"CPU per request {cpu_ms:.2f} ms: a wave of {concurrency} requests costs "
-        f"{wave_ms:.0f} ms of CPU across {procs:g} process(es), and the median request waited "
-        f"{extra_ms:.0f} ms beyond the {delay:g} s delay. ab's clients move in lockstep, so each "
-        "wave queues behind the request path's CPU work; the 0.5-s CPU samples average those "
-        "bursts out", {"cpu_ms_per_request": cpu_ms, "wave_cpu_ms": wave_ms,
-                       "extra_wait_ms": extra_ms, "processes": procs})]
+    return [
+        Finding(
+            "lockstep-waves",
+            "info",
+            f"CPU per request {cpu_ms:.2f} ms: a wave of {concurrency} requests costs "
+            f"{wave_ms:.0f} ms of CPU across {procs:g} process(es), and the median request waited "
+            f"{extra_ms:.0f} ms beyond the {delay:g} s delay. ab's clients move in lockstep, so each "
+            "wave queues behind the request path's CPU work; the 0.5-s CPU samples average those "
+            "bursts out",
+            {
+                "cpu_ms_per_request": cpu_ms,
+                "wave_cpu_ms": wave_ms,
+                "extra_wait_ms": extra_ms,
+                "processes": procs,
+            },
+        )
+    ]
 
 
 # --- the machine --------------------------------------------------------------------------------
@@ -332,17 +441,34 @@ def cpu_bound(*, samples: Sequence[Mapping[str, float]], cores: int) -> list[Fin
     single = max(row["processes"] for row in samples) <= 1
     figures = {"cpu_peak_pct": peak, "cores": cores}
     if peak >= CPU_BOUND_PCT * cores:
-        return [Finding("cpu-bound", "warning",
-                        f"the app used {peak:.0f}% CPU at peak ({cores} cores = {100 * cores}%): "
-                        "CPU-bound", figures)]
+        return [
+            Finding(
+                "cpu-bound",
+                "warning",
+                f"the app used {peak:.0f}% CPU at peak ({cores} cores = {100 * cores}%): CPU-bound",
+                figures,
+            )
+        ]
     if peak >= CPU_BOUND_PCT and single:
-        return [Finding("cpu-bound", "warning",
-                        f"the app's one process used {peak:.0f}% of a core at peak: CPU-bound in "
-                        "a single process", figures)]
+        return [
+            Finding(
+                "cpu-bound",
+                "warning",
+                f"the app's one process used {peak:.0f}% of a core at peak: CPU-bound in "
+                "a single process",
+                figures,
+            )
+        ]
     if peak >= CPU_BOUND_PCT:
-        return [Finding("cpu-busy", "info",
-                        f"app CPU peaked at {peak:.0f}% (100% = one core): requests queue behind "
-                        "computation as well as behind the upstream delay", figures)]
+        return [
+            Finding(
+                "cpu-busy",
+                "info",
+                f"app CPU peaked at {peak:.0f}% (100% = one core): requests queue behind "
+                "computation as well as behind the upstream delay",
+                figures,
+            )
+        ]
     return []
 
 
@@ -353,10 +479,15 @@ def saturated(loadgen_cpu_peak_pct: float | None) -> bool:
 def saturated_load_generator(loadgen_cpu_peak_pct: float | None) -> list[Finding]:
     if not saturated(loadgen_cpu_peak_pct):
         return []
-    return [Finding("loadgen-saturated", "error",
-                    f"load generator saturated (its CPU peaked at {loadgen_cpu_peak_pct:.0f}% of "
-                    "a core): these figures measure the load tool's limit, not the server's",
-                    {"loadgen_cpu_peak_pct": loadgen_cpu_peak_pct})]
+    return [
+        Finding(
+            "loadgen-saturated",
+            "error",
+            f"load generator saturated (its CPU peaked at {loadgen_cpu_peak_pct:.0f}% of "
+            "a core): these figures measure the load tool's limit, not the server's",
+            {"loadgen_cpu_peak_pct": loadgen_cpu_peak_pct},
+        )
+    ]
 
 
 def open_files(e: Evidence) -> list[Finding]:
@@ -367,13 +498,17 @@ def open_files(e: Evidence) -> list[Finding]:
         workers = max(procs - 1, 1) if procs > 1 else 1  # a master process holds no clients
         needed = 2 * e.concurrency // workers
         if e.result.failed and limit and needed >= FD_NEAR_LIMIT * limit:
-            out.append(Finding(
-                "open-files", "error",
-                f"{service}: each in-flight request holds two sockets (client and upstream), so "
-                f"~{needed} per process at c={e.concurrency}, against an open-file limit of "
-                f"{limit} (inherited from the Docker daemon): the failures are descriptors "
-                "running out, not the server model",
-                {"service": service, "needed": needed, "limit": limit}))
+            out.append(
+                Finding(
+                    "open-files",
+                    "error",
+                    f"{service}: each in-flight request holds two sockets (client and upstream), so "
+                    f"~{needed} per process at c={e.concurrency}, against an open-file limit of "
+                    f"{limit} (inherited from the Docker daemon): the failures are descriptors "
+                    "running out, not the server model",
+                    {"service": service, "needed": needed, "limit": limit},
+                )
+            )
     return out
 
 
@@ -384,9 +519,15 @@ def host_path(causes: Iterable[str]) -> list[Finding]:
 
 
 # --- overlap -----------------------------------------------------------------------------------
-def overlap(*, rps: float | None, delay: float | None, concurrency: int,
-            efficiency: float | None = None, ab_cap_rps: float | None = None) -> str | None:
-    """"serialised", "capped" or "concurrent": how many of c sleeping requests the server held
+def overlap(
+    *,
+    rps: float | None,
+    delay: float | None,
+    concurrency: int,
+    efficiency: float | None = None,
+    ab_cap_rps: float | None = None,
+) -> str | None:
+    """ "serialised", "capped" or "concurrent": how many of c sleeping requests the server held
     at once; None with no sleep (the run measured CPU, not waiting) or no figure.
 
     Serialised reads the tool's own rate (rps x delay), never the steady figure: a short run
@@ -418,8 +559,12 @@ def noisy(values: Sequence[float]) -> list[Finding]:
     spread = relative_spread(values)
     if spread is None or spread <= NOISY_SPREAD:
         return []
-    return [Finding(
-        "noisy", "warning",
-        f"noisy: the {len(values)} repeats lie {spread:.1%} apart (more than "
-        f"{NOISY_SPREAD:.0%}): read this entry's figures as approximate",
-        {"spread": spread, "repeats": len(values), "min": min(values), "max": max(values)})]
+    return [
+        Finding(
+            "noisy",
+            "warning",
+            f"noisy: the {len(values)} repeats lie {spread:.1%} apart (more than "
+            f"{NOISY_SPREAD:.0%}): read this entry's figures as approximate",
+            {"spread": spread, "repeats": len(values), "min": min(values), "max": max(values)},
+        )
+    ]

@@ -9,16 +9,24 @@ from pathlib import Path
 
 from playground.compose import Docker
 
-IMAGES = ("flask-playground/flask_app", "flask-playground/bonus", "flask-playground/slow_api",
-          "flask-playground/loadgen")
-PACKAGE_FILES = ("flask_app/requirements.txt", "psycopg2/requirements.txt",
-                 "slow_api/requirements.txt")
+IMAGES = (
+    "flask-playground/flask_app",
+    "flask-playground/bonus",
+    "flask-playground/slow_api",
+    "flask-playground/loadgen",
+)
+PACKAGE_FILES = (
+    "flask_app/requirements.txt",
+    "psycopg2/requirements.txt",
+    "slow_api/requirements.txt",
+)
 
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                              timeout=10, check=False)
+        proc = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None

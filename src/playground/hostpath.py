@@ -64,12 +64,16 @@ def snapshot(*, port: int, proc: Path = PROC, known: Sequence[Proxy] = ()) -> Ho
             entry = proc / str(p.pid)
             proxies[p.pid] = _proxy(entry) if entry.is_dir() else replace(p, state="gone")
     return HostPath(
-        port=port, proxies=tuple(proxies[pid] for pid in sorted(proxies)),
+        port=port,
+        proxies=tuple(proxies[pid] for pid in sorted(proxies)),
         listen_overflows=_netstat(proc / "net" / "netstat", "TcpExt", "ListenOverflows"),
         somaxconn=_int(proc / "sys" / "net" / "core" / "somaxconn"),
-        conntrack=_pair(proc / "sys" / "net" / "netfilter" / "nf_conntrack_count",
-                        proc / "sys" / "net" / "netfilter" / "nf_conntrack_max"),
-        listening=_listening(proc / "net", port))
+        conntrack=_pair(
+            proc / "sys" / "net" / "netfilter" / "nf_conntrack_count",
+            proc / "sys" / "net" / "netfilter" / "nf_conntrack_max",
+        ),
+        listening=_listening(proc / "net", port),
+    )
 
 
 def find_proxies(*, port: int, proc: Path = PROC) -> tuple[Proxy, ...]:
@@ -102,7 +106,8 @@ def causes(*, before: HostPath, after: HostPath, concurrency: int, output: str) 
             f"{PROXY} (pid {p.pid}), which forwards 127.0.0.1:{port} to the container, {how}: it "
             "stops for good at its first failed accept(), e.g. when it runs out of open files. "
             "The port now refuses every connection although the container is healthy, until "
-            "the scenario is brought down and up")
+            "the scenario is brought down and up"
+        )
     limit = next((p.limit for p in was if p.limit), None)
     needed = DESCRIPTORS_PER_CONNECTION * concurrency
     peak = max((p.open_files or 0 for p in [*was, *after.proxies]), default=0)
@@ -111,30 +116,40 @@ def causes(*, before: HostPath, after: HostPath, concurrency: int, output: str) 
             f"{PROXY} holds {DESCRIPTORS_PER_CONNECTION} descriptors per connection (the client's "
             f"and its own to the container): c={concurrency} needs about {needed}, against its "
             f"open-file limit of {limit}, inherited from the Docker daemon (LimitNOFILE of "
-            "docker.service)")
+            "docker.service)"
+        )
     if before.listen_overflows is not None and after.listen_overflows is not None:
         overflows = after.listen_overflows - before.listen_overflows
         if overflows > 0:
-            cap = f" (net.core.somaxconn = {after.somaxconn} caps its queue)" if after.somaxconn else ""
+            cap = (
+                f" (net.core.somaxconn = {after.somaxconn} caps its queue)"
+                if after.somaxconn
+                else ""
+            )
             notes.append(
                 f"listen queues on the host overflowed {overflows} times during the load: "
                 f"{PROXY} did not accept as fast as the clients connected{cap}, so their "
-                "handshakes were dropped and retried")
+                "handshakes were dropped and retried"
+            )
     if after.conntrack and after.conntrack[0] >= 0.9 * after.conntrack[1]:
-        notes.append(f"the host's connection-tracking table is nearly full ({after.conntrack[0]} "
-                     f"of net.netfilter.nf_conntrack_max = {after.conntrack[1]})")
+        notes.append(
+            f"the host's connection-tracking table is nearly full ({after.conntrack[0]} "
+            f"of net.netfilter.nf_conntrack_max = {after.conntrack[1]})"
+        )
     if not was and after.listening is False and _reset_or_refused(output):
         notes.append(
             f"nothing on the host listens on port {port} although the scenario publishes it: "
             f"the {PROXY} that forwarded it has exited (it stops for good at its first failed "
-            "accept(), e.g. after an earlier overload). Bring the scenario down and up")
+            "accept(), e.g. after an earlier overload). Bring the scenario down and up"
+        )
     if not before.proxies and not notes:
         return []  # no userland proxy on this port (userland-proxy off): nothing of ours to say
     if notes or _reset_or_refused(output):
         notes.append(
             f"the published port goes through {PROXY}; the same load from the load-generator "
             "container on the scenario's network (the default, without --from-host) measures "
-            "the server itself")
+            "the server itself"
+        )
     return notes
 
 
@@ -155,8 +170,14 @@ def _listening(net: Path, port: int) -> bool | None:
 
 
 def _reset_or_refused(output: str) -> bool:
-    return any(s in output for s in ("Connection reset by peer", "Connection refused",
-                                     "Test aborted after 10 failures"))
+    return any(
+        s in output
+        for s in (
+            "Connection reset by peer",
+            "Connection refused",
+            "Test aborted after 10 failures",
+        )
+    )
 
 
 def _proxy(entry: Path) -> Proxy:
@@ -198,9 +219,9 @@ def _netstat(path: Path, group: str, key: str) -> int | None:
         lines = path.read_text().splitlines()
     except OSError:
         return None
-    for names, values in zip(lines[::2], lines[1::2]):
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
         if names.startswith(group + ":") and values.startswith(group + ":"):
-            table = dict(zip(names.split()[1:], values.split()[1:]))
+            table = dict(zip(names.split()[1:], values.split()[1:], strict=False))
             return int(table[key]) if key in table else None
     return None
 

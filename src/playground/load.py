@@ -34,6 +34,7 @@ is written down where it matters:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -41,12 +42,12 @@ from typing import Protocol
 
 __all__ = [
     "AB_MAX_CONCURRENCY",
+    "TOOLS",
     "AbRequest",
     "AbTool",
     "LoadOutputError",
     "LoadResult",
     "LoadTool",
-    "TOOLS",
     "WrkTool",
     "ab_cap_rps",
     "ab_requests",
@@ -213,7 +214,9 @@ def _last_error_line(text: str) -> str:
 
 
 def _no_report(*, tool: str, what: str, text: str) -> LoadOutputError:
-    return LoadOutputError(f"{tool} printed no report ({what} missing); it said: {_last_error_line(text)!r}")
+    return LoadOutputError(
+        f"{tool} printed no report ({what} missing); it said: {_last_error_line(text)!r}"
+    )
 
 
 def _search(pattern: str, text: str) -> re.Match[str] | None:
@@ -245,7 +248,9 @@ def ab_cap_rps(*, requests: int, concurrency: int, delay: float) -> float | None
     speak of).
     """
     if requests <= 0 or concurrency <= 0:
-        raise ValueError(f"requests and concurrency must be positive, got n={requests}, c={concurrency}")
+        raise ValueError(
+            f"requests and concurrency must be positive, got n={requests}, c={concurrency}"
+        )
     if delay < 0:
         raise ValueError(f"delay must be >= 0, got {delay}")
     if delay == 0:
@@ -323,7 +328,9 @@ def ideal_rps(*, concurrency: int, delay: float) -> float | None:
     return concurrency / delay
 
 
-def steady_rps_from_ab(*, per_request_tsv: str, concurrency: int) -> tuple[float | None, float | None]:
+def steady_rps_from_ab(
+    *, per_request_tsv: str, concurrency: int
+) -> tuple[float | None, float | None]:
     """Steady-state throughput and mean response time from ab's ``-g`` file.
 
     Returns ``(steady_rps, mean_latency_ms)``; ``(None, None)`` when the file
@@ -371,7 +378,9 @@ def steady_rps_from_ab(*, per_request_tsv: str, concurrency: int) -> tuple[float
         try:
             ttimes.append(float(fields[col]))
         except (IndexError, ValueError):
-            raise LoadOutputError(f"ab -g data line {number} has no numeric ttime: {line!r}") from None
+            raise LoadOutputError(
+                f"ab -g data line {number} has no numeric ttime: {line!r}"
+            ) from None
     if len(ttimes) < 2:
         return None, None
     mean_ms = sum(ttimes) / len(ttimes)
@@ -399,7 +408,7 @@ def connect_gap_ms(rows: list[AbRequest]) -> float | None:
     times = sorted({r.connect_ms for r in rows})
     if not times:
         return None
-    return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+    return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
 
 
 def ab_rows(per_request_tsv: str) -> list[AbRequest]:
@@ -410,17 +419,23 @@ def ab_rows(per_request_tsv: str) -> list[AbRequest]:
         return []
     header = lines[0].split("\t")
     if not {"seconds", "ttime", "wait"} <= set(header):
-        raise LoadOutputError(f"ab -g data has no 'seconds', 'ttime' and 'wait' columns; "
-                              f"header: {lines[0]!r}")
+        raise LoadOutputError(
+            f"ab -g data has no 'seconds', 'ttime' and 'wait' columns; header: {lines[0]!r}"
+        )
     sec, tt, wait = header.index("seconds"), header.index("ttime"), header.index("wait")
     ct = header.index("ctime") if "ctime" in header else None
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         fields = line.split("\t")
         try:
-            rows.append(AbRequest(start_s=int(fields[sec]), total_ms=float(fields[tt]),
-                                  wait_ms=float(fields[wait]),
-                                  connect_ms=float(fields[ct]) if ct is not None else 0.0))
+            rows.append(
+                AbRequest(
+                    start_s=int(fields[sec]),
+                    total_ms=float(fields[tt]),
+                    wait_ms=float(fields[wait]),
+                    connect_ms=float(fields[ct]) if ct is not None else 0.0,
+                )
+            )
         except (IndexError, ValueError):
             raise LoadOutputError(f"ab -g data line {number} is not a request: {line!r}") from None
     return rows
@@ -489,12 +504,19 @@ class AbTool:
         stopped at ``apr_socket_recv: Connection refused (111)`` (no ``-r``) or
         at ``apr_pollset_poll: The timeout specified has expired (70007)``.
         """
-        complete = _require(r"^Complete requests:\s+(\d+)", stdout, tool="ab", what="'Complete requests'")
+        complete = _require(
+            r"^Complete requests:\s+(\d+)", stdout, tool="ab", what="'Complete requests'"
+        )
         failed = _require(r"^Failed requests:\s+(\d+)", stdout, tool="ab", what="'Failed requests'")
         taken = _require(
-            r"^Time taken for tests:\s+([\d.]+) seconds", stdout, tool="ab", what="'Time taken for tests'"
+            r"^Time taken for tests:\s+([\d.]+) seconds",
+            stdout,
+            tool="ab",
+            what="'Time taken for tests'",
         )
-        rps = _require(r"^Requests per second:\s+([\d.]+)", stdout, tool="ab", what="'Requests per second'")
+        rps = _require(
+            r"^Requests per second:\s+([\d.]+)", stdout, tool="ab", what="'Requests per second'"
+        )
 
         breakdown = _AB_BREAKDOWN.search(stdout)
         # ab prints the breakdown only when something failed.
@@ -627,7 +649,9 @@ class WrkTool:
 
     def parse(self, *, stdout: str, per_request: str | None, concurrency: int) -> LoadResult:
         """Parse wrk's report (run with ``--latency``); ``per_request`` is ignored."""
-        summary = _require(rf"^\s*(\S+) requests in {_WRK_TIME}", stdout, tool="wrk", what="'N requests in'")
+        summary = _require(
+            rf"^\s*(\S+) requests in {_WRK_TIME}", stdout, tool="wrk", what="'N requests in'"
+        )
         rps = _require(r"^Requests/sec:\s+([\d.]+)", stdout, tool="wrk", what="'Requests/sec'")
         stats = _require(
             rf"^\s*Latency\s+{_WRK_TIME}\s+{_WRK_TIME}\s+{_WRK_TIME}",
@@ -637,16 +661,22 @@ class WrkTool:
         )
         dist_at = stdout.find("Latency Distribution")
         if dist_at < 0:
-            raise LoadOutputError("wrk output has no 'Latency Distribution' (run wrk with --latency)")
+            raise LoadOutputError(
+                "wrk output has no 'Latency Distribution' (run wrk with --latency)"
+            )
         dist = {
             int(float(p)): _wrk_ms(v, u)
-            for p, v, u in re.findall(rf"^\s*([\d.]+)%\s+{_WRK_TIME}", stdout[dist_at:], flags=re.MULTILINE)
+            for p, v, u in re.findall(
+                rf"^\s*([\d.]+)%\s+{_WRK_TIME}", stdout[dist_at:], flags=re.MULTILINE
+            )
         }
         missing = [p for p in (50, 90, 99) if p not in dist]
         if missing:
             raise LoadOutputError(f"wrk latency distribution lacks percentiles {missing}")
 
-        socket = _search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", stdout)
+        socket = _search(
+            r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", stdout
+        )
         counts = [int(x) for x in socket.groups()] if socket else [0, 0, 0, 0]
         failures = dict(zip(("connect", "read", "write", "timeout"), counts, strict=True))
         non_2xx = _search(r"Non-2xx or 3xx responses:\s+(\S+)", stdout)
@@ -654,7 +684,9 @@ class WrkTool:
         complete = _wrk_count(summary.group(1))
         # With nothing completed wrk still prints a table of 0.00us: not timings.
         top = _wrk_ms(stats.group(5), stats.group(6))
-        latency = {"p50": dist[50], "p90": dist[90], "p99": dist[99], "max": top} if complete else {}
+        latency = (
+            {"p50": dist[50], "p90": dist[90], "p99": dist[99], "max": top} if complete else {}
+        )
         return LoadResult(
             tool=self.name,
             complete=complete,

@@ -45,8 +45,11 @@ class Finding:
     """One thing the diagnosis says about an entry (see :mod:`playground.diagnosis`)."""
 
     code: str = _doc("stable identifier of the rule, e.g. `syn-retransmit`, `cpu-bound`", "")
-    severity: str = _doc("`error` (the figures are not trustworthy), `warning` (a limit was "
-                         "hit) or `info` (an explanation)", "info")
+    severity: str = _doc(
+        "`error` (the figures are not trustworthy), `warning` (a limit was "
+        "hit) or `info` (an explanation)",
+        "info",
+    )
     message: str = _doc("the plain-language sentence the report shows", "")
     figures: dict[str, Any] = _doc("the measured figures the rule read, by name", factory=dict)
 
@@ -67,8 +70,9 @@ class Repeat:
     """One of `--repeat` measurements of the same load."""
 
     rps: float | None = _doc("the load tool's requests/s")
-    steady_rps: float | None = _doc("steady requests/s, None where the run never reached a "
-                                    "steady state")
+    steady_rps: float | None = _doc(
+        "steady requests/s, None where the run never reached a steady state"
+    )
     time_taken_s: float | None = _doc("the load tool's run time, s")
     failed: int | None = _doc("failed requests")
     non_2xx: int | None = _doc("non-2xx answers")
@@ -80,8 +84,9 @@ class Spread:
 
     rps: list[float] | None = _doc("[min, max] of rps over the repeats")
     steady_rps: list[float] | None = _doc("[min, max] of steady_rps over the repeats")
-    relative: float | None = _doc("(max - min) / median of the headline figure (steady_rps, "
-                                  "else rps); None with one repeat")
+    relative: float | None = _doc(
+        "(max - min) / median of the headline figure (steady_rps, else rps); None with one repeat"
+    )
 
 
 @dataclass
@@ -93,8 +98,9 @@ class Entry:
     # What was loaded, and how.
     name: str = _doc("target name from the registry", "")
     title: str | None = _doc("human title of the target")
-    kind: str = _doc("scenario, calibration, variant, demo, probe, ... (the report's section)",
-                     "scenario")
+    kind: str = _doc(
+        "scenario, calibration, variant, demo, probe, ... (the report's section)", "scenario"
+    )
     compose_file: str | None = _doc("the compose file the target runs from")
     service: str | None = _doc("the service the load is aimed at")
     url: str | None = _doc("URL the load tool requested")
@@ -111,27 +117,37 @@ class Entry:
     # Throughput.
     rps: float | None = _doc("the load tool's requests/s (median over repeats): measured")
     time_taken_s: float | None = _doc("the load tool's run time (median over repeats), s")
-    steady_rps: float | None = _doc("c / mean response time, only where the run reached a steady "
-                                    "state (see `waves`) with few enough error answers "
-                                    "(`diagnosis.MAX_ERROR_SHARE`); None "
-                                    "otherwise, with a `no-steady-state` or `errors-in-steady` "
-                                    "finding saying why")
-    waves: float | None = _doc("response times the run lasted (time_taken_s / mean response time "
-                               "from the per-request file); a steady figure needs enough of them")
+    steady_rps: float | None = _doc(
+        "c / mean response time, only where the run reached a steady "
+        "state (see `waves`) with few enough error answers "
+        "(`diagnosis.MAX_ERROR_SHARE`); None "
+        "otherwise, with a `no-steady-state` or `errors-in-steady` "
+        "finding saying why"
+    )
+    waves: float | None = _doc(
+        "response times the run lasted (time_taken_s / mean response time "
+        "from the per-request file); a steady figure needs enough of them"
+    )
     efficiency: float | None = _doc("steady_rps / ideal_rps")
     # Errors.
     failed: int | None = _doc("failed requests (the tool's count of failure events)")
     non_2xx: int | None = _doc("non-2xx answers")
-    failures: dict[str, int] | None = _doc("failures by kind (ab: connect, receive, length, "
-                                           "exceptions; wrk: connect, read, write, timeout)")
+    failures: dict[str, int] | None = _doc(
+        "failures by kind (ab: connect, receive, length, "
+        "exceptions; wrk: connect, read, write, timeout)"
+    )
     # Latency.
     latency_ms: dict[str, float | None] = _doc("p50, p90, p99, max, ms", factory=dict)
     mean_latency_ms: float | None = _doc("mean response time from the per-request file, ms")
     latency_distribution_ms: list[list[float]] = _doc(
         "[percent, ms] pairs from every request's response time (ab's -g file), for the "
-        "distribution chart", factory=list)
-    connect_max_ms: float | None = _doc("slowest TCP connect, ms (about 1000 apart from "
-                                        "the others: a SYN retransmit; see the findings)")
+        "distribution chart",
+        factory=list,
+    )
+    connect_max_ms: float | None = _doc(
+        "slowest TCP connect, ms (about 1000 apart from "
+        "the others: a SYN retransmit; see the findings)"
+    )
     # What `top -H` shows.
     threads_before: int | None = _doc("threads before the load")
     threads_peak: int | None = _doc("most threads during the load")
@@ -139,27 +155,35 @@ class Entry:
     processes: int | None = _doc("most processes during the load")
     rss_before_mb: float | None = _doc("resident memory before the load, MB")
     rss_peak_mb: float | None = _doc("most resident memory during the load, MB")
-    rss_per_request_kb: float | None = _doc("(peak - before) RSS / c: memory per request in "
-                                            "flight, kB")
+    rss_per_request_kb: float | None = _doc(
+        "(peak - before) RSS / c: memory per request in flight, kB"
+    )
     cpu_peak_pct: float | None = _doc("highest CPU sample, 100 = one core")
     cpu_seconds: float | None = _doc("CPU time the server used during the load, s")
     cpu_ms_per_request: float | None = _doc("cpu_seconds / requests served, ms")
     loadgen_cpu_peak_pct: float | None = _doc("the load generator's highest CPU sample")
-    loadgen_saturated: bool | None = _doc("the load generator used a whole core: its limit, "
-                                          "not the server's, was measured")
+    loadgen_saturated: bool | None = _doc(
+        "the load generator used a whole core: its limit, not the server's, was measured"
+    )
     # Verdict.
     valid: bool = _doc("no failures, no non-2xx, no saturation, no restart", False)
     invalid_reasons: list[str] = _doc("why the entry is not valid", factory=list)
-    findings: list[Finding] = _doc("structured diagnoses (code, severity, message, figures)",
-                                   factory=list)
-    notes: list[str] = _doc("the target's own notes, then every finding's message (for "
-                            "readers of older files)", factory=list)
-    commands: dict[str, str | None] = _doc("up, load, host_load, threads, down: what a reader "
-                                           "types to repeat it", factory=dict)
+    findings: list[Finding] = _doc(
+        "structured diagnoses (code, severity, message, figures)", factory=list
+    )
+    notes: list[str] = _doc(
+        "the target's own notes, then every finding's message (for readers of older files)",
+        factory=list,
+    )
+    commands: dict[str, str | None] = _doc(
+        "up, load, host_load, threads, down: what a reader types to repeat it", factory=dict
+    )
     repeats: list[Repeat] = _doc("each of the --repeat measurements", factory=list)
     spread: Spread | None = _doc("the spread over the repeats")
-    samples: list[Sample] = _doc("the server's threads/RSS/CPU every 0.5 s through the load "
-                                 "(the median repeat)", factory=list)
+    samples: list[Sample] = _doc(
+        "the server's threads/RSS/CPU every 0.5 s through the load (the median repeat)",
+        factory=list,
+    )
     error: str | None = _doc("why the entry could not be measured")
     skipped: bool = _doc("not run: the mode had stopped scaling at a lower concurrency", False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -185,10 +209,12 @@ class RunHeader:
     started_at: str | None = _doc("ISO time the run started")
     finished_at: str | None = _doc("ISO time it finished; null: interrupted or still running")
     command: str | None = _doc("the command line that made the run")
-    environment: dict[str, Any] = _doc("git commit, images, versions, cpu_count, kernel ...",
-                                       factory=dict)
-    settings: dict[str, Any] = _doc("the run's options (requests, concurrency, sweep, scale ...)",
-                                    factory=dict)
+    environment: dict[str, Any] = _doc(
+        "git commit, images, versions, cpu_count, kernel ...", factory=dict
+    )
+    settings: dict[str, Any] = _doc(
+        "the run's options (requests, concurrency, sweep, scale ...)", factory=dict
+    )
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -198,8 +224,9 @@ class Run(RunHeader):
 
     calibration: Entry | None = _doc("ab straight at the upstream: the harness ceiling")
     scenarios: list[Entry] = _doc("every other entry, in the order measured", factory=list)
-    probe: Entry | None = _doc("scale runs only: the measurement that set the delays",
-                               omit_none=True)
+    probe: Entry | None = _doc(
+        "scale runs only: the measurement that set the delays", omit_none=True
+    )
 
     def entries(self) -> list[Entry]:
         """Calibration first (every row is read against it), then the rest."""
@@ -214,16 +241,22 @@ class Run(RunHeader):
             raise ModelError(f"{where}: expected a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise ModelError(f"{where}: schema_version {version!r}; this version of playground "
-                             f"reads schema {SCHEMA_VERSION}")
+            raise ModelError(
+                f"{where}: schema_version {version!r}; this version of playground "
+                f"reads schema {SCHEMA_VERSION}"
+            )
         return _from_json(cls, data, where)
 
 
 # --- one conversion for every dataclass above ---------------------------------------------------
 def _to_json(obj: Any) -> Any:
     if is_dataclass(obj):
-        out = {f.name: _to_json(getattr(obj, f.name)) for f in fields(obj) if f.name != "extra"
-               and not (f.metadata.get("omit_none") and getattr(obj, f.name) is None)}
+        out = {
+            f.name: _to_json(getattr(obj, f.name))
+            for f in fields(obj)
+            if f.name != "extra"
+            and not (f.metadata.get("omit_none") and getattr(obj, f.name) is None)
+        }
         out.update(getattr(obj, "extra", {}))
         return out
     if isinstance(obj, list):
@@ -308,34 +341,46 @@ def _type_name(hint: Any) -> str:
 
 def schema_markdown() -> str:
     """docs/results-schema.md, generated from the dataclasses' field descriptions."""
-    lines = ["# results.json schema", "",
-             f"Schema version {SCHEMA_VERSION}. Generated from `src/playground/model.py` by",
-             "`python -m playground.model > docs/results-schema.md`; a unit test checks it is",
-             "current. A key missing from an older file reads as null; keys this version does",
-             "not know are kept as they are.", "",
-             "Changes from files written before the typed model (same schema version: every",
-             "key they have still means the same, except `steady_rps`):", "",
-             "- `steady_rps` is null where the run did not reach a steady state (fewer than",
-             "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
-             "  than `diagnosis.MAX_ERROR_SHARE` of the answers were errors; earlier files",
-             "  hold c / mean response time for every ab run, which overstates short runs",
-             "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",
-             "  follows it. `repeats[].steady_rps` likewise.",
-             "- New: `findings` (the diagnosis, structured; `notes` still carries their",
-             "  messages after the target's own notes), `waves`, `latency_distribution_ms`,",
-             "  `spread.relative`, `skipped` on every entry.",
-             "- Gone: `results.REQUIRED_KEYS`; the model is the schema.", ""]
-    for cls, heading in ((Run, "Run (the whole file)"), (Entry, "Entry (`calibration`, each of "
-                         "`scenarios`, `probe`)"), (Finding, "Finding (each of `findings`)"),
-                         (Repeat, "Repeat (each of `repeats`)"), (Spread, "Spread (`spread`)"),
-                         (Sample, "Sample (each of `samples`)")):
+    lines = [
+        "# results.json schema",
+        "",
+        f"Schema version {SCHEMA_VERSION}. Generated from `src/playground/model.py` by",
+        "`python -m playground.model > docs/results-schema.md`; a unit test checks it is",
+        "current. A key missing from an older file reads as null; keys this version does",
+        "not know are kept as they are.",
+        "",
+        "Changes from files written before the typed model (same schema version: every",
+        "key they have still means the same, except `steady_rps`):",
+        "",
+        "- `steady_rps` is null where the run did not reach a steady state (fewer than",
+        "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
+        "  than `diagnosis.MAX_ERROR_SHARE` of the answers were errors; earlier files",
+        "  hold c / mean response time for every ab run, which overstates short runs",
+        "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",
+        "  follows it. `repeats[].steady_rps` likewise.",
+        "- New: `findings` (the diagnosis, structured; `notes` still carries their",
+        "  messages after the target's own notes), `waves`, `latency_distribution_ms`,",
+        "  `spread.relative`, `skipped` on every entry.",
+        "- Gone: `results.REQUIRED_KEYS`; the model is the schema.",
+        "",
+    ]
+    for cls, heading in (
+        (Run, "Run (the whole file)"),
+        (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
+        (Finding, "Finding (each of `findings`)"),
+        (Repeat, "Repeat (each of `repeats`)"),
+        (Spread, "Spread (`spread`)"),
+        (Sample, "Sample (each of `samples`)"),
+    ):
         hints = typing.get_type_hints(cls)
         lines += [f"## {heading}", "", "| key | type | meaning |", "|---|---|---|"]
         for f in fields(cls):
             if f.name == "extra":
                 continue
-            lines.append(f"| `{f.name}` | {_type_name(hints[f.name]).replace('|', 'or')} | "
-                         f"{f.metadata.get('doc', '')} |")
+            lines.append(
+                f"| `{f.name}` | {_type_name(hints[f.name]).replace('|', 'or')} | "
+                f"{f.metadata.get('doc', '')} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -28,8 +28,10 @@ class CpuPinning:
         return cls(app_cpus=_span(half, ncpu - 1), rest_cpus=_span(0, half - 1))
 
     def describe(self) -> str:
-        return (f"app services on CPU {self.app_cpus}; the load generator, upstream and "
-                f"everything else on CPU {self.rest_cpus}")
+        return (
+            f"app services on CPU {self.app_cpus}; the load generator, upstream and "
+            f"everything else on CPU {self.rest_cpus}"
+        )
 
 
 def _span(first: int, last: int) -> str:

@@ -75,7 +75,9 @@ def load(path: Path) -> dict:
 def resolve_run(results_dir: Path, ref: str) -> Path:
     """A run by id, by 'latest', or by path."""
     for candidate in (Path(ref), results_dir / ref):
-        if (candidate / "results.json").exists() or candidate.suffix == ".json" and candidate.exists():
+        if (candidate / "results.json").exists() or (
+            candidate.suffix == ".json" and candidate.exists()
+        ):
             return candidate.resolve()
     raise ResultsError(f"no run {ref!r} (looked in {results_dir})")
 
@@ -109,8 +111,17 @@ class RunStore:
         if run_dir.exists():
             raise ResultsError(f"{run_dir} exists already; use --resume {run_id} to continue it")
         run_dir.mkdir(parents=True)
-        store = cls(run_dir, {"schema_version": SCHEMA_VERSION, "run_id": run_id, **header,
-                              "finished_at": None, "calibration": None, "scenarios": []})
+        store = cls(
+            run_dir,
+            {
+                "schema_version": SCHEMA_VERSION,
+                "run_id": run_id,
+                **header,
+                "finished_at": None,
+                "calibration": None,
+                "scenarios": [],
+            },
+        )
         store.save()
         point_latest(results_dir, run_dir)
         return store
@@ -152,8 +163,10 @@ def runner_lock_path() -> Path:
     """The machine-wide runner lock: the ports and containers are the machine's, not a results
     directory's, so two runners must not overlap even with different --results-dir.
     ``PLAYGROUND_LOCK`` moves it (tests do, to stay out of a real run's way)."""
-    return Path(os.environ.get("PLAYGROUND_LOCK")
-                or Path(tempfile.gettempdir()) / "flask-playground-runner.lock")
+    return Path(
+        os.environ.get("PLAYGROUND_LOCK")
+        or Path(tempfile.gettempdir()) / "flask-playground-runner.lock"
+    )
 
 
 @contextmanager

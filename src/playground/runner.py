@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from itertools import groupby
+from itertools import groupby, pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -26,8 +26,8 @@ from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.model import Entry, Repeat, Sample, Spread
 from playground.results import RunStore, entry_key
 from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
-from playground.steady import Timeline, parse_timeline, waves
 from playground.scenarios import REGISTRY, Target
+from playground.steady import Timeline, parse_timeline, waves
 
 MIN_LOAD_S = 10.0
 WARMUP_REQUESTS = 20
@@ -79,9 +79,14 @@ class Plan:
             # Full rounds after ab's lone first request: with n = waves x c, ab would open one
             # connection it never sends a request on, and count the server closing it idle as a
             # failed request (load.ab_requests).
-            loads.append(replace(base, concurrency=c, delay=delay,
-                                 requests=self.requests or loadmod.ab_requests(rounds=waves,
-                                                                               concurrency=c)))
+            loads.append(
+                replace(
+                    base,
+                    concurrency=c,
+                    delay=delay,
+                    requests=self.requests or loadmod.ab_requests(rounds=waves, concurrency=c),
+                )
+            )
         return loads
 
     def _overridden(self, target: Target) -> Target:
@@ -126,8 +131,13 @@ class Runner:
             # The ceiling is measured at the plan's main load only.
             if todo:
                 self._run_file(todo[0].compose_files, todo[:1], services=calibration.services)
-        loads = [load for target in self.plan.targets if target.kind != "calibration"
-                 for load in self.plan.loads(target) if entry_key(self._key(load)) not in done]
+        loads = [
+            load
+            for target in self.plan.targets
+            if target.kind != "calibration"
+            for load in self.plan.loads(target)
+            if entry_key(self._key(load)) not in done
+        ]
         # One `up` per compose file (with its overrides) for every load it serves.
         for files, group in groupby(loads, key=lambda t: t.compose_files):
             self._run_file(files, list(group))
@@ -136,12 +146,19 @@ class Runner:
     def _key(target: Target) -> dict:
         return {"name": target.name, "concurrency": target.concurrency}
 
-    def _run_file(self, compose_file: tuple[str, ...], loads: Sequence[Target], *,
-                  services: Sequence[str] = ()) -> None:
+    def _run_file(
+        self,
+        compose_file: tuple[str, ...],
+        loads: Sequence[Target],
+        *,
+        services: Sequence[str] = (),
+    ) -> None:
         if not loads:
             return
-        self.progress.info(f"[bold]{' + '.join(compose_file)}[/bold]: " + ", ".join(
-            f"{t.name} n={t.requests} c={t.concurrency}" for t in loads))
+        self.progress.info(
+            f"[bold]{' + '.join(compose_file)}[/bold]: "
+            + ", ".join(f"{t.name} n={t.requests} c={t.concurrency}" for t in loads)
+        )
         stopped: dict[str, Entry] = {}
         try:
             with self._scenario(compose_file, services, app_services=loads[0].app_services):
@@ -165,13 +182,20 @@ class Runner:
         return limit is not None and entry.efficiency is not None and entry.efficiency < limit
 
     def _skipped_entry(self, target: Target, at: Entry) -> Entry:
-        reason = (f"not run: {target.name} stopped scaling at c={at.concurrency} "
-                  f"(efficiency {at.efficiency:.0%} < {self.plan.stop_below:.0%})")
+        reason = (
+            f"not run: {target.name} stopped scaling at c={at.concurrency} "
+            f"(efficiency {at.efficiency:.0%} < {self.plan.stop_below:.0%})"
+        )
         return self._error_entry(target, reason, skipped=True)
 
     @contextmanager
-    def _scenario(self, compose_file: tuple[str, ...], services: Sequence[str], *,
-                  app_services: Sequence[str] = ()) -> Iterator[None]:
+    def _scenario(
+        self,
+        compose_file: tuple[str, ...],
+        services: Sequence[str],
+        *,
+        app_services: Sequence[str] = (),
+    ) -> Iterator[None]:
         self.docker.check_ports_free(compose_file, services)
         try:
             self.docker.up(compose_file, services, wait_timeout=self.plan.wait_timeout_s)
@@ -185,35 +209,58 @@ class Runner:
         status, body = self.docker.fetch(network=network, url=target.url(delay=0))
         if status != 200 or not target.body_ok(body):
             return self._error_entry(
-                target, f"unexpected answer before measuring: {status} {body.strip()[:120]!r}")
-        containers = {s: self.docker.container_id(target.compose_files, s)
-                      for s in target.app_services}
-        readers = {s: reader_for(container=cid, pid=self.docker.main_pid(cid))
-                   for s, cid in containers.items() if cid}
+                target, f"unexpected answer before measuring: {status} {body.strip()[:120]!r}"
+            )
+        containers = {
+            s: self.docker.container_id(target.compose_files, s) for s in target.app_services
+        }
+        readers = {
+            s: reader_for(container=cid, pid=self.docker.main_pid(cid))
+            for s, cid in containers.items()
+            if cid
+        }
         repeats = []
         for i in range(self.plan.repeat):
             # Before: the server as a reader sees it in `top -H` before any load.
             with Sampler(readers) as idle:
                 time.sleep(0.6)
             self._warm_up(target, network=network)
-            repeats.append(self._load_once(target, network=network, readers=readers,
-                                           before=idle.series, attempt=i))
+            repeats.append(
+                self._load_once(
+                    target, network=network, readers=readers, before=idle.series, attempt=i
+                )
+            )
         restarts = {s: self.docker.restart_count(cid) for s, cid in containers.items() if cid}
-        fd_limits = {s: open_files_limit(self.docker.main_pid(cid))
-                     for s, cid in containers.items() if cid}
-        return self._entry(target, repeats, restarts=restarts, network=network,
-                           fd_limits=fd_limits)
+        fd_limits = {
+            s: open_files_limit(self.docker.main_pid(cid)) for s, cid in containers.items() if cid
+        }
+        return self._entry(target, repeats, restarts=restarts, network=network, fd_limits=fd_limits)
 
     def _warm_up(self, target: Target, *, network: str) -> None:
         """A few quick requests so first-request costs (imports, DNS) stay out of the figures."""
         c = min(target.concurrency, 5)
-        argv = ["ab", "-q", "-r", "-n", str(max(WARMUP_REQUESTS, c)), "-c", str(c),
-                "-s", "30", target.url(delay=0)]
-        self.docker.run(self.docker.loadgen_argv(network=network, tool_argv=argv),
-                        check=False, quiet=True, timeout=120)
+        argv = [
+            "ab",
+            "-q",
+            "-r",
+            "-n",
+            str(max(WARMUP_REQUESTS, c)),
+            "-c",
+            str(c),
+            "-s",
+            "30",
+            target.url(delay=0),
+        ]
+        self.docker.run(
+            self.docker.loadgen_argv(network=network, tool_argv=argv),
+            check=False,
+            quiet=True,
+            timeout=120,
+        )
 
-    def _load_once(self, target: Target, *, network: str, readers: dict, before: dict,
-                   attempt: int) -> dict:
+    def _load_once(
+        self, target: Target, *, network: str, readers: dict, before: dict, attempt: int
+    ) -> dict:
         raw = self.store.raw_dir
         stem = f"{target.name}-c{target.concurrency}-r{attempt + 1}"
         tool = self.tool(target)
@@ -222,13 +269,18 @@ class Runner:
         # The tool writes its per-request file into raw/: seen as /out inside the container.
         per_request = (str(raw / f"{stem}.tsv") if host_url else f"/out/{stem}.tsv") if ab else None
         tool_argv = tool.command(
-            url=host_url or self._tool_url(target, network=network), requests=target.requests,
-            concurrency=target.concurrency, timeout_s=self._timeout_s(target),
-            duration_s=self.duration(target), per_request_path=per_request)
+            url=host_url or self._tool_url(target, network=network),
+            requests=target.requests,
+            concurrency=target.concurrency,
+            timeout_s=self._timeout_s(target),
+            duration_s=self.duration(target),
+            per_request_path=per_request,
+        )
         # What a reader would type: the same load, from the same network or from the host.
         bare = [a for a in tool_argv if a not in ("-g", per_request)]
-        self.progress.echo(shown(bare if host_url else self.docker.loadgen_argv(
-            network=network, tool_argv=bare)))
+        self.progress.echo(
+            shown(bare if host_url else self.docker.loadgen_argv(network=network, tool_argv=bare))
+        )
         budget = self._expected_s(target) * 4 + 60
         host_before = hostpath.snapshot(port=urlsplit(host_url).port) if host_url else None
         self.progress.load_started(target, self._expected_s(target))
@@ -237,32 +289,52 @@ class Runner:
                 stdout, stderr, exit_code, sampler = self._on_host(tool_argv, readers, budget)
             else:
                 stdout, stderr, exit_code, sampler = self._in_container(
-                    tool_argv, readers, budget, network=network,
-                    name=f"flask-playground-load-{self.store.data['run_id']}-{stem}")
+                    tool_argv,
+                    readers,
+                    budget,
+                    network=network,
+                    name=f"flask-playground-load-{self.store.data['run_id']}-{stem}",
+                )
         finally:
             self.progress.load_finished(target)
         (raw / f"{stem}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
         tsv_path = raw / f"{stem}.tsv"
         tsv = tsv_path.read_text() if tsv_path.exists() else None
         # From the host, Docker's port-forwarding proxy is part of the path: name what it did.
-        host_notes = hostpath.causes(
-            before=host_before,
-            after=hostpath.snapshot(port=host_before.port, known=host_before.proxies),
-            concurrency=target.concurrency, output=stdout + stderr) if host_before else []
+        host_notes = (
+            hostpath.causes(
+                before=host_before,
+                after=hostpath.snapshot(port=host_before.port, known=host_before.proxies),
+                concurrency=target.concurrency,
+                output=stdout + stderr,
+            )
+            if host_before
+            else []
+        )
         try:
-            result = tool.parse(stdout=stdout + "\n" + stderr, per_request=tsv,
-                                concurrency=target.concurrency)
+            result = tool.parse(
+                stdout=stdout + "\n" + stderr, per_request=tsv, concurrency=target.concurrency
+            )
         except loadmod.LoadOutputError as exc:
-            return {"error": "; ".join([f"{self.tool_name(target)} exited {exit_code}: {exc}",
-                                        *host_notes])}
+            return {
+                "error": "; ".join(
+                    [f"{self.tool_name(target)} exited {exit_code}: {exc}", *host_notes]
+                )
+            }
         loadgen = sampler.series.pop("__loadgen__")
         try:
             timeline = parse_timeline(tsv) if tsv else None
         except loadmod.LoadOutputError:
             timeline = None  # the tool's report stands; only the steady figure is lost
-        return {"result": result, "timeline": timeline, "series": sampler.series, "before": before,
-                "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"), "tool_argv": tool_argv,
-                "host_path": host_notes}
+        return {
+            "result": result,
+            "timeline": timeline,
+            "series": sampler.series,
+            "before": before,
+            "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"),
+            "tool_argv": tool_argv,
+            "host_path": host_notes,
+        }
 
     def _tool_url(self, target: Target, *, network: str) -> str:
         """The URL the load tool is given. wrk refuses host names with an underscore
@@ -275,14 +347,22 @@ class Runner:
                 url = url.replace(f"//{target.service}:", f"//{ip}:", 1)
         return url
 
-    def _in_container(self, argv: list[str], readers: dict, budget: float, *, network: str,
-                      name: str) -> tuple[str, str, int, Sampler]:
+    def _in_container(
+        self, argv: list[str], readers: dict, budget: float, *, network: str, name: str
+    ) -> tuple[str, str, int, Sampler]:
         """The load generator in its own container on the scenario's network."""
         self.docker.remove(name)
         try:
-            self.docker.run(self.docker.loadgen_argv(
-                network=network, tool_argv=argv, name=name, out_dir=self.store.raw_dir,
-                detach=True), quiet=True)
+            self.docker.run(
+                self.docker.loadgen_argv(
+                    network=network,
+                    tool_argv=argv,
+                    name=name,
+                    out_dir=self.store.raw_dir,
+                    detach=True,
+                ),
+                quiet=True,
+            )
             load_reader = reader_for(container=name, pid=self.docker.main_pid(name))
             with Sampler({**readers, "__loadgen__": load_reader}) as sampler:
                 exit_code = self.docker.wait_container(name, timeout=budget)
@@ -295,9 +375,11 @@ class Runner:
     def _on_host(argv: list[str], readers: dict, budget: float) -> tuple[str, str, int, Sampler]:
         """The load generator on this host, against the scenario's published 127.0.0.1 port."""
         if shutil.which(argv[0]) is None:
-            raise DockerError(f"{argv[0]} is not installed on this host (apt-get install "
-                              f"{'apache2-utils' if argv[0] == 'ab' else argv[0]}); without "
-                              "--from-host the load runs in the project's container")
+            raise DockerError(
+                f"{argv[0]} is not installed on this host (apt-get install "
+                f"{'apache2-utils' if argv[0] == 'ab' else argv[0]}); without "
+                "--from-host the load runs in the project's container"
+            )
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             with Sampler({**readers, "__loadgen__": ProcReader(pids=[proc.pid])}) as sampler:
@@ -328,47 +410,74 @@ class Runner:
         delay = target.delay
         tutorial = self._tutorial_load(target)
         return Entry(
-            name=target.name, title=target.title, kind=target.kind,
-            compose_file=target.compose_file, service=target.service,
-            url=target.url(delay=delay), requests=target.requests,
-            concurrency=target.concurrency, delay=delay, tool=self.tool_name(target),
+            name=target.name,
+            title=target.title,
+            kind=target.kind,
+            compose_file=target.compose_file,
+            service=target.service,
+            url=target.url(delay=delay),
+            requests=target.requests,
+            concurrency=target.concurrency,
+            delay=delay,
+            tool=self.tool_name(target),
             ideal_rps=loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
-            ab_cap_rps=(loadmod.ab_cap_rps(requests=target.requests,
-                                           concurrency=target.concurrency, delay=delay)
-                        if self.tool_name(target) == "ab" else None),
+            ab_cap_rps=(
+                loadmod.ab_cap_rps(
+                    requests=target.requests, concurrency=target.concurrency, delay=delay
+                )
+                if self.tool_name(target) == "ab"
+                else None
+            ),
             tutorial_rps=target.tutorial_rps if tutorial else None,
             tutorial_time_s=target.tutorial_time_s if tutorial else None,
-            published=target.published, **figures)
+            published=target.published,
+            **figures,
+        )
 
     @staticmethod
     def _tutorial_load(target: Target) -> bool:
         """The published figure only compares with a run at the tutorial's own load."""
         default = REGISTRY.get(target.name)
         return default is not None and (default.requests, default.concurrency, default.delay) == (
-            target.requests, target.concurrency, target.delay)
+            target.requests,
+            target.concurrency,
+            target.delay,
+        )
 
     def _error_entry(self, target: Target, error: str, *, skipped: bool = False) -> Entry:
         return self._base_entry(
-            target, latency_ms={"p50": None, "p90": None, "p99": None, "max": None},
-            valid=False, invalid_reasons=[error], commands=self._commands(target),
-            error=error, skipped=skipped)
+            target,
+            latency_ms={"p50": None, "p90": None, "p99": None, "max": None},
+            valid=False,
+            invalid_reasons=[error],
+            commands=self._commands(target),
+            error=error,
+            skipped=skipped,
+        )
 
     def _commands(self, target: Target, network: str | None = None) -> dict:
         tool_argv = self.tool(target).command(
-            url=target.url(delay=target.delay), requests=target.requests,
-            concurrency=target.concurrency, timeout_s=self._timeout_s(target),
-            duration_s=self.duration(target), per_request_path=None)
+            url=target.url(delay=target.delay),
+            requests=target.requests,
+            concurrency=target.concurrency,
+            timeout_s=self._timeout_s(target),
+            duration_s=self.duration(target),
+            per_request_path=None,
+        )
         network = network or self.docker.network(target.compose_files)
         host_url = target.host_url(delay=target.delay)
         services = " ".join(target.services)
         return {
-            "up": shown(self.docker.compose(target.compose_files, "up", "--build", "-d",
-                                            "--wait")) + (f" {services}" if services else ""),
+            "up": shown(self.docker.compose(target.compose_files, "up", "--build", "-d", "--wait"))
+            + (f" {services}" if services else ""),
             "pin": self._pin_commands(target),
             "load": shown(self.docker.loadgen_argv(network=network, tool_argv=tool_argv)),
             "host_load": (shown([*tool_argv[:-1], host_url]) if host_url else None),
-            "threads": shown(self.docker.compose(target.compose_files, "exec",
-                                                 target.app_services[0], "top", "-H")),
+            "threads": shown(
+                self.docker.compose(
+                    target.compose_files, "exec", target.app_services[0], "top", "-H"
+                )
+            ),
             "down": shown(self.docker.compose(target.compose_files, "down", "--volumes")),
         }
 
@@ -379,11 +488,20 @@ class Runner:
             return None
         ps = shown(self.docker.compose(target.compose_files, "ps", "--quiet"))
         apps = " ".join(target.app_services)
-        return (f"docker update --cpuset-cpus {pinning.rest_cpus} $({ps})\n"
-                f"docker update --cpuset-cpus {pinning.app_cpus} $({ps} {apps})")
+        return (
+            f"docker update --cpuset-cpus {pinning.rest_cpus} $({ps})\n"
+            f"docker update --cpuset-cpus {pinning.app_cpus} $({ps} {apps})"
+        )
 
-    def _entry(self, target: Target, repeats: list[dict], *, restarts: dict[str, int],
-               network: str, fd_limits: dict[str, int | None] | None = None) -> Entry:
+    def _entry(
+        self,
+        target: Target,
+        repeats: list[dict],
+        *,
+        restarts: dict[str, int],
+        network: str,
+        fd_limits: dict[str, int | None] | None = None,
+    ) -> Entry:
         errors = [r["error"] for r in repeats if "error" in r]
         good = [r for r in repeats if "error" not in r]
         if not good:
@@ -400,7 +518,9 @@ class Runner:
         non_2xx = max(m.result.non_2xx for m in measured)
         invalid = [f"{failed} failed requests"] if failed else []
         invalid += [f"{non_2xx} non-2xx responses"] if non_2xx else []
-        invalid += [f"load generator saturated (CPU {loadgen_cpu:.0f}% of a core)"] if saturated else []
+        invalid += (
+            [f"load generator saturated (CPU {loadgen_cpu:.0f}% of a core)"] if saturated else []
+        )
         invalid += errors
         restarted = {s: n for s, n in restarts.items() if n}
         invalid += [f"container restarted during the run: {restarted}"] if restarted else []
@@ -409,16 +529,30 @@ class Runner:
         cpu_ms = 1000 * cpu_s / served if cpu_s is not None and served else None
         steadies = [m.steady for m in measured if m.steady is not None]
         steady = statistics.median(steadies) if steadies else None
-        ideal = loadmod.ideal_rps(concurrency=target.concurrency, delay=target.delay) \
-            if target.delay > 0 else None
-        findings = diagnosis.diagnose(diagnosis.Evidence(
-            result=r, delay=target.delay, concurrency=target.concurrency,
-            requests=target.requests, samples=during, cpu_ms_per_request=cpu_ms,
-            steady_estimate=mid.estimate, waves=mid.waves, loadgen_cpu_peak_pct=loadgen_cpu,
-            cores=_cpu_count(), open_file_limits=fd_limits or {},
-            processes_by_service={s: int(series.peak("processes") or 1)
-                                  for s, series in mid.series.items()},
-            repeat_figures=[m.headline for m in measured if m.headline is not None]))
+        ideal = (
+            loadmod.ideal_rps(concurrency=target.concurrency, delay=target.delay)
+            if target.delay > 0
+            else None
+        )
+        findings = diagnosis.diagnose(
+            diagnosis.Evidence(
+                result=r,
+                delay=target.delay,
+                concurrency=target.concurrency,
+                requests=target.requests,
+                samples=during,
+                cpu_ms_per_request=cpu_ms,
+                steady_estimate=mid.estimate,
+                waves=mid.waves,
+                loadgen_cpu_peak_pct=loadgen_cpu,
+                cores=_cpu_count(),
+                open_file_limits=fd_limits or {},
+                processes_by_service={
+                    s: int(series.peak("processes") or 1) for s, series in mid.series.items()
+                },
+                repeat_figures=[m.headline for m in measured if m.headline is not None],
+            )
+        )
         findings += diagnosis.host_path(dict.fromkeys(c for m in measured for c in m.host_path))
         rps_values = [m.result.rps for m in measured]
         before_rss = peak("rss_mb", before) if before else None
@@ -426,35 +560,56 @@ class Runner:
             target,
             rps=statistics.median(rps_values),
             time_taken_s=statistics.median(m.result.time_taken_s for m in measured),
-            steady_rps=steady, waves=mid.waves,
+            steady_rps=steady,
+            waves=mid.waves,
             efficiency=(steady / ideal) if steady is not None and ideal else None,
-            failed=failed, non_2xx=non_2xx, failures=r.failures,
-            latency_ms=r.latency_ms, mean_latency_ms=r.mean_latency_ms,
+            failed=failed,
+            non_2xx=non_2xx,
+            failures=r.failures,
+            latency_ms=r.latency_ms,
+            mean_latency_ms=r.mean_latency_ms,
             latency_distribution_ms=mid.timeline.distribution() if mid.timeline else [],
             connect_max_ms=r.connect_max_ms,
-            threads_before=peak("threads", before) if before else (
-                during[0]["threads"] if during else None),
+            threads_before=peak("threads", before)
+            if before
+            else (during[0]["threads"] if during else None),
             threads_peak=peak("threads", during),
             threads_after=during[-1]["threads"] if during else None,
             processes=peak("processes", during),
-            rss_before_mb=before_rss, rss_peak_mb=peak("rss_mb", during),
+            rss_before_mb=before_rss,
+            rss_peak_mb=peak("rss_mb", during),
             # What one more request in flight costs in memory: the growth under load over c.
-            rss_per_request_kb=_per_request_kb(before=before_rss, peak=peak("rss_mb", during),
-                                               concurrency=target.concurrency),
+            rss_per_request_kb=_per_request_kb(
+                before=before_rss, peak=peak("rss_mb", during), concurrency=target.concurrency
+            ),
             cpu_peak_pct=peak("cpu_pct", during),
-            cpu_seconds=cpu_s, cpu_ms_per_request=cpu_ms,
-            loadgen_cpu_peak_pct=loadgen_cpu, loadgen_saturated=saturated,
-            valid=not invalid, invalid_reasons=invalid, findings=findings,
+            cpu_seconds=cpu_s,
+            cpu_ms_per_request=cpu_ms,
+            loadgen_cpu_peak_pct=loadgen_cpu,
+            loadgen_saturated=saturated,
+            valid=not invalid,
+            invalid_reasons=invalid,
+            findings=findings,
             # The target's own notes first (e.g. why a demo runs on a legacy image).
             notes=[*target.notes, *(f.message for f in findings)],
             commands=self._commands(target, network),
-            repeats=[Repeat(rps=m.result.rps, steady_rps=m.steady,
-                            time_taken_s=m.result.time_taken_s, failed=m.result.failed,
-                            non_2xx=m.result.non_2xx) for m in measured],
-            spread=Spread(rps=[min(rps_values), max(rps_values)],
-                          steady_rps=[min(steadies), max(steadies)] if steadies else None,
-                          relative=diagnosis.relative_spread(
-                              [m.headline for m in measured if m.headline is not None])),
+            repeats=[
+                Repeat(
+                    rps=m.result.rps,
+                    steady_rps=m.steady,
+                    time_taken_s=m.result.time_taken_s,
+                    failed=m.result.failed,
+                    non_2xx=m.result.non_2xx,
+                )
+                for m in measured
+            ],
+            spread=Spread(
+                rps=[min(rps_values), max(rps_values)],
+                steady_rps=[min(steadies), max(steadies)] if steadies else None,
+                relative=diagnosis.relative_spread(
+                    [m.headline for m in measured if m.headline is not None]
+                ),
+            ),
             samples=[Sample(**row) for row in during],
             error=None,
         )
@@ -474,9 +629,14 @@ class Measured:
 
     @classmethod
     def of(cls, raw: dict) -> Measured:
-        return cls(result=raw["result"], timeline=raw.get("timeline"), series=raw["series"],
-                   before=raw["before"], loadgen_cpu=raw["loadgen_cpu_peak_pct"],
-                   host_path=tuple(raw.get("host_path", ())))
+        return cls(
+            result=raw["result"],
+            timeline=raw.get("timeline"),
+            series=raw["series"],
+            before=raw["before"],
+            loadgen_cpu=raw["loadgen_cpu_peak_pct"],
+            host_path=tuple(raw.get("host_path", ())),
+        )
 
     @property
     def estimate(self) -> float | None:
@@ -494,8 +654,9 @@ class Measured:
     def steady(self) -> float | None:
         """The steady figure shown: only with few error answers and, for ab, where the run
         reached a steady state (:func:`playground.diagnosis.steady_holds`)."""
-        return self.estimate if diagnosis.steady_holds(result=self.result, waves=self.waves) \
-            else None
+        return (
+            self.estimate if diagnosis.steady_holds(result=self.result, waves=self.waves) else None
+        )
 
     @property
     def headline(self) -> float | None:
@@ -530,7 +691,7 @@ def cpu_seconds(rows: list[dict]) -> float | None:
     """CPU time the sampled processes used over a series (the integral of cpu_pct)."""
     if len(rows) < 2:
         return None
-    return sum((b["t"] - a["t"]) * b["cpu_pct"] / 100 for a, b in zip(rows, rows[1:]))
+    return sum((b["t"] - a["t"]) * b["cpu_pct"] / 100 for a, b in pairwise(rows))
 
 
 def _cpu_count() -> int:

@@ -83,8 +83,9 @@ def read_process(pid: int) -> ProcStat | None:
     # Fields after the command name (which may contain spaces) start after the last ')'.
     after = stat.rsplit(")", 1)[1].split()
     cpu_ticks = int(after[11]) + int(after[12])  # utime + stime
-    return ProcStat(pid=pid, ppid=int(after[1]), threads=threads, rss_kb=rss_kb,
-                    cpu_ticks=cpu_ticks)
+    return ProcStat(
+        pid=pid, ppid=int(after[1]), threads=threads, rss_kb=rss_kb, cpu_ticks=cpu_ticks
+    )
 
 
 def process_tree(stats: list[ProcStat], root: int) -> list[ProcStat]:
@@ -105,8 +106,13 @@ class ProcReader:
     """Reads a container's processes from the host's /proc through its cgroup (or, given
     `pids`, a fixed set of host processes such as a load generator run on the host)."""
 
-    def __init__(self, procs_path: Path | None = None, *, root: int | None = None,
-                 pids: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        procs_path: Path | None = None,
+        *,
+        root: int | None = None,
+        pids: list[int] | None = None,
+    ) -> None:
         self.procs_path = procs_path
         self.root = root
         self.pids = pids
@@ -114,8 +120,11 @@ class ProcReader:
 
     def read(self, t: float) -> Sample | None:
         try:
-            pids = self.pids if self.pids is not None else [
-                int(p) for p in self.procs_path.read_text().split()]
+            pids = (
+                self.pids
+                if self.pids is not None
+                else [int(p) for p in self.procs_path.read_text().split()]
+            )
         except OSError:
             return None
         stats = [s for s in (read_process(pid) for pid in pids) if s is not None]
@@ -127,8 +136,13 @@ class ProcReader:
         if self._last is not None and now > self._last[0]:
             cpu = 100.0 * (ticks - self._last[1]) / CLK_TCK / (now - self._last[0])
         self._last = (now, ticks)
-        return Sample(t=t, threads=sum(s.threads for s in stats), processes=len(stats),
-                      rss_mb=sum(s.rss_kb for s in stats) * PAGE_MB, cpu_pct=max(cpu, 0.0))
+        return Sample(
+            t=t,
+            threads=sum(s.threads for s in stats),
+            processes=len(stats),
+            rss_mb=sum(s.rss_kb for s in stats) * PAGE_MB,
+            cpu_pct=max(cpu, 0.0),
+        )
 
 
 class StatsReader:
@@ -140,20 +154,34 @@ class StatsReader:
     def read(self, t: float) -> Sample | None:
         proc = subprocess.run(
             ["docker", "stats", "--no-stream", "--format", "{{json .}}", self.container],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         if proc.returncode != 0 or not proc.stdout.strip():
             return None
         data = json.loads(proc.stdout.strip().splitlines()[0])
-        return Sample(t=t, threads=int(data.get("PIDs", 0) or 0), processes=0,
-                      rss_mb=_mem_mb(data.get("MemUsage", "0B / 0B").split("/")[0]),
-                      cpu_pct=float(data.get("CPUPerc", "0%").rstrip("%") or 0))
+        return Sample(
+            t=t,
+            threads=int(data.get("PIDs", 0) or 0),
+            processes=0,
+            rss_mb=_mem_mb(data.get("MemUsage", "0B / 0B").split("/")[0]),
+            cpu_pct=float(data.get("CPUPerc", "0%").rstrip("%") or 0),
+        )
 
 
 def _mem_mb(text: str) -> float:
     text = text.strip()
-    units = {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1 / 1000, "MB": 1, "GB": 1000,
-             "B": 1 / 1048576}
+    units = {
+        "KiB": 1 / 1024,
+        "MiB": 1,
+        "GiB": 1024,
+        "kB": 1 / 1000,
+        "MB": 1,
+        "GB": 1000,
+        "B": 1 / 1048576,
+    }
     for unit, factor in sorted(units.items(), key=lambda kv: -len(kv[0])):
         if text.endswith(unit):
             return float(text[: -len(unit)]) * factor
@@ -204,8 +232,9 @@ class Periodic:
 class Sampler(Periodic):
     """Samples containers every `interval` seconds, times from entry, until stopped."""
 
-    def __init__(self, readers: dict[str, ProcReader | StatsReader], *,
-                 interval: float = INTERVAL_S) -> None:
+    def __init__(
+        self, readers: dict[str, ProcReader | StatsReader], *, interval: float = INTERVAL_S
+    ) -> None:
         super().__init__(interval=interval, name="sampler")
         self.readers = readers
         self.series = {name: Series(container=name) for name in readers}
@@ -232,10 +261,15 @@ def combine(series: Iterable[Series]) -> list[dict]:
     out = []
     for i in range(length):
         group = [s.samples[i] for s in series]
-        out.append({"t": round(group[0].t, 3), "threads": sum(g.threads for g in group),
-                    "processes": sum(g.processes for g in group),
-                    "rss_mb": round(sum(g.rss_mb for g in group), 3),
-                    "cpu_pct": round(sum(g.cpu_pct for g in group), 3)})
+        out.append(
+            {
+                "t": round(group[0].t, 3),
+                "threads": sum(g.threads for g in group),
+                "processes": sum(g.processes for g in group),
+                "rss_mb": round(sum(g.rss_mb for g in group), 3),
+                "cpu_pct": round(sum(g.cpu_pct for g in group), 3),
+            }
+        )
     return out
 
 

@@ -11,16 +11,25 @@ from __future__ import annotations
 import math
 
 # Every serving mode that could hold many requests, up to c=10,000.
-SCALE_DEFAULT = ("gevent-pywsgi", "gunicorn-gevent", "uwsgi-gevent", "nginx-gunicorn",
-                 "nginx-uwsgi", "devserver-threads", "gunicorn-threads", "uwsgi-threads")
+SCALE_DEFAULT = (
+    "gevent-pywsgi",
+    "gunicorn-gevent",
+    "uwsgi-gevent",
+    "nginx-gunicorn",
+    "nginx-uwsgi",
+    "devserver-threads",
+    "gunicorn-threads",
+    "uwsgi-threads",
+)
 SCALE_SWEEP = (100, 1000, 3000, 10000)
 SCALE_UTILISATION = 0.25
 SCALE_PROBE = "gunicorn-gevent"
 MAX_SCALE_DELAY_S = 600.0  # the scale overrides raise MAX_DELAY to this
 
 
-def scale_settings(*, cpu_ms: float | None, sweep: tuple[int, ...], utilisation: float,
-                   probe: str) -> dict:
+def scale_settings(
+    *, cpu_ms: float | None, sweep: tuple[int, ...], utilisation: float, probe: str
+) -> dict:
     """The delay per concurrency that keeps c / delay at `utilisation` of one core."""
     if not cpu_ms:
         raise ValueError(f"the probe ({probe}) measured no CPU per request; cannot pick delays")
@@ -28,5 +37,10 @@ def scale_settings(*, cpu_ms: float | None, sweep: tuple[int, ...], utilisation:
         raise ValueError(f"utilisation must be above 0 and at most 1, got {utilisation:g}")
     rate = utilisation * 1000 / cpu_ms
     delays = {c: min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
-    return {"probe": probe, "cpu_ms_per_request": cpu_ms, "utilisation": utilisation,
-            "rate": rate, "delays": delays}
+    return {
+        "probe": probe,
+        "cpu_ms_per_request": cpu_ms,
+        "utilisation": utilisation,
+        "rate": rate,
+        "delays": delays,
+    }

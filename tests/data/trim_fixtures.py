@@ -31,8 +31,10 @@ def main() -> None:
     sweep = json.loads((args.sweep / "results.json").read_text())
     (DATA / "results_sweep.json").write_text(json.dumps(sweep, indent=2) + "\n")
     for suffix in ("txt", "tsv"):
-        shutil.copyfile(args.main / "raw" / f"devserver-c5-r1.{suffix}",
-                        DATA / f"ab_devserver_serial_n10_c5_1s.{suffix}")
+        shutil.copyfile(
+            args.main / "raw" / f"devserver-c5-r1.{suffix}",
+            DATA / f"ab_devserver_serial_n10_c5_1s.{suffix}",
+        )
 
 
 if __name__ == "__main__":

@@ -28,20 +28,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def sh(*argv: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}{proc.stdout[-2000:]}")
+        raise AssertionError(
+            f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}{proc.stdout[-2000:]}"
+        )
     return proc
 
 
 def project_of(compose_file: str) -> str:
-    return json.loads(sh("docker", "compose", "-f", compose_file, "config", "--format",
-                         "json").stdout)["name"]
+    return json.loads(
+        sh("docker", "compose", "-f", compose_file, "config", "--format", "json").stdout
+    )["name"]
 
 
 def leftovers(project: str) -> dict[str, list[str]]:
     label = f"label=com.docker.compose.project={project}"
-    return {kind: sh("docker", *cmd, "--filter", label, "--quiet").stdout.split()
-            for kind, cmd in (("containers", ("ps", "--all")), ("networks", ("network", "ls")),
-                              ("volumes", ("volume", "ls")))}
+    return {
+        kind: sh("docker", *cmd, "--filter", label, "--quiet").stdout.split()
+        for kind, cmd in (
+            ("containers", ("ps", "--all")),
+            ("networks", ("network", "ls")),
+            ("volumes", ("volume", "ls")),
+        )
+    }
 
 
 @dataclass
@@ -50,13 +58,16 @@ class Up:
     project: str
 
     def container(self, service: str) -> str:
-        cid = sh("docker", "compose", "-f", self.compose_file, "ps", "--quiet", service).stdout.strip()
+        cid = sh(
+            "docker", "compose", "-f", self.compose_file, "ps", "--quiet", service
+        ).stdout.strip()
         assert cid, f"{service} is not running"
         return cid
 
     def exec(self, service: str, *argv: str, check: bool = False) -> subprocess.CompletedProcess:
-        return sh("docker", "compose", "-f", self.compose_file, "exec", "-T", service, *argv,
-                  check=check)
+        return sh(
+            "docker", "compose", "-f", self.compose_file, "exec", "-T", service, *argv, check=check
+        )
 
     def listen_queue(self, service: str, port: int) -> int:
         """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read from
@@ -64,15 +75,34 @@ class Up:
         if os.geteuid() != 0:
             pytest.skip("reading a container's listen queue needs root (nsenter)")
         pid = sh("docker", "inspect", "--format", "{{.State.Pid}}", self.container(service))
-        out = sh("nsenter", "--target", pid.stdout.strip(), "--net", "ss", "--listening",
-                 "--tcp", "--numeric", "--no-header", f"sport = :{port}").stdout.split()
+        out = sh(
+            "nsenter",
+            "--target",
+            pid.stdout.strip(),
+            "--net",
+            "ss",
+            "--listening",
+            "--tcp",
+            "--numeric",
+            "--no-header",
+            f"sport = :{port}",
+        ).stdout.split()
         assert out, f"nothing listens on {service}:{port}"
         return int(out[2])
 
     def in_network(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the load-generator image on the scenario's own network."""
-        return sh("docker", "run", "--rm", "--network", f"{self.project}_default",
-                  "flask-playground/loadgen", *argv, check=False, timeout=120)
+        return sh(
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            f"{self.project}_default",
+            "flask-playground/loadgen",
+            *argv,
+            check=False,
+            timeout=120,
+        )
 
     def threads_during(self, service: str, *, url: str, n: int, c: int) -> dict[str, int]:
         """Threads of `service` before and at peak while ab loads `url` from the host."""
@@ -85,24 +115,48 @@ class Up:
             result = ab(url, n=n, c=c)
         assert result["failed"] == 0 and result["non_2xx"] == 0, result
         series = during.series[service]
-        return {"before": int(before.series[service].peak("threads")),
-                "peak": int(series.peak("threads")),
-                "processes": int(series.peak("processes"))}
+        return {
+            "before": int(before.series[service].peak("threads")),
+            "peak": int(series.peak("threads")),
+            "processes": int(series.peak("processes")),
+        }
 
 
 @pytest.fixture(scope="class")
 def up(request) -> Up:
     compose_file = request.cls.compose_file
     project = project_of(compose_file)
-    proc = sh("docker", "compose", "-f", compose_file, "up", "-d", "--wait", "--wait-timeout",
-              "180", check=False, timeout=400)
+    proc = sh(
+        "docker",
+        "compose",
+        "-f",
+        compose_file,
+        "up",
+        "-d",
+        "--wait",
+        "--wait-timeout",
+        "180",
+        check=False,
+        timeout=400,
+    )
     if proc.returncode != 0:
         logs = sh("docker", "compose", "-f", compose_file, "logs", "--tail", "30", check=False)
         sh("docker", "compose", "-f", compose_file, "down", "--volumes", check=False)
-        pytest.fail(f"{compose_file} did not come up:\n{proc.stderr[-2000:]}\n{logs.stdout[-3000:]}")
+        pytest.fail(
+            f"{compose_file} did not come up:\n{proc.stderr[-2000:]}\n{logs.stdout[-3000:]}"
+        )
     yield Up(compose_file=compose_file, project=project)
-    sh("docker", "compose", "-f", compose_file, "down", "--volumes", "--remove-orphans",
-       "--timeout", "10")
+    sh(
+        "docker",
+        "compose",
+        "-f",
+        compose_file,
+        "down",
+        "--volumes",
+        "--remove-orphans",
+        "--timeout",
+        "10",
+    )
     left = leftovers(project)
     assert not any(left.values()), f"{compose_file} left things behind: {left}"
 

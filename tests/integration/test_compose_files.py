@@ -81,8 +81,11 @@ def test_the_registrys_facts_are_the_compose_files(target):
 
 
 # Every target `playground scale` layers a scale/ override on, and that override's file.
-SCALED = [(t, f"scale/{t.compose_file}") for t in (*SCENARIOS, *contenders.SCALE)
-          if (ROOT / "scale" / t.compose_file).exists()]
+SCALED = [
+    (t, f"scale/{t.compose_file}")
+    for t in (*SCENARIOS, *contenders.SCALE)
+    if (ROOT / "scale" / t.compose_file).exists()
+]
 
 
 @pytest.mark.parametrize("target,override", SCALED, ids=lambda v: getattr(v, "name", ""))
@@ -104,8 +107,9 @@ def test_the_scale_shape_in_the_registry_is_the_overrides(target, override):
     assert int(env["WORKERS"]) == workers == scaled.workers, (target.name, env)
     if per_worker is not None:
         assert [int(env[v]) for v in PER_WORKER_VARS if v in env] == [per_worker], env
-    assert scaled.title.endswith(f"scale override: {workers} workers" +
-                                 ("" if per_worker is None else f" x {per_worker}"))
+    assert scaled.title.endswith(
+        f"scale override: {workers} workers" + ("" if per_worker is None else f" x {per_worker}")
+    )
 
 
 @pytest.mark.parametrize("target", [*SCENARIOS, *DEMO_TARGETS], ids=lambda t: t.name)
@@ -132,8 +136,12 @@ def test_app_containers_run_as_non_root(compose_file):
         if name == "postgres":
             continue  # its entry point drops to the postgres user itself
         image = svc["image"]
-        user = svc.get("user") or sh("docker", "image", "inspect", "--format",
-                                     "{{.Config.User}}", image, check=False).stdout.strip()
+        user = (
+            svc.get("user")
+            or sh(
+                "docker", "image", "inspect", "--format", "{{.Config.User}}", image, check=False
+            ).stdout.strip()
+        )
         assert user and user not in ("root", "0", "0:0"), (name, image, user)
 
 
@@ -181,13 +189,22 @@ def credential_findings(text: str) -> list[str]:
 
 def test_the_credentials_scan_finds_what_it_looks_for():
     # Assembled at run time, so this file itself stays clean for the scan below.
-    planted = ["db_pass" + 'word = "hunter2"', "API_" + "KEY=abc123",
-               "postgres://app:" + "s3cret@db/x", "-----BEGIN RSA " + KEY + "-----",
-               "AKIA" + "ABCDEFGHIJKLMNOP", "  SECRET_" + "TOKEN: hunter2"]
+    planted = [
+        "db_pass" + 'word = "hunter2"',
+        "API_" + "KEY=abc123",
+        "postgres://app:" + "s3cret@db/x",
+        "-----BEGIN RSA " + KEY + "-----",
+        "AKIA" + "ABCDEFGHIJKLMNOP",
+        "  SECRET_" + "TOKEN: hunter2",
+    ]
     for text in planted:
         assert credential_findings(text), text
-    for text in ["POSTGRES_PASSWORD: example", '"password": os.environ.get("X", "example")',
-                 "password: ${POSTGRES_PASSWORD}", "-----BEGIN CERTIFICATE-----"]:
+    for text in [
+        "POSTGRES_PASSWORD: example",
+        '"password": os.environ.get("X", "example")',
+        "password: ${POSTGRES_PASSWORD}",
+        "-----BEGIN CERTIFICATE-----",
+    ]:
         assert not credential_findings(text), text
 
 
@@ -212,16 +229,24 @@ def test_no_credentials_in_the_repository():
 
 
 def image_findings(image: str) -> list[str]:
-    inspect = sh("docker", "image", "inspect", "--format",
-                 "{{json .Config.Env}}\t{{json .Config.Labels}}", image, check=False)
+    inspect = sh(
+        "docker",
+        "image",
+        "inspect",
+        "--format",
+        "{{json .Config.Env}}\t{{json .Config.Labels}}",
+        image,
+        check=False,
+    )
     assert inspect.returncode == 0, f"{image} is not there: {inspect.stderr}"
     env_json, labels_json = inspect.stdout.strip().split("\t")
     pairs = [tuple(e.split("=", 1)) for e in json.loads(env_json) or []]
     pairs += list((json.loads(labels_json) or {}).items())
     named = re.compile(rf"(?i)^{NAMED}$")
     bad = [f"{k}={v}" for k, v in pairs if named.match(k) and v not in ALLOWED_VALUES]
-    bad += [f"{k}={v[:40]}" for k, v in pairs if credential_findings(f"{k}={v}")
-            and not named.match(k)]
+    bad += [
+        f"{k}={v[:40]}" for k, v in pairs if credential_findings(f"{k}={v}") and not named.match(k)
+    ]
     # Build arguments and RUN lines stay in the image's history.
     history = sh("docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", image).stdout
     return bad + credential_findings(history)

@@ -21,13 +21,19 @@ pytestmark = pytest.mark.integration
 
 BODY = "Hi there! slow api response"
 K, DELAY = 20, 1.0  # 20 s one at a time, ~1 s concurrently
-FILES = ["contenders/gunicorn-gthread.yml", "contenders/granian-wsgi.yml",
-         "contenders/uvicorn-wsgi.yml", "contenders/flask-async-views.yml",
-         "contenders/quart-hypercorn.yml", "contenders/freethreaded-gunicorn.yml"]
+FILES = [
+    "contenders/gunicorn-gthread.yml",
+    "contenders/granian-wsgi.yml",
+    "contenders/uvicorn-wsgi.yml",
+    "contenders/flask-async-views.yml",
+    "contenders/quart-hypercorn.yml",
+    "contenders/freethreaded-gunicorn.yml",
+]
 
 
-def assert_concurrent(port: int, *, k: int = K, delay: float = DELAY,
-                      within: float | None = None) -> float:
+def assert_concurrent(
+    port: int, *, k: int = K, delay: float = DELAY, within: float | None = None
+) -> float:
     elapsed, statuses = concurrent_get(port, k=k, delay=delay)
     assert statuses == [200] * k
     limit = within if within is not None else k * delay / 2
@@ -38,7 +44,9 @@ def assert_concurrent(port: int, *, k: int = K, delay: float = DELAY,
 def assert_serialised(port: int, *, k: int, delay: float) -> None:
     elapsed, statuses = concurrent_get(port, k=k, delay=delay)
     assert statuses == [200] * k
-    assert elapsed >= 0.8 * k * delay, f"{k} requests of {delay} s took {elapsed:.2f} s: not serialised"
+    assert elapsed >= 0.8 * k * delay, (
+        f"{k} requests of {delay} s took {elapsed:.2f} s: not serialised"
+    )
 
 
 def assert_same_answers(port: int) -> None:
@@ -55,8 +63,9 @@ def test_compose_conventions(compose_file):
     text = open(compose_file).read()
     assert not any(line.startswith("version:") for line in text.splitlines())
     assert "\nname: contender-" in text
-    config = json.loads(sh("docker", "compose", "-f", compose_file, "config", "--format",
-                           "json").stdout)
+    config = json.loads(
+        sh("docker", "compose", "-f", compose_file, "config", "--format", "json").stdout
+    )
     for name, svc in config["services"].items():
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         if name == "slow_api":
@@ -64,8 +73,9 @@ def test_compose_conventions(compose_file):
         assert {p["host_ip"] for p in svc["ports"]} == {"127.0.0.1"}, name
         assert svc["depends_on"]["slow_api"]["condition"] == "service_healthy", name
         assert svc.get("stop_signal") == "SIGINT", name
-        user = sh("docker", "image", "inspect", "--format", "{{.Config.User}}", svc["image"],
-                  check=False).stdout.strip()
+        user = sh(
+            "docker", "image", "inspect", "--format", "{{.Config.User}}", svc["image"], check=False
+        ).stdout.strip()
         assert user and user not in ("root", "0", "0:0"), (name, svc["image"], user)
 
 
@@ -78,8 +88,9 @@ class TestGunicornGthread:
         assert_concurrent(port)
 
     def test_one_process_grows_threads_with_load(self, up):
-        threads = up.threads_during("gthread_1x200", url="http://127.0.0.1:3001/?delay=1",
-                                    n=200, c=100)
+        threads = up.threads_during(
+            "gthread_1x200", url="http://127.0.0.1:3001/?delay=1", n=200, c=100
+        )
         assert threads["peak"] >= threads["before"] + 50, threads
 
 
@@ -117,8 +128,9 @@ class TestFlaskAsyncViews:
         assert_concurrent(3000)
 
     def test_each_request_still_holds_a_thread(self, up):
-        threads = up.threads_during("async_views", url="http://127.0.0.1:3000/?delay=1",
-                                    n=200, c=100)
+        threads = up.threads_during(
+            "async_views", url="http://127.0.0.1:3000/?delay=1", n=200, c=100
+        )
         assert threads["peak"] >= threads["before"] + 50, threads
 
 
@@ -131,8 +143,9 @@ class TestQuart:
         assert_concurrent(port)
 
     def test_threads_stay_flat_under_load(self, up):
-        threads = up.threads_during("quart_unlimited", url="http://127.0.0.1:3001/?delay=1",
-                                    n=200, c=100)
+        threads = up.threads_during(
+            "quart_unlimited", url="http://127.0.0.1:3001/?delay=1", n=200, c=100
+        )
         assert threads["peak"] <= threads["before"] + 10, threads
         assert threads["processes"] == 1, threads  # Hypercorn's own process serves (workers=0)
 
@@ -150,8 +163,10 @@ class TestFreeThreaded:
 
     @pytest.mark.parametrize("service", ["nogil_4x50", "nogil_1x200"])
     def test_the_gil_is_off_in_the_container(self, up, service):
-        code = ("import sys, sysconfig, freethreaded; "
-                "print(sysconfig.get_config_var('Py_GIL_DISABLED'), sys._is_gil_enabled())")
+        code = (
+            "import sys, sysconfig, freethreaded; "
+            "print(sysconfig.get_config_var('Py_GIL_DISABLED'), sys._is_gil_enabled())"
+        )
         proc = up.exec(service, "python", "-c", code)
         assert proc.stdout.split() == ["1", "False"], proc.stdout + proc.stderr
 
@@ -170,18 +185,37 @@ def test_the_report_compares_them_in_a_section_of_its_own(tmp_path):
     itself carries the table, with the serialising adapter named as such, and its chart; no
     file beside it."""
     playground = Path(sys.executable).with_name("playground")
-    proc = subprocess.run([str(playground), "run", "uvicorn-wsgitoasgi", "gthread-1x200",
-                           "--no-build", "--no-calibration", "-q", "--results-dir",
-                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [
+            str(playground),
+            "run",
+            "uvicorn-wsgitoasgi",
+            "gthread-1x200",
+            "--no-build",
+            "--no-calibration",
+            "-q",
+            "--results-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = tmp_path / "latest"
     report = (run_dir / "report.md").read_text()
     start = report.index("## 2026 contenders: requests per MB")
-    section = report[start:report.index("\n## ", start + 1)]
-    rows = {ln.split("|")[1].strip(): ln.split("|")[-2].strip()
-            for ln in section.splitlines() if ln.startswith("| ") and "---" not in ln}
-    assert rows == {"mode": "verdict", "uvicorn-wsgitoasgi": "serialised",
-                    "gthread-1x200": "concurrent"}
+    section = report[start : report.index("\n## ", start + 1)]
+    rows = {
+        ln.split("|")[1].strip(): ln.split("|")[-2].strip()
+        for ln in section.splitlines()
+        if ln.startswith("| ") and "---" not in ln
+    }
+    assert rows == {
+        "mode": "verdict",
+        "uvicorn-wsgitoasgi": "serialised",
+        "gthread-1x200": "concurrent",
+    }
     assert "](contenders.png)" in section and (run_dir / "contenders.png").stat().st_size
     assert not (run_dir / "contenders.md").exists()

@@ -29,13 +29,17 @@ FILES = list(DEMO_FILES)
 def assert_concurrent(port: int, *, k: int = K, delay: float = DELAY) -> None:
     elapsed, statuses = concurrent_get(port, k=k, delay=delay)
     assert statuses == [200] * k
-    assert elapsed < k * delay / 2, f"{k} requests of {delay} s took {elapsed:.2f} s: not concurrent"
+    assert elapsed < k * delay / 2, (
+        f"{k} requests of {delay} s took {elapsed:.2f} s: not concurrent"
+    )
 
 
 def assert_serialised(port: int, *, k: int = K, delay: float = DELAY) -> None:
     elapsed, statuses = concurrent_get(port, k=k, delay=delay)
     assert statuses == [200] * k
-    assert elapsed >= 0.8 * k * delay, f"{k} requests of {delay} s took {elapsed:.2f} s: not serialised"
+    assert elapsed >= 0.8 * k * delay, (
+        f"{k} requests of {delay} s took {elapsed:.2f} s: not serialised"
+    )
 
 
 def assert_refuses_bad_input(port: int) -> None:
@@ -52,14 +56,16 @@ def test_compose_conventions(compose_file):
     text = open(compose_file).read()
     assert not any(line.startswith("version:") for line in text.splitlines())
     assert "\nname: demo-" in text
-    config = json.loads(sh("docker", "compose", "-f", compose_file, "config", "--format",
-                           "json").stdout)
+    config = json.loads(
+        sh("docker", "compose", "-f", compose_file, "config", "--format", "json").stdout
+    )
     for name, svc in config["services"].items():
         assert {p["host_ip"] for p in svc["ports"]} == {"127.0.0.1"}, name
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         assert svc.get("stop_signal") == "SIGINT", name
-        user = sh("docker", "image", "inspect", "--format", "{{.Config.User}}", svc["image"],
-                  check=False).stdout.strip()
+        user = sh(
+            "docker", "image", "inspect", "--format", "{{.Config.User}}", svc["image"], check=False
+        ).stdout.strip()
         assert user and user not in ("root", "0", "0:0"), (name, svc["image"], user)
         assert not svc.get("ulimits"), name
 
@@ -119,9 +125,15 @@ class TestGunicornWorkers:
         This test fails if that ever changes and the unpatched app serialises."""
         assert_concurrent(3001)
         # Why: importing the worker class swaps time.sleep for eventlet's.
-        probe = up.exec("eventlet", "python", "-W", "ignore", "-c",
-                        "import time; before = time.sleep; import gunicorn.workers.geventlet; "
-                        "print(time.sleep is before, time.sleep.__module__)")
+        probe = up.exec(
+            "eventlet",
+            "python",
+            "-W",
+            "ignore",
+            "-c",
+            "import time; before = time.sleep; import gunicorn.workers.geventlet; "
+            "print(time.sleep is before, time.sleep.__module__)",
+        )
         assert probe.returncode == 0, probe.stderr
         assert probe.stdout.split() == ["False", "eventlet.greenthread"], probe.stdout
 
@@ -177,17 +189,31 @@ class TestSanic:
 
 # ---- 4. wrk and the worker classes ---------------------------------------------------------
 
-WRK_SERVERS = {"eventlet": 3001, "gevent": 3002, "sanic": 3003, "sanic-gunicorn": 3004,
-               "sync": 3000}  # sync last: its queued requests outlive the wrk run
+WRK_SERVERS = {
+    "eventlet": 3001,
+    "gevent": 3002,
+    "sanic": 3003,
+    "sanic-gunicorn": 3004,
+    "sync": 3000,
+}  # sync last: its queued requests outlive the wrk run
 WRK_C, WRK_S, WRK_DELAY = 20, 3, 0.25
 
 
 def wrk(up, service: str, *, delay: float, seconds: int = WRK_S):
-    proc = up.in_network("wrk", "--latency", "-t", "2", "-c", str(WRK_C), "-d", f"{seconds}s",
-                         "--timeout", "10s",
-                         f"http://{service}:{WRK_SERVERS[service]}/?delay={delay:g}")
-    return WrkTool().parse(stdout=proc.stdout + proc.stderr, per_request=None,
-                           concurrency=WRK_C)
+    proc = up.in_network(
+        "wrk",
+        "--latency",
+        "-t",
+        "2",
+        "-c",
+        str(WRK_C),
+        "-d",
+        f"{seconds}s",
+        "--timeout",
+        "10s",
+        f"http://{service}:{WRK_SERVERS[service]}/?delay={delay:g}",
+    )
+    return WrkTool().parse(stdout=proc.stdout + proc.stderr, per_request=None, concurrency=WRK_C)
 
 
 class TestWrkWorkers:

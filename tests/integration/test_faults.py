@@ -32,7 +32,11 @@ RECOVER_S = 5  # "within a few seconds of the upstream's return"
 def faults(results_dir: Path, *args: str, timeout: float = 600) -> dict:
     proc = subprocess.run(
         [PLAYGROUND, "faults", *args, "--no-build", "--quiet", "--results-dir", str(results_dir)],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     runs = sorted(results_dir.glob("*-faults/faults.json"))
     assert runs, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads(runs[-1].read_text())
@@ -42,18 +46,53 @@ def faults(results_dir: Path, *args: str, timeout: float = 600) -> dict:
 
 @pytest.fixture(scope="module")
 def app_faults(tmp_path_factory) -> dict:
-    return faults(tmp_path_factory.mktemp("faults"), *SCENARIOS,
-                  "--fault", "upstream-outage", "--fault", "upstream-slowdown",
-                  "--fault", "overload", "-c", str(C), "--delay", str(DELAY),
-                  "--slow-delay", str(SLOW), "--baseline", "3", "--fault-seconds", "6",
-                  "--recovery", "8", "--overload-seconds", "12", "--probe-timeout", "30")
+    return faults(
+        tmp_path_factory.mktemp("faults"),
+        *SCENARIOS,
+        "--fault",
+        "upstream-outage",
+        "--fault",
+        "upstream-slowdown",
+        "--fault",
+        "overload",
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--slow-delay",
+        str(SLOW),
+        "--baseline",
+        "3",
+        "--fault-seconds",
+        "6",
+        "--recovery",
+        "8",
+        "--overload-seconds",
+        "12",
+        "--probe-timeout",
+        "30",
+    )
 
 
 @pytest.fixture(scope="module")
 def db_faults(tmp_path_factory) -> dict:
-    return faults(tmp_path_factory.mktemp("faults"), "bonus-psycopg2", "bonus-psycogreen",
-                  "--fault", "db-outage", "--delay", str(DELAY), "--baseline", "3",
-                  "--fault-seconds", "6", "--recovery", "10", "--probe-timeout", "30")
+    return faults(
+        tmp_path_factory.mktemp("faults"),
+        "bonus-psycopg2",
+        "bonus-psycogreen",
+        "--fault",
+        "db-outage",
+        "--delay",
+        str(DELAY),
+        "--baseline",
+        "3",
+        "--fault-seconds",
+        "6",
+        "--recovery",
+        "10",
+        "--probe-timeout",
+        "30",
+    )
 
 
 def entries(data: dict, fault: str) -> dict[str, tuple[dict, dict]]:
@@ -131,15 +170,18 @@ def assert_shed_says_what_ab_counted(target: dict) -> None:
         "overflow": (ab["connect_max_ms"] or 0) >= 900,
     }
     assert said == counted, (said, ab, target["shed"])
-    queued = ab["latency_ms"]["p50"] > 2 * DELAY * 1000 or ab["latency_ms"]["p99"] > 3 * DELAY * 1000
+    queued = (
+        ab["latency_ms"]["p50"] > 2 * DELAY * 1000 or ab["latency_ms"]["p99"] > 3 * DELAY * 1000
+    )
     assert ("queue" in shed.replace("listen queue", "")) == queued, (ab["latency_ms"], shed)
-    assert ("nothing shed" in shed) == (not any(counted.values()) and not queued
-                                        and not failures.get("exceptions")), shed
+    assert ("nothing shed" in shed) == (
+        not any(counted.values()) and not queued and not failures.get("exceptions")
+    ), shed
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_overload_crashes_nothing_and_says_where_load_was_shed(app_faults, name):
-    target, run = entries(app_faults, "overload")[name]
+    target, _run = entries(app_faults, "overload")[name]
     ab = target["ab"]
     assert ab["error"] is None, ab
     assert target["concurrency"] == 2000 and ab["complete"] > 0
@@ -149,8 +191,11 @@ def test_overload_crashes_nothing_and_says_where_load_was_shed(app_faults, name)
         # 2000 clients, 4 x 50 threads: ten waves of the delay, whatever the machine.
         assert ab["latency_ms"]["p50"] >= 2 * DELAY * 1000, ab["latency_ms"]
         assert any(line.startswith("queueing") for line in target["shed"]), target["shed"]
-    assert not [k for k in target["probe"]["kinds"] if k.isdigit() and k.startswith("5")
-                and k not in ("502", "503", "504")]
+    assert not [
+        k
+        for k in target["probe"]["kinds"]
+        if k.isdigit() and k.startswith("5") and k not in ("502", "503", "504")
+    ]
     # Afterwards: a fresh request is answered, and a burst is as quick as before.
     assert target["drain_answer"] == "200", target
     assert not target["stuck"], target["stuck_reason"]
@@ -172,6 +217,7 @@ def test_fault_runs_write_a_report_and_leave_nothing_behind(app_faults, db_fault
         assert data["finished_at"]
     for project in ("sync-gunicorn", "async-gevent-pywsgi", "bonus-psycopg2-gevent"):
         assert not any(leftovers(project).values()), project
-    names = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True,
-                           text=True).stdout
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+    ).stdout
     assert "flask-playground-overload-" not in names

@@ -25,14 +25,30 @@ from hypothesis import HealthCheck, example, given, settings
 from playground import faults
 from playground.compose import Docker
 from tests.integration.conftest import ROOT, leftovers, project_of, sh
-from tests.strategies import (EXCHANGE_SRC, FUZZ_MAX_DELAY, allowed_statuses, build_request,
-                              exchange, expected_status, header_lists, query_pairs)
+from tests.strategies import (
+    EXCHANGE_SRC,
+    FUZZ_MAX_DELAY,
+    allowed_statuses,
+    build_request,
+    exchange,
+    expected_status,
+    header_lists,
+    query_pairs,
+)
 
 pytestmark = pytest.mark.integration
 
-FUZZ = settings(max_examples=300, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 PLAIN = b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 # Delays so small that `f"{d:g}"` writes them with an exponent, which slow_api refuses: the
 # apps passed them on that way and answered 502 (found by this fuzz; the bonus halves it).
@@ -48,8 +64,10 @@ class Live:
         self.before: dict[str, faults.ServerState] = {}
 
     def states(self) -> dict[str, faults.ServerState]:
-        return {s: faults.server_state(docker=self.docker, compose_file=self.compose_file,
-                                       service=s) for s in self.docker.services(self.compose_file)}
+        return {
+            s: faults.server_state(docker=self.docker, compose_file=self.compose_file, service=s)
+            for s in self.docker.services(self.compose_file)
+        }
 
     def assert_unharmed(self, ports: tuple[int, ...]) -> None:
         for port in ports:
@@ -64,17 +82,31 @@ def live(request) -> Iterator[Live]:
     compose_file = request.cls.compose_file
     project = project_of(compose_file)
     env = {**os.environ, "MAX_DELAY": str(FUZZ_MAX_DELAY)}
-    proc = subprocess.run(["docker", "compose", "-f", compose_file, "up", "-d", "--wait",
-                           "--wait-timeout", "180"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=400)
+    proc = subprocess.run(
+        ["docker", "compose", "-f", compose_file, "up", "-d", "--wait", "--wait-timeout", "180"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     try:
         assert proc.returncode == 0, proc.stderr[-3000:]
         up = Live(compose_file)
         up.before = up.states()
         yield up
     finally:
-        sh("docker", "compose", "-f", compose_file, "down", "--volumes", "--remove-orphans",
-           "--timeout", "10")
+        sh(
+            "docker",
+            "compose",
+            "-f",
+            compose_file,
+            "down",
+            "--volumes",
+            "--remove-orphans",
+            "--timeout",
+            "10",
+        )
     assert not any(leftovers(project).values())
 
 
@@ -82,22 +114,29 @@ class Relay:
     """Runs the fuzz's exchange() inside a container of the network, to reach slow_api, which
     is not published: one request per line in, one answer per line out."""
 
-    LOOP = EXCHANGE_SRC + r'''
+    LOOP = (
+        EXCHANGE_SRC
+        + r"""
 import base64, json, sys
 for line in sys.stdin:
     req = json.loads(line)
     status, error = exchange(base64.b64decode(req["raw"]), req["host"], req["port"], 10)
     print(json.dumps([status, error]), flush=True)
-'''
+"""
+    )
 
     def __init__(self, container: str) -> None:
-        self.proc = subprocess.Popen(["docker", "exec", "-i", container, "python", "-u", "-c",
-                                      self.LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            ["docker", "exec", "-i", container, "python", "-u", "-c", self.LOOP],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def exchange(self, raw: bytes, host: str, port: int) -> tuple[int | None, str | None]:
-        self.proc.stdin.write(json.dumps({"raw": base64.b64encode(raw).decode(), "host": host,
-                                          "port": port}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"raw": base64.b64encode(raw).decode(), "host": host, "port": port}) + "\n"
+        )
         self.proc.stdin.flush()
         status, error = json.loads(self.proc.stdout.readline())
         return status, error
@@ -127,16 +166,23 @@ HOSTILE = {
     "space in a header name": (b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nX A: b\r\n", {200, 400}),
     "absolute URI": (b"GET http://x/?delay=0 HTTP/1.1\r\nHost: x\r\n", {200, 404}),
     "HTTP/1.0 without Host": (b"GET /?delay=0 HTTP/1.0\r\n", {200}),
-    "20 KB query": (b"GET /?delay=0&x=" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n",
-                    {200, 400, 414}),
-    "70 KB query": (b"GET /?delay=0&x=" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n",
-                    {400, 414}),
-    "10,000 delay parameters": (b"GET /?" + b"delay=0&" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n",
-                                {400, 414}),
-    "10 KB header": (b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nX-A: " + b"b" * 10_000 + b"\r\n",
-                     {200, 400, 431}),
-    "200 headers": (b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\n"
-                    + b"".join(b"X-%d: b\r\n" % i for i in range(200)), {200, 400, 431}),
+    "20 KB query": (
+        b"GET /?delay=0&x=" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n",
+        {200, 400, 414},
+    ),
+    "70 KB query": (b"GET /?delay=0&x=" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n", {400, 414}),
+    "10,000 delay parameters": (
+        b"GET /?" + b"delay=0&" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n",
+        {400, 414},
+    ),
+    "10 KB header": (
+        b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nX-A: " + b"b" * 10_000 + b"\r\n",
+        {200, 400, 431},
+    ),
+    "200 headers": (
+        b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: b\r\n" % i for i in range(200)),
+        {200, 400, 431},
+    ),
 }
 # uWSGI closes the connection without an answer when a request exceeds its 64 KB buffer
 # (buffer-size, the largest uwsgi packet) or its table of request variables (~100 headers);
@@ -169,8 +215,12 @@ class FuzzedApp:
         # Each class declares its own @given test calling this: hypothesis refuses one
         # @given method run from several classes.
         for port in self.ports:
-            check(lambda raw: exchange(raw, "127.0.0.1", port, 10), f"127.0.0.1:{port}", pairs,
-                  headers)
+            check(
+                lambda raw, port=port: exchange(raw, "127.0.0.1", port, 10),
+                f"127.0.0.1:{port}",
+                pairs,
+                headers,
+            )
 
     @pytest.mark.parametrize("case", HOSTILE)
     def test_malformed(self, live, case):
@@ -193,21 +243,24 @@ class TestFuzzThreaded(FuzzedApp):
         self.fuzz(pairs, headers)
 
     def test_slow_api(self, live):
-        relay = Relay(sh("docker", "compose", "-f", self.compose_file, "ps", "--quiet",
-                         "flask_app_gunicorn").stdout.strip())
+        relay = Relay(
+            sh(
+                "docker", "compose", "-f", self.compose_file, "ps", "--quiet", "flask_app_gunicorn"
+            ).stdout.strip()
+        )
 
         @FUZZ
         @given(pairs=query_pairs, headers=header_lists)
         @TINY
         def fuzz(pairs, headers):
-            check(lambda raw: relay.exchange(raw, "slow_api", 4000), "slow_api:4000", pairs,
-                  headers)
+            check(
+                lambda raw: relay.exchange(raw, "slow_api", 4000), "slow_api:4000", pairs, headers
+            )
 
         try:
             fuzz()
             for case, (raw, allowed) in HOSTILE.items():
-                status, error = relay.exchange(raw + b"Connection: close\r\n\r\n", "slow_api",
-                                               4000)
+                status, error = relay.exchange(raw + b"Connection: close\r\n\r\n", "slow_api", 4000)
                 assert error is None and status in allowed | {400}, (case, status, error)
         finally:
             relay.close()

@@ -20,15 +20,28 @@ N, C, DELAY = 200, 25, 0.5  # ideal: 50 rps; 8 rounds, enough for a steady figur
 
 
 def playground(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([PLAYGROUND, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [PLAYGROUND, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     results_dir = tmp_path_factory.mktemp("results")
-    proc = playground("run", "devserver-threads", "gevent-pywsgi", "-n", str(N), "-c", str(C),
-                      "--delay", str(DELAY), "--no-build", "--results-dir", str(results_dir))
+    proc = playground(
+        "run",
+        "devserver-threads",
+        "gevent-pywsgi",
+        "-n",
+        str(N),
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--no-build",
+        "--results-dir",
+        str(results_dir),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return results_dir, proc
 
@@ -75,21 +88,38 @@ def test_prints_the_commands_a_reader_can_repeat(run):
 def test_leaves_nothing_behind(run):
     for project in ("sync-devserver", "async-gevent-pywsgi"):
         assert not any(leftovers(project).values())
-    names = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True,
-                           text=True).stdout
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+    ).stdout
     assert "flask-playground-load-" not in names
 
 
 def test_resume_of_a_finished_run_measures_nothing_again(run):
     results_dir, _ = run
     before = json.loads((results_dir / "latest" / "results.json").read_text())
-    proc = playground("run", "devserver-threads", "gevent-pywsgi", "-n", str(N), "-c", str(C),
-                      "--delay", str(DELAY), "--no-build", "--quiet", "--results-dir",
-                      str(results_dir), "--resume", "latest", timeout=120)
+    proc = playground(
+        "run",
+        "devserver-threads",
+        "gevent-pywsgi",
+        "-n",
+        str(N),
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--no-build",
+        "--quiet",
+        "--results-dir",
+        str(results_dir),
+        "--resume",
+        "latest",
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     after = json.loads((results_dir / "latest" / "results.json").read_text())
     assert [e["steady_rps"] for e in after["scenarios"]] == [
-        e["steady_rps"] for e in before["scenarios"]]
+        e["steady_rps"] for e in before["scenarios"]
+    ]
 
 
 def test_unknown_scenario_is_a_clear_error(tmp_path):
@@ -100,9 +130,21 @@ def test_unknown_scenario_is_a_clear_error(tmp_path):
 
 
 def test_from_host_loads_the_published_port(tmp_path):
-    proc = playground("run", "gevent-pywsgi", "-n", str(N), "-c", str(C), "--delay", str(DELAY),
-                      "--from-host", "--no-calibration", "--no-build",
-                      "--results-dir", str(tmp_path))
+    proc = playground(
+        "run",
+        "gevent-pywsgi",
+        "-n",
+        str(N),
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--from-host",
+        "--no-calibration",
+        "--no-build",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert f"$ ab -r -n {N} -c {C} -s 30 'http://127.0.0.1:3000/?delay={DELAY:g}'" in proc.stdout
     data = json.loads((tmp_path / "latest" / "results.json").read_text())
@@ -118,8 +160,9 @@ def test_a_port_in_use_is_named(tmp_path):
         busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         busy.bind(("127.0.0.1", 3000))
         busy.listen(1)
-        proc = playground("run", "gevent-pywsgi", "--no-build", "--no-calibration",
-                          "--results-dir", str(tmp_path))
+        proc = playground(
+            "run", "gevent-pywsgi", "--no-build", "--no-calibration", "--results-dir", str(tmp_path)
+        )
     assert "port 3000 on 127.0.0.1 is already in use" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert not any(leftovers("async-gevent-pywsgi").values())
@@ -129,8 +172,14 @@ def test_docker_not_running_is_a_clear_error(tmp_path):
     import os
 
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
-    proc = subprocess.run([PLAYGROUND, "run", "--no-build", "--results-dir", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [PLAYGROUND, "run", "--no-build", "--results-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "Docker is not running or not reachable" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -140,9 +189,14 @@ def test_a_failing_image_build_shows_its_last_lines(tmp_path):
     import os
 
     env = {**os.environ, "PYTHON_IMAGE": "flask-playground-missing/python:0"}
-    proc = subprocess.run([PLAYGROUND, "run", "gevent-pywsgi", "--no-calibration",
-                           "--results-dir", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [PLAYGROUND, "run", "gevent-pywsgi", "--no-calibration", "--results-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 2
     assert "image build failed" in proc.stderr
     assert "flask-playground-missing/python" in proc.stderr  # the build's own words
@@ -152,9 +206,22 @@ def test_a_failing_image_build_shows_its_last_lines(tmp_path):
 def test_wrk_as_the_load_tool(tmp_path):
     # The service is `flask_app`: wrk refuses host names with an underscore, so the runner
     # must hand it the container's address instead.
-    proc = playground("run", "gevent-pywsgi", "-c", str(C), "--delay", str(DELAY), "--tool",
-                      "wrk", "--duration", "4", "--no-calibration", "--no-build",
-                      "--results-dir", str(tmp_path))
+    proc = playground(
+        "run",
+        "gevent-pywsgi",
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--tool",
+        "wrk",
+        "--duration",
+        "4",
+        "--no-calibration",
+        "--no-build",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     entry = json.loads((tmp_path / "latest" / "results.json").read_text())["scenarios"][0]
     assert entry["tool"] == "wrk" and entry["ab_cap_rps"] is None
@@ -165,9 +232,21 @@ def test_wrk_as_the_load_tool(tmp_path):
 def test_pinned_cpus_move_the_app_and_the_load_apart(tmp_path):
     """--pin-cpus: `docker update` puts flask_app on CPU 1 and slow_api on CPU 0 (a refused
     update would fail the run), the load generator runs on CPU 0, and the run says so."""
-    proc = playground("run", "gevent-pywsgi", "-n", str(N), "-c", str(C), "--delay", str(DELAY),
-                      "--pin-cpus", "--no-calibration", "--no-build",
-                      "--results-dir", str(tmp_path))
+    proc = playground(
+        "run",
+        "gevent-pywsgi",
+        "-n",
+        str(N),
+        "-c",
+        str(C),
+        "--delay",
+        str(DELAY),
+        "--pin-cpus",
+        "--no-calibration",
+        "--no-build",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     updates = [line for line in proc.stdout.splitlines() if "docker update --cpuset-cpus" in line]
     assert sorted(line.split()[4] for line in updates) == ["0", "1"], updates

@@ -56,8 +56,11 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> N
 
 
 def containers(prefix: str) -> list[str]:
-    return [n for n in sh("docker", "ps", "-a", "--format", "{{.Names}}").stdout.split()
-            if n.startswith(prefix)]
+    return [
+        n
+        for n in sh("docker", "ps", "-a", "--format", "{{.Names}}").stdout.split()
+        if n.startswith(prefix)
+    ]
 
 
 def run_dir(results_dir: Path) -> Path | None:
@@ -76,8 +79,13 @@ def finished_entries(results_dir: Path) -> list[dict]:
 
 
 def start(results_dir: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([PLAYGROUND, *args, "--no-build", "--results-dir", str(results_dir)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [PLAYGROUND, *args, "--no-build", "--results-dir", str(results_dir)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def stop(proc: subprocess.Popen, sig: int) -> tuple[int, str]:
@@ -87,7 +95,9 @@ def stop(proc: subprocess.Popen, sig: int) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        raise AssertionError(f"the runner did not stop within 120 s of signal {sig}:\n{err}")
+        raise AssertionError(
+            f"the runner did not stop within 120 s of signal {sig}:\n{err}"
+        ) from None
     return proc.returncode, out + err
 
 
@@ -100,18 +110,22 @@ POINTS = {
 }
 
 
-@pytest.mark.parametrize("point,sig", [
-    ("while the first scenario comes up", signal.SIGINT),
-    ("during the load", signal.SIGTERM),
-    ("after the first scenario finished", signal.SIGINT),
-    ("after the first scenario finished", signal.SIGTERM),
-])
+@pytest.mark.parametrize(
+    "point,sig",
+    [
+        ("while the first scenario comes up", signal.SIGINT),
+        ("during the load", signal.SIGTERM),
+        ("after the first scenario finished", signal.SIGINT),
+        ("after the first scenario finished", signal.SIGTERM),
+    ],
+)
 def test_interrupted_run_leaves_nothing_and_keeps_finished_results(tmp_path, point, sig):
     before = snapshot()
     proc = start(tmp_path, "run", "gevent-pywsgi", "gunicorn-gevent", "--no-calibration", *LOAD)
     try:
-        wait_until(lambda: POINTS[point](tmp_path) or proc.poll() is not None, timeout=240,
-                   what=point)
+        wait_until(
+            lambda: POINTS[point](tmp_path) or proc.poll() is not None, timeout=240, what=point
+        )
         assert proc.poll() is None, "the run ended before it could be interrupted"
         kept = finished_entries(tmp_path)
         code, output = stop(proc, sig)
@@ -135,13 +149,39 @@ def test_interrupted_run_leaves_nothing_and_keeps_finished_results(tmp_path, poi
 def test_interrupted_fault_run_restores_nothing_but_removes_everything(tmp_path):
     """SIGTERM while slow_api is stopped on purpose: down still removes it all."""
     before = snapshot()
-    proc = start(tmp_path, "faults", "gevent-pywsgi", "--fault", "upstream-outage", "-c", "10",
-                 "--baseline", "2", "--fault-seconds", "30", "--recovery", "5")
+    proc = start(
+        tmp_path,
+        "faults",
+        "gevent-pywsgi",
+        "--fault",
+        "upstream-outage",
+        "-c",
+        "10",
+        "--baseline",
+        "2",
+        "--fault-seconds",
+        "30",
+        "--recovery",
+        "5",
+    )
     try:
-        wait_until(lambda: "exited" in sh("docker", "ps", "-a", "--filter",
-                                          "name=async-gevent-pywsgi-slow_api-1", "--format",
-                                          "{{.State}}").stdout or proc.poll() is not None,
-                   timeout=240, what="slow_api stopped by the fault")
+        wait_until(
+            lambda: (
+                "exited"
+                in sh(
+                    "docker",
+                    "ps",
+                    "-a",
+                    "--filter",
+                    "name=async-gevent-pywsgi-slow_api-1",
+                    "--format",
+                    "{{.State}}",
+                ).stdout
+                or proc.poll() is not None
+            ),
+            timeout=240,
+            what="slow_api stopped by the fault",
+        )
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         code, output = stop(proc, signal.SIGTERM)
     finally:
@@ -159,13 +199,28 @@ def test_interrupted_fault_run_restores_nothing_but_removes_everything(tmp_path)
 def test_a_second_runner_refuses_instead_of_fighting_over_ports(tmp_path):
     first = start(tmp_path / "a", "run", "gevent-pywsgi", "--no-calibration", *LOAD)
     try:
-        wait_until(lambda: bool(containers("async-gevent-pywsgi-")) or first.poll() is not None,
-                   timeout=120, what="the first run to bring its scenario up")
+        wait_until(
+            lambda: bool(containers("async-gevent-pywsgi-")) or first.poll() is not None,
+            timeout=120,
+            what="the first run to bring its scenario up",
+        )
         # Even with a results directory of its own: the ports are the machine's.
         started = time.monotonic()
-        second = subprocess.run([PLAYGROUND, "run", "gunicorn-gevent", "--no-build",
-                                 "--no-calibration", "--results-dir", str(tmp_path / "b")],
-                                cwd=ROOT, capture_output=True, text=True, timeout=60)
+        second = subprocess.run(
+            [
+                PLAYGROUND,
+                "run",
+                "gunicorn-gevent",
+                "--no-build",
+                "--no-calibration",
+                "--results-dir",
+                str(tmp_path / "b"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert second.returncode == 2, second.stdout + second.stderr
         assert f"another playground run is in progress (pid {first.pid})" in second.stderr
         assert time.monotonic() - started < 30
@@ -177,26 +232,47 @@ def test_a_second_runner_refuses_instead_of_fighting_over_ports(tmp_path):
 
 @pytest.fixture()
 def never_healthy() -> Target:
-    target = Target(name="never-healthy", title="a scenario that never becomes healthy",
-                    compose_file="tests/data/never-healthy.yml", service="flask_app", port=3000,
-                    host_port=None, requests=20, concurrency=5)
+    target = Target(
+        name="never-healthy",
+        title="a scenario that never becomes healthy",
+        compose_file="tests/data/never-healthy.yml",
+        service="flask_app",
+        port=3000,
+        host_port=None,
+        requests=20,
+        concurrency=5,
+    )
     register(target)
     yield target
     REGISTRY.pop(target.name, None)
 
 
 def test_a_scenario_that_never_gets_healthy_fails_with_its_logs_and_the_run_goes_on(
-        tmp_path, never_healthy, capsys):
+    tmp_path, never_healthy, capsys
+):
     before = snapshot()
     old_sigterm = signal.getsignal(signal.SIGTERM)
     started = time.monotonic()
     try:
-        code = cli.main(["run", "never-healthy", "gevent-pywsgi", "--no-build", "--no-calibration",
-                         "--wait-timeout", "15", *LOAD, "--quiet", "--results-dir", str(tmp_path)])
+        code = cli.main(
+            [
+                "run",
+                "never-healthy",
+                "gevent-pywsgi",
+                "--no-build",
+                "--no-calibration",
+                "--wait-timeout",
+                "15",
+                *LOAD,
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
     finally:
         signal.signal(signal.SIGTERM, old_sigterm)
     elapsed = time.monotonic() - started
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 0, err[-3000:]
     # Bounded: 15 s of waiting, teardown, then the next scenario (~20 s), not 120 s + more.
     assert elapsed < 120, elapsed
@@ -217,10 +293,19 @@ def test_results_file_is_never_half_written(tmp_path):
     leaves either the old file or the new one, never a mix."""
     target = tmp_path / "results.json"
     results.write_json_atomic(target, {"n": 0, "pad": ""})
-    writer = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from pathlib import Path; from playground.results import write_json_atomic\n"
-        "for i in range(1, 10**6): write_json_atomic(Path(sys.argv[1]), "
-        "{'n': i, 'pad': 'x' * 200000})"), str(target)], env={**os.environ})
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from pathlib import Path; from playground.results import write_json_atomic\n"
+                "for i in range(1, 10**6): write_json_atomic(Path(sys.argv[1]), "
+                "{'n': i, 'pad': 'x' * 200000})"
+            ),
+            str(target),
+        ],
+        env={**os.environ},
+    )
     try:
         for _ in range(40):
             time.sleep(0.05)

@@ -19,9 +19,20 @@ def sweep(tmp_path_factory) -> dict:
     results_dir = tmp_path_factory.mktemp("scale")
     # The ideal rate at half a core (default a quarter) halves the delays: measured, gevent at
     # 0.94 of ideal at c=2000 and the pool at 0.38 at c=500, in 3 minutes instead of 5.
-    proc = playground("scale", "uwsgi-gevent", "gunicorn-threads", "--sweep",
-                      ",".join(map(str, SWEEP)), "--utilisation", "0.5", "--no-build", "--quiet",
-                      "--results-dir", str(results_dir), timeout=900)
+    proc = playground(
+        "scale",
+        "uwsgi-gevent",
+        "gunicorn-threads",
+        "--sweep",
+        ",".join(map(str, SWEEP)),
+        "--utilisation",
+        "0.5",
+        "--no-build",
+        "--quiet",
+        "--results-dir",
+        str(results_dir),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((results_dir / "latest" / "results.json").read_text())
 

@@ -31,8 +31,19 @@ def sweep(tmp_path_factory) -> dict:
     results_dir = tmp_path_factory.mktemp("scale")
     # Half a core for the ideal rate (the default is a quarter) halves the delays: measured,
     # 0.94 of ideal in all three modes with 0 failed, in 4.5 minutes instead of 6.
-    proc = playground("scale", *MODES, "--sweep", str(C), "--utilisation", "0.5", "--no-build",
-                      "--quiet", "--results-dir", str(results_dir), timeout=900)
+    proc = playground(
+        "scale",
+        *MODES,
+        "--sweep",
+        str(C),
+        "--utilisation",
+        "0.5",
+        "--no-build",
+        "--quiet",
+        "--results-dir",
+        str(results_dir),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((results_dir / "latest" / "results.json").read_text())
 
@@ -51,13 +62,18 @@ def test_nothing_fails_at_the_largest_ci_concurrency(sweep, name):
 def test_the_runner_names_an_open_file_limit_it_runs_into(tmp_path):
     """256 open files for uWSGI gevent at c=600: each of its two workers holds ~300 requests,
     two sockets each. The failures must come with the limit that caused them."""
-    target = replace(REGISTRY["uwsgi-gevent"],
-                     overrides=("tests/data/scale-low-open-files.yml",))
+    target = replace(REGISTRY["uwsgi-gevent"], overrides=("tests/data/scale-low-open-files.yml",))
     c = 600
-    store = RunStore.create(results_dir=tmp_path, run_id="low-open-files",
-                            header={"settings": {}, "environment": {}})
-    plan = Plan(targets=(target,), sweep=(c,), delays=((c, 3.0),), calibration=False,
-                overrides_dir=ROOT / "scale")
+    store = RunStore.create(
+        results_dir=tmp_path, run_id="low-open-files", header={"settings": {}, "environment": {}}
+    )
+    plan = Plan(
+        targets=(target,),
+        sweep=(c,),
+        delays=((c, 3.0),),
+        calibration=False,
+        overrides_dir=ROOT / "scale",
+    )
     Runner(docker=Docker(root=ROOT), store=store, plan=plan).run(None)
     (entry,) = store.data["scenarios"]
     assert entry["error"] is None, entry["error"]

@@ -34,14 +34,23 @@ def assert_refuses_bad_input(port: int) -> None:
 def assert_ingress_healthy(up) -> None:
     """nginx has a health check of its own (one request through it), and `up --wait` waited
     for it: by now Docker reports it healthy."""
-    health = sh("docker", "inspect", "--format", "{{.State.Health.Status}}",
-                up.container("ingress"), check=False)
+    health = sh(
+        "docker",
+        "inspect",
+        "--format",
+        "{{.State.Health.Status}}",
+        up.container("ingress"),
+        check=False,
+    )
     assert health.stdout.strip() == "healthy", (health.stdout, health.stderr)
 
 
 def test_every_scenario_file_has_a_class_here():
-    tested = {cls.compose_file for cls in globals().values()
-              if isinstance(cls, type) and hasattr(cls, "compose_file")}
+    tested = {
+        cls.compose_file
+        for cls in globals().values()
+        if isinstance(cls, type) and hasattr(cls, "compose_file")
+    }
     assert tested == set(SCENARIO_FILES)
 
 
@@ -67,8 +76,9 @@ class TestSyncDevserver:
         assert up.listen_queue("flask_app_threaded", 3001) == 128
 
     def test_with_threads_a_thread_per_request(self, up):
-        threads = up.threads_during("flask_app_threaded", url="http://127.0.0.1:3001/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
+        threads = up.threads_during(
+            "flask_app_threaded", url="http://127.0.0.1:3001/?delay=1", n=LOAD_N, c=LOAD_C
+        )
         assert threads["before"] <= 5, threads
         assert threads["peak"] >= LOAD_C * 0.6, threads
 
@@ -102,8 +112,9 @@ class GeventScenario(ServedOn3000):
     processes: int
 
     def test_a_handful_of_threads(self, up):
-        threads = up.threads_during("flask_app", url=f"http://127.0.0.1:{self.port}/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
+        threads = up.threads_during(
+            "flask_app", url=f"http://127.0.0.1:{self.port}/?delay=1", n=LOAD_N, c=LOAD_C
+        )
         assert threads["processes"] == self.processes, threads
         assert threads["peak"] <= HANDFUL, threads
 
@@ -118,8 +129,9 @@ class TestGunicornThreads(ServedOn3000):
     service = "flask_app_gunicorn"
 
     def test_threads_created_on_demand(self, up):
-        threads = up.threads_during("flask_app_gunicorn", url="http://127.0.0.1:3000/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
+        threads = up.threads_during(
+            "flask_app_gunicorn", url="http://127.0.0.1:3000/?delay=1", n=LOAD_N, c=LOAD_C
+        )
         assert threads["processes"] == 5, threads  # the arbiter and 4 workers
         assert threads["before"] <= 15, threads  # workers exist, their threads do not yet
         assert threads["peak"] >= threads["before"] + LOAD_C * 0.5, threads
@@ -135,8 +147,9 @@ class TestUwsgiThreads(ServedOn3000):
     service = "flask_app_uwsgi"
 
     def test_every_thread_exists_from_the_start(self, up):
-        threads = up.threads_during("flask_app_uwsgi", url="http://127.0.0.1:3000/?delay=1",
-                                    n=LOAD_N, c=LOAD_C)
+        threads = up.threads_during(
+            "flask_app_uwsgi", url="http://127.0.0.1:3000/?delay=1", n=LOAD_N, c=LOAD_C
+        )
         assert threads["before"] >= 4 * 50, threads
         assert threads["peak"] <= threads["before"] + 10, threads
 
@@ -155,11 +168,13 @@ class TestNginxGunicorn:
         assert_refuses_bad_input(8080)
         # The app itself is not published: only the ingress is.
         assert up.exec("ingress", "true").returncode == 0
-        port = up.in_network("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                             "http://flask_app:3000/?delay=0")
+        port = up.in_network(
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://flask_app:3000/?delay=0"
+        )
         assert port.stdout == "200"
-        published = sh("docker", "compose", "-f", self.compose_file, "port", "flask_app", "3000",
-                       check=False)
+        published = sh(
+            "docker", "compose", "-f", self.compose_file, "port", "flask_app", "3000", check=False
+        )
         assert published.returncode != 0 or not published.stdout.strip()
 
     def test_concurrent(self, up):
@@ -177,8 +192,17 @@ class TestNginxUwsgi:
         assert up.listen_queue("flask_app", 3000) >= QUEUE
 
     def test_app_speaks_uwsgi_not_http(self, up):
-        http = up.in_network("curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
-                             "http://flask_app:3000/?delay=0")
+        http = up.in_network(
+            "curl",
+            "-s",
+            "-m",
+            "5",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "http://flask_app:3000/?delay=0",
+        )
         # curl ran (not "command not found") and got no HTTP answer at all: exit 52 is
         # "empty reply from server", 56 "failure receiving data", 28 "timed out": uWSGI reads
         # "GET " as a packet header announcing 21573 bytes and, its buffer-size being 65535,

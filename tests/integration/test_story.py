@@ -19,17 +19,49 @@ from playground import cli
 
 pytestmark = pytest.mark.integration
 
-SHORT = ["--rate", "30", "--workers", "2", "--threads", "8", "--async-cores", "200",
-         "--normal-delay", "0.2", "--incident-delay", "2", "--before", "5", "--incident", "15",
-         "--after", "10", "--timeout", "3", "--refresh-delay", "0.5", "--max-attempts", "3",
-         "--quiet"]
+SHORT = [
+    "--rate",
+    "30",
+    "--workers",
+    "2",
+    "--threads",
+    "8",
+    "--async-cores",
+    "200",
+    "--normal-delay",
+    "0.2",
+    "--incident-delay",
+    "2",
+    "--before",
+    "5",
+    "--incident",
+    "15",
+    "--after",
+    "10",
+    "--timeout",
+    "3",
+    "--refresh-delay",
+    "0.5",
+    "--max-attempts",
+    "3",
+    "--quiet",
+]
 
 
 @pytest.fixture(scope="module")
 def story(tmp_path_factory) -> dict:
     results_dir = tmp_path_factory.mktemp("story")
-    code = cli.main(["story", "uwsgi-threads", "uwsgi-gevent", *SHORT, "--closed-loop",
-                     "--results-dir", str(results_dir)])
+    code = cli.main(
+        [
+            "story",
+            "uwsgi-threads",
+            "uwsgi-gevent",
+            *SHORT,
+            "--closed-loop",
+            "--results-dir",
+            str(results_dir),
+        ]
+    )
     (path,) = results_dir.glob("*-story/story.json")
     data = json.loads(path.read_text())
     assert code == 0, [m.get("error") or m.get("adds_up") for m in data["modes"]]
@@ -77,17 +109,42 @@ def test_ab_through_the_same_incident_slows_down_instead_of_failing(story):
     assert story["uwsgi-threads"]["summary"]["timeouts"] > 20
 
 
-SWEEP = ["--workers", "2", "--threads", "4", "--async-cores", "200", "--sweep",
-         "--no-incident", "--sweep-rates", "4,16", "--sweep-delay", "1", "--sweep-warmup", "3",
-         "--sweep-measure", "8", "--sweep-settle", "15", "--timeout", "2.5",
-         "--refresh-delay", "0.5", "--max-attempts", "3", "--quiet", "--no-build"]
+SWEEP = [
+    "--workers",
+    "2",
+    "--threads",
+    "4",
+    "--async-cores",
+    "200",
+    "--sweep",
+    "--no-incident",
+    "--sweep-rates",
+    "4,16",
+    "--sweep-delay",
+    "1",
+    "--sweep-warmup",
+    "3",
+    "--sweep-measure",
+    "8",
+    "--sweep-settle",
+    "15",
+    "--timeout",
+    "2.5",
+    "--refresh-delay",
+    "0.5",
+    "--max-attempts",
+    "3",
+    "--quiet",
+    "--no-build",
+]
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> dict:
     results_dir = tmp_path_factory.mktemp("sweep")
-    code = cli.main(["story", "uwsgi-threads", "gunicorn-gevent", *SWEEP,
-                     "--results-dir", str(results_dir)])
+    code = cli.main(
+        ["story", "uwsgi-threads", "gunicorn-gevent", *SWEEP, "--results-dir", str(results_dir)]
+    )
     (path,) = results_dir.glob("*-story/story.json")
     data = json.loads(path.read_text())
     assert code == 0, [m.get("error") for m in data["sweep"]["modes"]]

@@ -7,16 +7,32 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import querydelay
 from aiohttp.test_utils import TestClient, TestServer
 
-import querydelay
 from playground.scenarios import BONUS_BODY_PREFIX, REGISTRY
 from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
 
 APP_FOLDERS = ("flask_app", "psycopg2", "slow_api", "common", "demos")
-BAD_DELAYS = ["abc", "-1", "nan", "NaN", "inf", "-inf", "1e3", "1_0", "61", "1e400",
-              "0x10", " 1", "１", "", "1.2.3", "9" * 40]
+BAD_DELAYS = [
+    "abc",
+    "-1",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e3",
+    "1_0",
+    "61",
+    "1e400",
+    "0x10",
+    " 1",
+    "１",
+    "",
+    "1.2.3",
+    "9" * 40,
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +77,13 @@ def test_slow_api_answers_after_the_delay(slow_api_module):
 
 def test_slow_api_waits_without_blocking(slow_api_module):
     """Ten 0.5 s requests at once finish in about 0.5 s, not 5 s."""
+
     async def many():
         async with TestClient(TestServer(slow_api_module.make_app())) as client:
             started = time.monotonic()
             statuses = await asyncio.gather(*(client.get("/?delay=0.5") for _ in range(10)))
             return time.monotonic() - started, [r.status for r in statuses]
+
     elapsed, statuses = asyncio.run(many())
     assert statuses == [200] * 10
     assert elapsed < 2.0
@@ -168,9 +186,12 @@ def test_bonus_answers_with_the_tutorials_greeting(bonus_module, upstream, monke
 def test_the_upstream_grace_has_one_home():
     """The 5 s grace is read from the environment in one module (common/querydelay.py), and
     both apps and the fault checks use that one value."""
-    readers = sorted(str(path.relative_to(ROOT)) for folder in APP_FOLDERS
-                     for path in (ROOT / folder).glob("*.py")
-                     if '"UPSTREAM_GRACE"' in path.read_text())
+    readers = sorted(
+        str(path.relative_to(ROOT))
+        for folder in APP_FOLDERS
+        for path in (ROOT / folder).glob("*.py")
+        if '"UPSTREAM_GRACE"' in path.read_text()
+    )
     assert readers == ["common/querydelay.py"]
     from playground.faults import UPSTREAM_GRACE_S as faults_grace
 

@@ -41,10 +41,15 @@ def test_every_command_is_one_module_with_add_parser():
 
 @pytest.mark.parametrize("command", ["run", "scale", "faults"])
 def test_commands_that_bring_scenarios_up_share_their_options(command):
-    args = cli.build_parser().parse_args([command, "--no-build", "-q", "--results-dir", "/tmp/x",
-                                          "--wait-timeout", "30"])
+    args = cli.build_parser().parse_args(
+        [command, "--no-build", "-q", "--results-dir", "/tmp/x", "--wait-timeout", "30"]
+    )
     assert (args.no_build, args.quiet, str(args.results_dir), args.wait_timeout) == (
-        True, True, "/tmp/x", 30)
+        True,
+        True,
+        "/tmp/x",
+        30,
+    )
 
 
 def test_no_command_prints_the_help(capsys):

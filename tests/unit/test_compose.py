@@ -14,13 +14,17 @@ SOURCES = sorted((ROOT / "src" / "playground").rglob("*.py"))
 def test_every_docker_method_is_called_somewhere():
     """Dead code hides what the tool really does; and a method some module calls must exist."""
     code = "\n".join(p.read_text() for p in SOURCES)
-    unused = [name for name, member in inspect.getmembers(Docker, inspect.isfunction)
-              if not name.startswith("_")
-              and not re.search(rf"\.{name}\(", code.replace(f"def {name}(", ""))]
+    unused = [
+        name
+        for name, member in inspect.getmembers(Docker, inspect.isfunction)
+        if not name.startswith("_")
+        and not re.search(rf"\.{name}\(", code.replace(f"def {name}(", ""))
+    ]
     assert unused == []
     called = set(re.findall(r"\bdocker\.([a-z_]+)\(", code))
     assert called <= {name for name, _ in inspect.getmembers(Docker, inspect.isfunction)}, (
-        called - {name for name, _ in inspect.getmembers(Docker, inspect.isfunction)})
+        called - {name for name, _ in inspect.getmembers(Docker, inspect.isfunction)}
+    )
 
 
 def test_network_falls_back_to_the_files_declared_name(tmp_path):

@@ -22,8 +22,10 @@ def signal_soon(sig: int, after: float = 0.3) -> threading.Timer:
 @pytest.fixture(autouse=True)
 def sigterm_raises():
     """As the CLI sets it up: SIGTERM becomes KeyboardInterrupt."""
+
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
+
     old = signal.signal(signal.SIGTERM, handler)
     yield
     signal.signal(signal.SIGTERM, old)

@@ -41,7 +41,8 @@ def test_the_shape_sets_cover_every_contender_once():
 
 def test_scale_leaves_out_only_the_serialising_adapter():
     assert {t.name for t in contenders.CONTENDERS} - {t.name for t in contenders.SCALE} == set(
-        contenders.SERIALISED)
+        contenders.SERIALISED
+    )
 
 
 @pytest.mark.parametrize("target", contenders.CONTENDERS, ids=lambda t: t.name)
@@ -64,13 +65,18 @@ def test_every_swept_contender_has_a_scale_override(target):
 
 def test_resolve_knows_them_by_name():
     assert [t.name for t in resolve(names=["granian-wsgi", "quart-hypercorn"])] == [
-        "granian-wsgi", "quart-hypercorn"]
+        "granian-wsgi",
+        "quart-hypercorn",
+    ]
 
 
 def test_requirements_are_pinned():
     for name in ("requirements.txt", "requirements-freethreaded.txt"):
-        lines = [ln for ln in (ROOT / "contenders" / name).read_text().splitlines()
-                 if ln and not ln.startswith("#")]
+        lines = [
+            ln
+            for ln in (ROOT / "contenders" / name).read_text().splitlines()
+            if ln and not ln.startswith("#")
+        ]
         assert lines and all("==" in ln for ln in lines), name
 
 
@@ -94,6 +100,7 @@ def _call(module, port: int, delay: float, *, grace: float = 5.0) -> tuple[str, 
     async def go():
         async with module.session() as client:
             return await module.call_slow_api(client, delay)
+
     return asyncio.run(go())
 
 
@@ -120,6 +127,7 @@ def test_the_pool_cap_is_aiohttps_default_unless_configured(aio_upstream):
     async def limit():
         async with aio_upstream.session() as client:
             return client.connector.limit
+
     assert asyncio.run(limit()) == 100
 
 
@@ -130,15 +138,16 @@ def test_the_gil_guard_refuses_a_normal_interpreter(monkeypatch):
     if not sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else False:
         pytest.skip("this interpreter runs without a GIL")
     monkeypatch.syspath_prepend(str(ROOT / "flask_app"))
-    with pytest.raises(RuntimeError, match="refusing to serve: .*not a free-threaded build"):
+    with pytest.raises(RuntimeError, match=r"refusing to serve: .*not a free-threaded build"):
         load_module("contenders_freethreaded", "contenders/freethreaded.py")
 
 
 def test_the_scale_plan_layers_each_contenders_override():
     from playground.runner import Plan
 
-    plan = Plan(targets=contenders.SCALE, overrides_dir=ROOT / "scale", sweep=(100,),
-                delays=((100, 1.0),))
+    plan = Plan(
+        targets=contenders.SCALE, overrides_dir=ROOT / "scale", sweep=(100,), delays=((100, 1.0),)
+    )
     for target in contenders.SCALE:
         (load,) = plan.loads(target)
         assert load.compose_files == (target.compose_file, f"scale/{target.compose_file}")
@@ -181,7 +190,9 @@ def test_the_images_share_the_versions_of_every_library_they_share():
     gil = pins(ROOT / "contenders" / "requirements.txt")
     freethreaded = pins(ROOT / "contenders" / "requirements-freethreaded.txt")
     assert {k: gil[k] for k in gil.keys() & flask.keys()} == {
-        k: flask[k] for k in gil.keys() & flask.keys()}
+        k: flask[k] for k in gil.keys() & flask.keys()
+    }
     assert {k: freethreaded[k] for k in freethreaded.keys() & gil.keys()} == {
-        k: gil[k] for k in freethreaded.keys() & gil.keys()}
+        k: gil[k] for k in freethreaded.keys() & gil.keys()
+    }
     assert {"flask", "werkzeug", "requests", "gunicorn"} <= gil.keys() & freethreaded.keys()

@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
-MODULES = ["sampling.py", "results.py", "model.py", "steady.py", "diagnosis.py", "load.py",
-           "runner.py", *(f"report/{p.name}" for p in sorted((SRC / "report").glob("*.py")))]
+MODULES = [
+    "sampling.py",
+    "results.py",
+    "model.py",
+    "steady.py",
+    "diagnosis.py",
+    "load.py",
+    "runner.py",
+    *(f"report/{p.name}" for p in sorted((SRC / "report").glob("*.py"))),
+]
 #: Entry points called from outside src/ (the console script, `python -m`, pytest, markdown-it).
 USED_FROM_OUTSIDE = {"main", "schema_markdown", "image"}
 
@@ -43,6 +51,9 @@ def references() -> set[str]:
 @pytest.mark.parametrize("module", MODULES)
 def test_every_definition_is_used(module: str) -> None:
     used = references()
-    unused = [name for name in definitions(SRC / module)
-              if name not in used and name not in USED_FROM_OUTSIDE]
+    unused = [
+        name
+        for name in definitions(SRC / module)
+        if name not in used and name not in USED_FROM_OUTSIDE
+    ]
     assert unused == [], f"{module} defines {unused} and nothing uses them"

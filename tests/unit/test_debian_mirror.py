@@ -41,23 +41,32 @@ def test_deb822_takes_the_plain_suite_not_security(tmp_path):
 
 
 def test_one_line_format_with_options(tmp_path):
-    text = ("deb [arch=amd64 signed-by=/k.gpg] http://local.test/debian-security bookworm-security main\n"
-            "# deb http://commented.test/debian bookworm main\n"
-            "deb-src http://src.test/debian bookworm main\n"
-            "deb [trusted=yes] http://local.test/debian/ bookworm main non-free\n")
+    text = (
+        "deb [arch=amd64 signed-by=/k.gpg] http://local.test/debian-security bookworm-security main\n"
+        "# deb http://commented.test/debian bookworm main\n"
+        "deb-src http://src.test/debian bookworm main\n"
+        "deb [trusted=yes] http://local.test/debian/ bookworm main non-free\n"
+    )
     assert mirror.mirrors(apt_dir(tmp_path, sources_list=text)) == ["http://local.test/debian"]
 
 
 def test_disabled_stanzas_and_other_components_are_skipped(tmp_path):
-    text = ("Types: deb\nURIs: http://off.test/debian\nSuites: bookworm\nComponents: main\n"
-            "Enabled: no\n\n"
-            "Types: deb\nURIs: http://node.test/node\nSuites: nodistro\nComponents: contrib\n")
+    text = (
+        "Types: deb\nURIs: http://off.test/debian\nSuites: bookworm\nComponents: main\n"
+        "Enabled: no\n\n"
+        "Types: deb\nURIs: http://node.test/node\nSuites: nodistro\nComponents: contrib\n"
+    )
     assert mirror.mirrors(apt_dir(tmp_path, a_sources=text)) == []
 
 
 def test_sources_list_comes_before_the_parts(tmp_path):
-    found = mirror.mirrors(apt_dir(tmp_path, sources_list="deb http://first.test/debian bookworm main\n",
-                                   debian_sources=DEB822))
+    found = mirror.mirrors(
+        apt_dir(
+            tmp_path,
+            sources_list="deb http://first.test/debian bookworm main\n",
+            debian_sources=DEB822,
+        )
+    )
     assert found[0] == "http://first.test/debian"
 
 

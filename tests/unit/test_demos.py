@@ -36,8 +36,12 @@ def test_demos_are_demos_and_not_in_the_bench():
     assert all(t.kind == "demo" for t in ALL)
     assert not {t.name for t in ALL} & {t.name for t in SCENARIOS}
     files = {t.compose_file for t in demos.DEMOS}
-    assert files == {"demos/uwsgi-sleep.yml", "demos/gunicorn-workers.yml", "demos/sanic.yml",
-                     "demos/wrk-workers.yml"}
+    assert files == {
+        "demos/uwsgi-sleep.yml",
+        "demos/gunicorn-workers.yml",
+        "demos/sanic.yml",
+        "demos/wrk-workers.yml",
+    }
 
 
 def service_block(text: str, service: str) -> str:
@@ -86,9 +90,9 @@ def test_wrk_demo_short_by_default_published_as_an_option():
     assert {t.duration_s for t in demos.WRK_DEMOS} == {None}  # the run's --duration
     assert {t.delay for t in demos.WRK_DEMOS} == {0.0, demos.SHORT_SLEEP_S}
     assert {t.tool for t in demos.PUBLISHED} == {"wrk-t12"} and "wrk-t12" in TOOLS
-    assert TOOLS["wrk-t12"].command(url="u", requests=1, concurrency=400, timeout_s=40,
-                                    duration_s=30, per_request_path=None)[2:8] == \
-        ["-t", "12", "-c", "400", "-d", "30s"]
+    assert TOOLS["wrk-t12"].command(
+        url="u", requests=1, concurrency=400, timeout_s=40, duration_s=30, per_request_path=None
+    )[2:8] == ["-t", "12", "-c", "400", "-d", "30s"]
     assert {(t.concurrency, t.duration_s) for t in demos.PUBLISHED} == {(400, 30.0)}
     assert {t.delay for t in demos.PUBLISHED} == {0.0, 10.0}
     assert len(demos.PUBLISHED) == len(demos.WRK_DEMOS) == 10
@@ -117,12 +121,29 @@ def test_files_below_the_root_get_the_roots_env_file(tmp_path):
     """Compose reads .env beside the first -f file: demos/ would miss the root's."""
     docker = Docker(root=tmp_path)
     assert docker.compose("demos/sanic.yml", "up") == [
-        "docker", "compose", "-f", "demos/sanic.yml", "up"]  # no .env: official images
+        "docker",
+        "compose",
+        "-f",
+        "demos/sanic.yml",
+        "up",
+    ]  # no .env: official images
     (tmp_path / ".env").write_text("PYTHON_IMAGE=x\n")
     assert docker.compose("demos/sanic.yml", "up") == [
-        "docker", "compose", "--env-file", ".env", "-f", "demos/sanic.yml", "up"]
+        "docker",
+        "compose",
+        "--env-file",
+        ".env",
+        "-f",
+        "demos/sanic.yml",
+        "up",
+    ]
     assert docker.compose("sync-uwsgi.yml", "up") == [
-        "docker", "compose", "-f", "sync-uwsgi.yml", "up"]  # the root's own .env applies
+        "docker",
+        "compose",
+        "-f",
+        "sync-uwsgi.yml",
+        "up",
+    ]  # the root's own .env applies
 
 
 def test_cli_runs_demos_only_when_asked():
@@ -167,23 +188,40 @@ def test_flask_sleep_default_and_bad_input(flask_sleep, monkeypatch):
 # ---- which demos serialise -----------------------------------------------------------------
 
 
-def entry(name: str, *, steady: float | None, delay: float, c: int, tool: str = "ab",
-          **kw) -> dict:
-    return {"name": name, "kind": "demo", "title": name, "tool": tool, "requests": 10,
-            "concurrency": c, "delay": delay, "steady_rps": steady, "rps": steady,
-            "time_taken_s": 10.0, "threads_before": 3, "threads_peak": 3, "valid": True,
-            "invalid_reasons": [], "error": None, "published": "sequential", **kw}
+def entry(name: str, *, steady: float | None, delay: float, c: int, tool: str = "ab", **kw) -> dict:
+    return {
+        "name": name,
+        "kind": "demo",
+        "title": name,
+        "tool": tool,
+        "requests": 10,
+        "concurrency": c,
+        "delay": delay,
+        "steady_rps": steady,
+        "rps": steady,
+        "time_taken_s": 10.0,
+        "threads_before": 3,
+        "threads_peak": 3,
+        "valid": True,
+        "invalid_reasons": [],
+        "error": None,
+        "published": "sequential",
+        **kw,
+    }
 
 
-@pytest.mark.parametrize(("steady", "delay", "c", "shape"), [
-    (1.05, 1.0, 5, "serialised"),        # ab against one-at-a-time: ~1 in flight
-    (0.5, 2.0, 400, "serialised"),       # wrk: 5 requests in 10 s at 2 s each
-    (4.6, 1.0, 5, "concurrent"),
-    (180.0, 2.0, 400, "concurrent"),
-    (56.0, 1.0, 1000, "capped"),
-    (3000.0, 0.0, 400, "—"),             # no sleep: nothing to tell
-    (None, 1.0, 5, "—"),
-])
+@pytest.mark.parametrize(
+    ("steady", "delay", "c", "shape"),
+    [
+        (1.05, 1.0, 5, "serialised"),  # ab against one-at-a-time: ~1 in flight
+        (0.5, 2.0, 400, "serialised"),  # wrk: 5 requests in 10 s at 2 s each
+        (4.6, 1.0, 5, "concurrent"),
+        (180.0, 2.0, 400, "concurrent"),
+        (56.0, 1.0, 1000, "capped"),
+        (3000.0, 0.0, 400, "—"),  # no sleep: nothing to tell
+        (None, 1.0, 5, "—"),
+    ],
+)
 def test_demo_shape(steady, delay, c, shape):
     assert demo_shape(entry("x", steady=steady, delay=delay, c=c)) == shape
 
@@ -194,23 +232,39 @@ def test_demo_shape_reads_the_tools_rate_not_steady_rps():
     serial = entry("x", steady=5 / 3.6, delay=1.0, c=5)
     assert demo_shape({**serial, "rps": 1.0}) == "serialised"
     # ab's own ceiling for n=10 c=5 is 10 / 3 requests/s: a concurrent server reaches it.
-    assert demo_shape({**serial, "rps": 3.33, "steady_rps": 5.0,
-                       "ab_cap_rps": 10 / 3}) == "concurrent"
+    assert (
+        demo_shape({**serial, "rps": 3.33, "steady_rps": 5.0, "ab_cap_rps": 10 / 3}) == "concurrent"
+    )
 
 
 def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
-    results = {"schema_version": 1, "run_id": "r", "started_at": "s", "finished_at": "f",
-               "settings": {}, "environment": {}, "calibration": None, "scenarios": [
-                   entry("workers-sync-patched", steady=1.05, delay=1.0, c=5,
-                         published="still sequential"),
-                   entry("workers-gevent", steady=4.8, delay=1.0, c=5, published="concurrent"),
-                   entry("wrk-sync-nosleep", steady=900.0, delay=0.0, c=400, tool="wrk",
-                         published="13,284 requests in 30 s"),
-               ]}
+    results = {
+        "schema_version": 1,
+        "run_id": "r",
+        "started_at": "s",
+        "finished_at": "f",
+        "settings": {},
+        "environment": {},
+        "calibration": None,
+        "scenarios": [
+            entry(
+                "workers-sync-patched", steady=1.05, delay=1.0, c=5, published="still sequential"
+            ),
+            entry("workers-gevent", steady=4.8, delay=1.0, c=5, published="concurrent"),
+            entry(
+                "wrk-sync-nosleep",
+                steady=900.0,
+                delay=0.0,
+                c=400,
+                tool="wrk",
+                published="13,284 requests in 30 s",
+            ),
+        ],
+    }
     write_report(run_dir=tmp_path, results=results)
     markdown = (tmp_path / "report.md").read_text()
-    section = markdown[markdown.index("## Companion demos"):]
-    section = section[:section.index("\n## ", 5)]
+    section = markdown[markdown.index("## Companion demos") :]
+    section = section[: section.index("\n## ", 5)]
     assert "still sequential" in section and "13,284 requests in 30 s" in section
     assert "9,000 requests in 10.0 s" in section  # wrk: its rate x its time
     assert "**Serialised:** workers-sync-patched." in section

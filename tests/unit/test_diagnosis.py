@@ -7,17 +7,36 @@ from pathlib import Path
 import pytest
 
 from playground import diagnosis
-from playground.diagnosis import (NOISY_SPREAD, SYN_RETRANSMIT_MS, Evidence, cpu_bound, diagnose,
-                                  noisy, relative_spread, saturated_load_generator, steady_state)
+from playground.diagnosis import (
+    NOISY_SPREAD,
+    SYN_RETRANSMIT_MS,
+    Evidence,
+    cpu_bound,
+    diagnose,
+    noisy,
+    relative_spread,
+    saturated_load_generator,
+    steady_state,
+)
 from playground.load import LoadResult
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
 
 def result(**changes) -> LoadResult:
-    base = dict(tool="ab", complete=2000, failed=0, failures={}, non_2xx=0, time_taken_s=11.0,
-                rps=181.0, latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0},
-                connect_max_ms=3.0, steady_rps=198.0, mean_latency_ms=1006.0)
+    base = dict(
+        tool="ab",
+        complete=2000,
+        failed=0,
+        failures={},
+        non_2xx=0,
+        time_taken_s=11.0,
+        rps=181.0,
+        latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0},
+        connect_max_ms=3.0,
+        steady_rps=198.0,
+        mean_latency_ms=1006.0,
+    )
     return LoadResult(**{**base, **changes})
 
 
@@ -47,10 +66,28 @@ def test_one_repeat_is_never_noisy():
 
 
 def test_the_runner_flags_noisy_repeats_through_diagnose():
-    quiet = diagnose(Evidence(result=result(), delay=1.0, concurrency=200, requests=2000,
-                              repeat_figures=[198.0, 199.0], waves=10.0, steady_estimate=198.0))
-    loud = diagnose(Evidence(result=result(), delay=1.0, concurrency=200, requests=2000,
-                             repeat_figures=[180.0, 199.0], waves=10.0, steady_estimate=198.0))
+    quiet = diagnose(
+        Evidence(
+            result=result(),
+            delay=1.0,
+            concurrency=200,
+            requests=2000,
+            repeat_figures=[198.0, 199.0],
+            waves=10.0,
+            steady_estimate=198.0,
+        )
+    )
+    loud = diagnose(
+        Evidence(
+            result=result(),
+            delay=1.0,
+            concurrency=200,
+            requests=2000,
+            repeat_figures=[180.0, 199.0],
+            waves=10.0,
+            steady_estimate=198.0,
+        )
+    )
     assert "noisy" not in codes(quiet) and "noisy" in codes(loud)
 
 
@@ -61,7 +98,9 @@ def test_syn_retransmit_threshold_edges():
     at = diagnosis.load_findings(result=result(connect_max_ms=900.0), delay=1.0, concurrency=200)
     assert "syn-retransmit" not in codes(below)
     assert "syn-retransmit" in codes(at)
-    twice = diagnosis.load_findings(result=result(connect_max_ms=3019.0), delay=1.0, concurrency=200)
+    twice = diagnosis.load_findings(
+        result=result(connect_max_ms=3019.0), delay=1.0, concurrency=200
+    )
     assert [f.figures["retransmits"] for f in twice if f.code == "syn-retransmit"] == [2]
 
 
@@ -78,12 +117,14 @@ def test_slow_connects_without_a_retransmits_gap_are_not_called_a_retransmit():
     # The same maximum with a second's gap below it is a retransmit, as is one with no
     # per-request file to tell (wrk's, or ab run without -g).
     for gap in (SYN_RETRANSMIT_MS, None):
-        again = diagnosis.load_findings(result=result(connect_max_ms=2874.0, connect_gap_ms=gap),
-                                        delay=84.5, concurrency=10000)
+        again = diagnosis.load_findings(
+            result=result(connect_max_ms=2874.0, connect_gap_ms=gap), delay=84.5, concurrency=10000
+        )
         assert "syn-retransmit" in codes(again) and "slow-connects" not in codes(again)
     edge = result(connect_max_ms=1014.0, connect_gap_ms=diagnosis.SYN_GAP_MS)
-    assert "syn-retransmit" in codes(diagnosis.load_findings(result=edge, delay=1.0,
-                                                             concurrency=20))
+    assert "syn-retransmit" in codes(
+        diagnosis.load_findings(result=edge, delay=1.0, concurrency=20)
+    )
 
 
 def test_no_other_module_keeps_its_own_syn_threshold():
@@ -99,17 +140,27 @@ def test_no_other_module_keeps_its_own_syn_threshold():
 def test_no_steady_figure_before_enough_response_times():
     short = steady_state(waves=2.75, estimate=1.37, measured=0.98)
     assert codes(short) == ["no-steady-state"]
-    assert short[0].figures == {"waves": 2.75, "c_over_mean_rps": 1.37, "rps": 0.98,
-                                "min_waves": diagnosis.MIN_STEADY_WAVES}
+    assert short[0].figures == {
+        "waves": 2.75,
+        "c_over_mean_rps": 1.37,
+        "rps": 0.98,
+        "min_waves": diagnosis.MIN_STEADY_WAVES,
+    }
     assert "read 0.98 requests/s measured" in short[0].message
     assert steady_state(waves=10.5, estimate=198.0, measured=181.0) == []
 
 
 def test_ab_at_its_cap_quotes_no_steady_rate_when_there_is_none():
-    r = result(complete=10, rps=3.2, steady_rps=5.0, time_taken_s=3.1,
-               latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0})
-    found = diagnose(Evidence(result=r, delay=1.0, concurrency=5, requests=10, waves=3.0,
-                              steady_estimate=5.0))
+    r = result(
+        complete=10,
+        rps=3.2,
+        steady_rps=5.0,
+        time_taken_s=3.1,
+        latency_ms={"p50": 1005.0, "p90": 1010.0, "p99": 1020.0, "max": 1030.0},
+    )
+    found = diagnose(
+        Evidence(result=r, delay=1.0, concurrency=5, requests=10, waves=3.0, steady_estimate=5.0)
+    )
     cap = [f for f in found if f.code == "ab-at-its-cap"]
     assert cap and "steady rate" not in cap[0].message
     assert "no-steady-state" in codes(found)
@@ -121,8 +172,16 @@ def test_error_answers_above_one_percent_withhold_the_steady_figure():
     assert diagnosis.MAX_ERROR_SHARE == 0.01
     swamped = result(complete=40001, non_2xx=39040, failed=39040, rps=140.0, steady_rps=15600.0)
     assert not diagnosis.steady_holds(result=swamped, waves=10.0)
-    found = diagnose(Evidence(result=swamped, delay=84.5, concurrency=10000, requests=40001,
-                              waves=10.0, steady_estimate=15600.0))
+    found = diagnose(
+        Evidence(
+            result=swamped,
+            delay=84.5,
+            concurrency=10000,
+            requests=40001,
+            waves=10.0,
+            steady_estimate=15600.0,
+        )
+    )
     said = [f for f in found if f.code == "errors-in-steady"]
     assert said and said[0].figures["errors"] == 39040
     assert "39040 of 40001" in said[0].message and "140 requests/s measured" in said[0].message
@@ -169,8 +228,13 @@ def test_saturated_load_generator():
 
 
 def test_open_files_only_with_failures_near_the_limit():
-    ev = dict(delay=1.0, concurrency=10000, requests=20000, open_file_limits={"flask_app": 20000},
-              processes_by_service={"flask_app": 1})
+    ev = dict(
+        delay=1.0,
+        concurrency=10000,
+        requests=20000,
+        open_file_limits={"flask_app": 20000},
+        processes_by_service={"flask_app": 1},
+    )
     assert codes(diagnosis.open_files(Evidence(result=result(failed=3), **ev))) == ["open-files"]
     assert diagnosis.open_files(Evidence(result=result(failed=0), **ev)) == []
     far = {**ev, "open_file_limits": {"flask_app": 1048576}}
@@ -184,8 +248,11 @@ DATA = SRC.parents[1] / "tests" / "data"
 def captured(stem: str) -> LoadResult:
     from playground.load import AbTool
 
-    return AbTool().parse(stdout=(DATA / f"{stem}.txt").read_text(),
-                          per_request=(DATA / f"{stem}.tsv").read_text(), concurrency=20)
+    return AbTool().parse(
+        stdout=(DATA / f"{stem}.txt").read_text(),
+        per_request=(DATA / f"{stem}.tsv").read_text(),
+        concurrency=20,
+    )
 
 
 def test_a_connection_ab_never_wrote_on_is_named_not_left_a_bare_failure():
@@ -196,8 +263,10 @@ def test_a_connection_ab_never_wrote_on_is_named_not_left_a_bare_failure():
     finding = next(f for f in findings if f.code == "ab-unwritten-connection")
     assert finding.severity == "warning"
     assert finding.figures == {"unwritten": 1, "length": 1, "failed": 1}
-    assert "1 of the 1 Length failures is a connection ab opened but never sent a request on" \
+    assert (
+        "1 of the 1 Length failures is a connection ab opened but never sent a request on"
         in finding.message
+    )
     assert "none is the server's" in finding.message
     # ab's own count stays visible next to it.
     assert "failed-requests" in codes(findings)
@@ -206,39 +275,54 @@ def test_a_connection_ab_never_wrote_on_is_named_not_left_a_bare_failure():
 def test_no_surplus_connection_with_one_request_more():
     r = captured("ab_idle_close_n21_c20_3s")
     assert "ab-unwritten-connection" not in codes(
-        diagnose(Evidence(result=r, delay=3.0, concurrency=20, requests=21)))
+        diagnose(Evidence(result=r, delay=3.0, concurrency=20, requests=21))
+    )
 
 
 def test_unwritten_records_without_length_failures_or_beside_others():
     # A record without a Length failure to explain says nothing (only -g data, no failure).
     assert diagnosis.ab_unwritten_connections(result(unwritten=1)) == []
     # Other failures too: the finding names only its share and does not clear the rest.
-    mixed = diagnosis.ab_unwritten_connections(result(
-        failed=5, failures={"connect": 0, "receive": 2, "length": 3, "exceptions": 0}, unwritten=1))
+    mixed = diagnosis.ab_unwritten_connections(
+        result(
+            failed=5,
+            failures={"connect": 0, "receive": 2, "length": 3, "exceptions": 0},
+            unwritten=1,
+        )
+    )
     assert codes(mixed) == ["ab-unwritten-connection"]
     assert "1 of the 3 Length failures" in mixed[0].message
     assert "none is the server's" not in mixed[0].message
     # wrk has no such records.
-    assert diagnosis.ab_unwritten_connections(result(tool="wrk", failed=1, unwritten=1,
-                                                     failures={"length": 1})) == []
+    assert (
+        diagnosis.ab_unwritten_connections(
+            result(tool="wrk", failed=1, unwritten=1, failures={"length": 1})
+        )
+        == []
+    )
+
+
 # ---- overlap: serialised, capped or concurrent (the demos' shape, the contenders' verdict) ----
-@pytest.mark.parametrize(("figures", "verdict"), [
-    # WsgiToAsgi at n=10 c=5, delay 1 s: 0.98 requests/s, one at a time.
-    (dict(rps=0.98, delay=1.0, concurrency=5), "serialised"),
-    (dict(rps=1.5, delay=1.0, concurrency=200), "serialised"),
-    (dict(rps=1.6, delay=1.0, concurrency=200, efficiency=0.9), "concurrent"),
-    # aiohttp's cap of 100 connections at c=200: half of c in flight, whatever ab's rate.
-    (dict(rps=93.6, delay=1.0, concurrency=200, efficiency=0.51), "capped"),
-    # Gunicorn gthread 4 x 50 at c=200 on a busy machine: slowed, not capped.
-    (dict(rps=139.1, delay=1.0, concurrency=200, efficiency=0.82), "concurrent"),
-    # 200 threads at c=1000 (a scale run's delay): a fifth of c.
-    (dict(rps=180.0, delay=5.0, concurrency=1000, efficiency=0.18), "capped"),
-    # ab -n 10 -c 5 against a concurrent server never settles: its 3.33/s is ab's own ceiling.
-    (dict(rps=3.33, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "concurrent"),
-    (dict(rps=2.0, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "capped"),
-    (dict(rps=3000.0, delay=0.0, concurrency=400), None),  # no sleep: CPU, not waiting
-    (dict(rps=None, delay=1.0, concurrency=5), None),
-])
+@pytest.mark.parametrize(
+    ("figures", "verdict"),
+    [
+        # WsgiToAsgi at n=10 c=5, delay 1 s: 0.98 requests/s, one at a time.
+        (dict(rps=0.98, delay=1.0, concurrency=5), "serialised"),
+        (dict(rps=1.5, delay=1.0, concurrency=200), "serialised"),
+        (dict(rps=1.6, delay=1.0, concurrency=200, efficiency=0.9), "concurrent"),
+        # aiohttp's cap of 100 connections at c=200: half of c in flight, whatever ab's rate.
+        (dict(rps=93.6, delay=1.0, concurrency=200, efficiency=0.51), "capped"),
+        # Gunicorn gthread 4 x 50 at c=200 on a busy machine: slowed, not capped.
+        (dict(rps=139.1, delay=1.0, concurrency=200, efficiency=0.82), "concurrent"),
+        # 200 threads at c=1000 (a scale run's delay): a fifth of c.
+        (dict(rps=180.0, delay=5.0, concurrency=1000, efficiency=0.18), "capped"),
+        # ab -n 10 -c 5 against a concurrent server never settles: its 3.33/s is ab's own ceiling.
+        (dict(rps=3.33, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "concurrent"),
+        (dict(rps=2.0, delay=1.0, concurrency=5, ab_cap_rps=10 / 3), "capped"),
+        (dict(rps=3000.0, delay=0.0, concurrency=400), None),  # no sleep: CPU, not waiting
+        (dict(rps=None, delay=1.0, concurrency=5), None),
+    ],
+)
 def test_overlap(figures, verdict):
     assert diagnosis.overlap(**figures) == verdict
 
@@ -247,6 +331,10 @@ def test_overlap_edges_are_the_thresholds():
     at = diagnosis.SERIALISED_AT_ONCE
     assert diagnosis.overlap(rps=at, delay=1.0, concurrency=200, efficiency=0.9) == "serialised"
     share = diagnosis.CONCURRENT_SHARE
-    assert diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share) == "concurrent"
-    assert diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200,
-                             efficiency=share - 0.01) == "capped"
+    assert (
+        diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share) == "concurrent"
+    )
+    assert (
+        diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share - 0.01)
+        == "capped"
+    )

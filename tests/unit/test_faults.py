@@ -21,7 +21,7 @@ from tests.unit.conftest import free_port, serve_slow_api
 class _Handler(BaseHTTPRequestHandler):
     status = 200
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         delay = float(self.path.split("delay=")[1])
         time.sleep(delay)
         body = b"ok"
@@ -78,16 +78,23 @@ def test_probe_requests_write_the_delay_as_the_apps_accept_it(delay):
     import asyncio
 
     with serve_slow_api("faults_slow_api") as port:
-        status, error = asyncio.run(faults.request_once(host="127.0.0.1", port=port,
-                                                        delay=delay, timeout_s=10))
+        status, error = asyncio.run(
+            faults.request_once(host="127.0.0.1", port=port, delay=delay, timeout_s=10)
+        )
     assert (status, error) == (200, None)
 
 
 def test_prober_keeps_c_requests_in_flight_and_records_each(server):
     port, _ = server
     clock0 = time.monotonic()
-    with faults.Prober(host="127.0.0.1", port=port, concurrency=5, delay=0.2, timeout_s=5,
-                       clock=lambda: time.monotonic() - clock0) as prober:
+    with faults.Prober(
+        host="127.0.0.1",
+        port=port,
+        concurrency=5,
+        delay=0.2,
+        timeout_s=5,
+        clock=lambda: time.monotonic() - clock0,
+    ) as prober:
         time.sleep(1.0)
         outcomes = prober.stop()
     # 5 clients x ~1 s / 0.2 s each: about 25 requests, all 200, each ~0.2 s.
@@ -100,8 +107,14 @@ def test_prober_keeps_c_requests_in_flight_and_records_each(server):
 def test_prober_delay_can_change_mid_run(server):
     port, _ = server
     clock0 = time.monotonic()
-    with faults.Prober(host="127.0.0.1", port=port, concurrency=2, delay=0.05, timeout_s=5,
-                       clock=lambda: time.monotonic() - clock0) as prober:
+    with faults.Prober(
+        host="127.0.0.1",
+        port=port,
+        concurrency=2,
+        delay=0.05,
+        timeout_s=5,
+        clock=lambda: time.monotonic() - clock0,
+    ) as prober:
         time.sleep(0.3)
         prober.delay = 0.3
         time.sleep(0.8)
@@ -110,23 +123,31 @@ def test_prober_delay_can_change_mid_run(server):
     assert all(o.seconds >= 0.29 for o in outcomes if o.delay == 0.3)
 
 
-@pytest.mark.parametrize("fixture,kind", [("closed", "refused"), ("silent_port", "timeout"),
-                                          ("slamming_port", "closed")])
+@pytest.mark.parametrize(
+    "fixture,kind", [("closed", "refused"), ("silent_port", "timeout"), ("slamming_port", "closed")]
+)
 def test_request_without_an_answer_says_why(request, fixture, kind):
     import asyncio
 
     port = free_port() if fixture == "closed" else request.getfixturevalue(fixture)
     started = time.monotonic()
-    status, error = asyncio.run(faults.request_once(host="127.0.0.1", port=port, delay=0,
-                                                    timeout_s=0.5))
+    status, error = asyncio.run(
+        faults.request_once(host="127.0.0.1", port=port, delay=0, timeout_s=0.5)
+    )
     assert (status, error) == (None, kind)
     assert time.monotonic() - started < 2
 
 
 def test_failures_are_paced_to_the_delay_not_a_retry_storm():
     clock0 = time.monotonic()
-    with faults.Prober(host="127.0.0.1", port=free_port(), concurrency=4, delay=0.25,
-                       timeout_s=1, clock=lambda: time.monotonic() - clock0) as prober:
+    with faults.Prober(
+        host="127.0.0.1",
+        port=free_port(),
+        concurrency=4,
+        delay=0.25,
+        timeout_s=1,
+        clock=lambda: time.monotonic() - clock0,
+    ) as prober:
         time.sleep(1.0)
         outcomes = prober.stop()
     # Refused in microseconds, but each client waits out the delay: ~4 per 0.25 s.
@@ -150,9 +171,20 @@ def o(start: float, seconds: float, kind: str | int = 200, delay: float = 1.0) -
     return Outcome(start=start, end=start + seconds, delay=delay, error=kind)
 
 
-OUTAGE = [o(0, 1), o(0.5, 1), o(1, 1), o(1.5, 1),  # normal
-          o(2, 0.01, 502), o(2.5, 0.01, 502), o(3, 6.2, 504), o(3.5, 0.01, 502),  # down at 2..5
-          o(5.2, 0.01, 502), o(5.6, 1), o(6, 1), o(6.5, 1)]  # back at 5
+OUTAGE = [
+    o(0, 1),
+    o(0.5, 1),
+    o(1, 1),
+    o(1.5, 1),  # normal
+    o(2, 0.01, 502),
+    o(2.5, 0.01, 502),
+    o(3, 6.2, 504),
+    o(3.5, 0.01, 502),  # down at 2..5
+    o(5.2, 0.01, 502),
+    o(5.6, 1),
+    o(6, 1),
+    o(6.5, 1),
+]  # back at 5
 
 
 def test_time_to_recover_is_from_the_return_to_the_last_failure():
@@ -203,8 +235,15 @@ def test_stuck_workers_show_as_a_slower_burst():
 
 
 def state(**kw) -> ServerState:
-    base = dict(service="app", container="c1", status="running", started_at="t1", restarts=0,
-                oom_killed=False, processes=((10, "gunicorn: master"), (11, "gunicorn: worker")))
+    base = dict(
+        service="app",
+        container="c1",
+        status="running",
+        started_at="t1",
+        restarts=0,
+        oom_killed=False,
+        processes=((10, "gunicorn: master"), (11, "gunicorn: worker")),
+    )
     return ServerState(**{**base, **kw})
 
 
@@ -220,28 +259,49 @@ def test_compare_states_catches_restarts_and_crashed_workers():
 
 
 def ab_result(**kw) -> LoadResult:
-    base = dict(tool="ab", complete=6000, failed=0,
-                failures={"connect": 0, "receive": 0, "length": 0, "exceptions": 0}, non_2xx=0,
-                time_taken_s=20, rps=300, latency_ms={"p50": 1050, "p90": 1100, "p99": 1200,
-                                                      "max": 1300},
-                connect_max_ms=5, steady_rps=None, mean_latency_ms=None)
+    base = dict(
+        tool="ab",
+        complete=6000,
+        failed=0,
+        failures={"connect": 0, "receive": 0, "length": 0, "exceptions": 0},
+        non_2xx=0,
+        time_taken_s=20,
+        rps=300,
+        latency_ms={"p50": 1050, "p90": 1100, "p99": 1200, "max": 1300},
+        connect_max_ms=5,
+        steady_rps=None,
+        mean_latency_ms=None,
+    )
     return LoadResult(**{**base, **kw})
 
 
 def test_shed_summary_names_where_the_load_went():
     probe = {"kinds": {"200": 10}, "p50_s": 1.0}
-    calm = faults.shed_summary(ab=ab_result(), ab_error=None, probe=probe, delay=1,
-                               concurrency=2000)
+    calm = faults.shed_summary(
+        ab=ab_result(), ab_error=None, probe=probe, delay=1, concurrency=2000
+    )
     assert calm[0].startswith("nothing shed")
     queued = faults.shed_summary(
-        ab=ab_result(latency_ms={"p50": 6900, "p90": 13000, "p99": 16400, "max": 17000},
-                     connect_max_ms=3100, failures={"connect": 3, "receive": 7, "length": 0,
-                                                    "exceptions": 0}, failed=10),
-        ab_error=None, probe={"kinds": {"200": 5, "timeout": 2}, "p50_s": 5.0}, delay=1,
-        concurrency=2000)
+        ab=ab_result(
+            latency_ms={"p50": 6900, "p90": 13000, "p99": 16400, "max": 17000},
+            connect_max_ms=3100,
+            failures={"connect": 3, "receive": 7, "length": 0, "exceptions": 0},
+            failed=10,
+        ),
+        ab_error=None,
+        probe={"kinds": {"200": 5, "timeout": 2}, "p50_s": 5.0},
+        delay=1,
+        concurrency=2000,
+    )
     text = " | ".join(queued)
-    for words in ("3 connections refused", "7 connections reset", "listen queue overflowed",
-                  "queueing: median 6.9 s", "'timeout': 2", "waited 5.0 s"):
+    for words in (
+        "3 connections refused",
+        "7 connections reset",
+        "listen queue overflowed",
+        "queueing: median 6.9 s",
+        "'timeout': 2",
+        "waited 5.0 s",
+    ):
         assert words in text, (words, text)
 
 
@@ -251,20 +311,43 @@ def test_unexpected_answers_flag_500_not_the_documented_errors():
 
 
 def test_markdown_report_and_problem_list(tmp_path):
-    target = {"name": "gunicorn-threads", "concurrency": 20, "kinds": {"200": 10, "502": 5},
-              "phases": {"during": {"kinds": {"502": 5}}}, "longest_while_down_s": 0.02,
-              "answer_bound_s": 6.0, "recover_s": 0.4, "stuck": False,
-              "stuck_reason": "burst of 200 x 1 s: 1.2 s before, 1.2 s after",
-              "problems": [], "notes": [],
-              "timeline": [{"t": 3.0, "200": 20}, {"t": 4.0, "200": 3, "502": 17}]}
-    data = {"run_id": "r1", "command": "playground faults", "finished_at": "x",
-            "settings": {"delay": 1.0},
-            "runs": [{"fault": "upstream-outage", "compose_file": "sync-gunicorn.yml",
-                      "stopped_service": "slow_api", "error": None, "targets": [target],
-                      "marks": [{"t": 1.0, "label": "stop slow_api"}],
-                      "commands": ["docker compose -f sync-gunicorn.yml stop slow_api"]},
-                     {"fault": "db-outage", "compose_file": "bonus-psycopg2-gevent.yml",
-                      "error": "did not become healthy", "targets": []}]}
+    target = {
+        "name": "gunicorn-threads",
+        "concurrency": 20,
+        "kinds": {"200": 10, "502": 5},
+        "phases": {"during": {"kinds": {"502": 5}}},
+        "longest_while_down_s": 0.02,
+        "answer_bound_s": 6.0,
+        "recover_s": 0.4,
+        "stuck": False,
+        "stuck_reason": "burst of 200 x 1 s: 1.2 s before, 1.2 s after",
+        "problems": [],
+        "notes": [],
+        "timeline": [{"t": 3.0, "200": 20}, {"t": 4.0, "200": 3, "502": 17}],
+    }
+    data = {
+        "run_id": "r1",
+        "command": "playground faults",
+        "finished_at": "x",
+        "settings": {"delay": 1.0},
+        "runs": [
+            {
+                "fault": "upstream-outage",
+                "compose_file": "sync-gunicorn.yml",
+                "stopped_service": "slow_api",
+                "error": None,
+                "targets": [target],
+                "marks": [{"t": 1.0, "label": "stop slow_api"}],
+                "commands": ["docker compose -f sync-gunicorn.yml stop slow_api"],
+            },
+            {
+                "fault": "db-outage",
+                "compose_file": "bonus-psycopg2-gevent.yml",
+                "error": "did not become healthy",
+                "targets": [],
+            },
+        ],
+    }
     path = faults.write_report(run_dir=tmp_path, data=data)
     text = path.read_text()
     row = "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |"
@@ -281,14 +364,35 @@ def test_the_faults_report_is_built_on_the_reports_document_model():
     from playground.faults.render import document
     from playground.report import Span, Table
 
-    target = {"name": "gevent-pywsgi", "concurrency": 5, "ab": {"error": "no | report"},
-              "shed": ["ab printed no report"], "drain_s": 1.0, "drain_answer": "200",
-              "stuck": False, "stuck_reason": "ok", "problems": ["a | b"], "timeline": []}
-    data = {"run_id": "r", "finished_at": "x", "runs": [
-        {"fault": "overload", "compose_file": "async-gevent-pywsgi.yml", "error": None,
-         "targets": [target]}]}
+    target = {
+        "name": "gevent-pywsgi",
+        "concurrency": 5,
+        "ab": {"error": "no | report"},
+        "shed": ["ab printed no report"],
+        "drain_s": 1.0,
+        "drain_answer": "200",
+        "stuck": False,
+        "stuck_reason": "ok",
+        "problems": ["a | b"],
+        "timeline": [],
+    }
+    data = {
+        "run_id": "r",
+        "finished_at": "x",
+        "runs": [
+            {
+                "fault": "overload",
+                "compose_file": "async-gevent-pywsgi.yml",
+                "error": None,
+                "targets": [target],
+            }
+        ],
+    }
     tables = [b for b in document(data) if isinstance(b, Table)]
     assert len(tables) == 1 and tables[0].rows[0][-1] == Span("a | b", bold=True)
-    row = next(line for line in faults.render_markdown(data).splitlines()
-               if line.startswith("| gevent-pywsgi"))
+    row = next(
+        line
+        for line in faults.render_markdown(data).splitlines()
+        if line.startswith("| gevent-pywsgi")
+    )
     assert row.count(" | ") == len(tables[0].headers) - 1, row  # escaped pipes split nothing

@@ -16,12 +16,24 @@ from hypothesis import HealthCheck, example, given, settings
 from werkzeug.serving import make_server
 
 from tests.conftest import load_module
+from tests.strategies import (
+    FUZZ_MAX_DELAY,
+    allowed_statuses,
+    build_request,
+    exchange,
+    expected_status,
+    header_lists,
+    query_pairs,
+)
 from tests.unit.conftest import free_port, serve_slow_api
-from tests.strategies import (FUZZ_MAX_DELAY, allowed_statuses, build_request, exchange,
-                              expected_status, header_lists, query_pairs)
 
-FUZZ = settings(max_examples=200, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=200,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 # Delays so small that `f"{d:g}"` writes them with an exponent, which slow_api refuses: the
 # apps passed them on that way and answered 502 (found by this fuzz; the bonus halves it).
 TINY = example(pairs=[("delay", "0.00001", False)], headers=[])
@@ -104,5 +116,6 @@ def test_bonus_app_answers_only_what_the_rule_says(bonus_app, pairs, headers):
 
 def test_the_servers_survived(slow_api, flask_app, bonus_app):
     for port in (slow_api, flask_app):
-        assert exchange(b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                        "127.0.0.1", port, 5) == (200, None)
+        assert exchange(
+            b"GET /?delay=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "127.0.0.1", port, 5
+        ) == (200, None)

@@ -25,9 +25,23 @@ PORT = 39187  # a port no real docker-proxy here forwards
 def fake_proxy():
     """A live process whose command line is docker-proxy's for PORT; killed, never reaped."""
     proc = subprocess.Popen(
-        ["docker-proxy", "-c", "sleep 30; :", "-proto", "tcp", "-host-ip", "127.0.0.1",
-         "-host-port", str(PORT), "-container-ip", "172.20.0.3", "-container-port", "3000"],
-        executable="/bin/sh")
+        [
+            "docker-proxy",
+            "-c",
+            "sleep 30; :",
+            "-proto",
+            "tcp",
+            "-host-ip",
+            "127.0.0.1",
+            "-host-port",
+            str(PORT),
+            "-container-ip",
+            "172.20.0.3",
+            "-container-port",
+            "3000",
+        ],
+        executable="/bin/sh",
+    )
     deadline = time.monotonic() + 5  # until the child has exec'd under its new name
     while not hostpath.find_proxies(port=PORT) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -60,10 +74,15 @@ def test_a_proxy_that_died_under_load_is_named_defunct(fake_proxy):
     assert hostpath.find_proxies(port=PORT) == ()
     after = hostpath.snapshot(port=PORT, known=before.proxies)
     assert after.proxies[0].state == "Z" and not after.proxies[0].alive
-    notes = hostpath.causes(before=before, after=after, concurrency=5000,
-                            output="apr_socket_recv: Connection reset by peer (104)")
-    assert any(f"pid {fake_proxy.pid}" in n and "defunct" in n and "refuses every" in n
-               for n in notes), notes
+    notes = hostpath.causes(
+        before=before,
+        after=after,
+        concurrency=5000,
+        output="apr_socket_recv: Connection reset by peer (104)",
+    )
+    assert any(
+        f"pid {fake_proxy.pid}" in n and "defunct" in n and "refuses every" in n for n in notes
+    ), notes
     assert "load-generator container" in notes[-1]
 
 
@@ -74,47 +93,69 @@ def test_a_healthy_proxy_with_room_names_nothing_but_the_path(fake_proxy):
     small = max(1, limit // 10)
     assert hostpath.causes(before=before, after=after, concurrency=small, output="") == []
     # The same load that ended in resets: the proxy is not to blame, but it is on the path.
-    notes = hostpath.causes(before=before, after=after, concurrency=small,
-                            output="apr_socket_connect(): Connection reset by peer (104)")
+    notes = hostpath.causes(
+        before=before,
+        after=after,
+        concurrency=small,
+        output="apr_socket_connect(): Connection reset by peer (104)",
+    )
     assert len(notes) == 1 and "docker-proxy" in notes[0]
 
 
 def host(*, proxies=(), overflows=0, somaxconn=4096, conntrack=(100, 262144)) -> HostPath:
-    return HostPath(port=3000, proxies=tuple(proxies), listen_overflows=overflows,
-                    somaxconn=somaxconn, conntrack=conntrack)
+    return HostPath(
+        port=3000,
+        proxies=tuple(proxies),
+        listen_overflows=overflows,
+        somaxconn=somaxconn,
+        conntrack=conntrack,
+    )
 
 
 def test_open_file_limit_overflows_and_conntrack_are_each_named():
     proxy = Proxy(pid=42, state="S", open_files=7, limit=20000)
     busy = replace(proxy, open_files=19990)
-    notes = hostpath.causes(before=host(proxies=[proxy], overflows=45),
-                            after=host(proxies=[busy], overflows=1045, conntrack=(250000, 262144)),
-                            concurrency=10000, output="")
+    notes = hostpath.causes(
+        before=host(proxies=[proxy], overflows=45),
+        after=host(proxies=[busy], overflows=1045, conntrack=(250000, 262144)),
+        concurrency=10000,
+        output="",
+    )
     text = "\n".join(notes)
     assert "c=10000 needs about 20000, against its open-file limit of 20000" in text
     assert "overflowed 1000 times" in text and "net.core.somaxconn = 4096" in text
     assert "250000 of net.netfilter.nf_conntrack_max = 262144" in text
     # Half the limit in use and nothing overflowing: none of those is blamed.
-    calm = hostpath.causes(before=host(proxies=[proxy]), after=host(proxies=[proxy]),
-                           concurrency=5000, output="")
+    calm = hostpath.causes(
+        before=host(proxies=[proxy]), after=host(proxies=[proxy]), concurrency=5000, output=""
+    )
     assert calm == []
 
 
 def test_without_a_userland_proxy_nothing_is_blamed_on_it():
-    assert hostpath.causes(before=host(), after=host(), concurrency=5000,
-                           output="Connection reset by peer") == []
+    assert (
+        hostpath.causes(
+            before=host(), after=host(), concurrency=5000, output="Connection reset by peer"
+        )
+        == []
+    )
 
 
 def test_a_port_nobody_listens_on_any_more_is_named():
     gone = replace(host(), listening=False)
-    notes = hostpath.causes(before=gone, after=gone, concurrency=100,
-                            output="apr_socket_connect(): Connection refused (111)")
+    notes = hostpath.causes(
+        before=gone,
+        after=gone,
+        concurrency=100,
+        output="apr_socket_connect(): Connection refused (111)",
+    )
     assert "nothing on the host listens on port 3000" in notes[0]
     assert hostpath.causes(before=gone, after=gone, concurrency=100, output="") == []
 
 
 def test_sees_a_real_listening_socket():
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -125,8 +166,9 @@ def test_sees_a_real_listening_socket():
 
 def test_unreadable_proc_gives_unknowns_not_errors(tmp_path):
     snap = hostpath.snapshot(port=3000, proc=tmp_path)
-    assert snap == HostPath(port=3000, proxies=(), listen_overflows=None, somaxconn=None,
-                            conntrack=None)
+    assert snap == HostPath(
+        port=3000, proxies=(), listen_overflows=None, somaxconn=None, conntrack=None
+    )
 
 
 def test_reads_the_listen_overflow_counter_from_netstat(tmp_path):
@@ -135,5 +177,6 @@ def test_reads_the_listen_overflow_counter_from_netstat(tmp_path):
         "TcpExt: SyncookiesSent ListenOverflows ListenDrops\n"
         "TcpExt: 0 45 45\n"
         "IpExt: InNoRoutes\n"
-        "IpExt: 0\n")
+        "IpExt: 0\n"
+    )
     assert hostpath.snapshot(port=3000, proc=tmp_path).listen_overflows == 45

@@ -68,6 +68,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from playground.diagnosis import load_findings
 from playground.load import (
     TOOLS,
     AbTool,
@@ -83,22 +84,25 @@ from playground.load import (
     tool_version,
 )
 
-from playground.diagnosis import load_findings
-
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def diagnose(**kwargs) -> list[str]:
     """The messages of the load tool's findings (see playground.diagnosis)."""
     return [f.message for f in load_findings(**kwargs)]
+
+
 TSV_HEADER = "starttime\tseconds\tctime\tdtime\tttime\twait"
+
 
 def read(name: str) -> str:
     return (DATA / name).read_text(encoding="utf-8")
 
 
 def parse_ab(name: str, *, concurrency: int = 10, tsv: str | None = None) -> LoadResult:
-    return AbTool().parse(stdout=read(name), per_request=read(tsv) if tsv else None, concurrency=concurrency)
+    return AbTool().parse(
+        stdout=read(name), per_request=read(tsv) if tsv else None, concurrency=concurrency
+    )
 
 
 def parse_wrk(name: str, *, concurrency: int = 10) -> LoadResult:
@@ -107,7 +111,10 @@ def parse_wrk(name: str, *, concurrency: int = 10) -> LoadResult:
 
 def tsv(*ttimes: float) -> str:
     """A -g file in ab's layout with the given ttime column (other columns differ on purpose)."""
-    rows = [f"Sun Nov 22 10:45:55 2026\t1795344355\t{i}\t{t}\t{t}\t{t + 1000}" for i, t in enumerate(ttimes)]
+    rows = [
+        f"Sun Nov 22 10:45:55 2026\t1795344355\t{i}\t{t}\t{t}\t{t + 1000}"
+        for i, t in enumerate(ttimes)
+    ]
     return "\n".join([TSV_HEADER, *rows]) + "\n"
 
 
@@ -145,7 +152,9 @@ def test_ab_report_figures(name: str) -> None:
     assert r.tool == "ab"
     assert r.complete == complete
     assert r.failed == failed
-    assert r.failures == dict(zip(("connect", "receive", "length", "exceptions"), kinds, strict=True))
+    assert r.failures == dict(
+        zip(("connect", "receive", "length", "exceptions"), kinds, strict=True)
+    )
     assert r.non_2xx == non_2xx
     assert r.time_taken_s == pytest.approx(taken)
     assert r.rps == pytest.approx(rps)
@@ -178,13 +187,16 @@ def test_ab_parse_with_per_request_data_fills_steady_figures() -> None:
 
 @pytest.mark.parametrize(
     ("txt", "tsv_name", "unwritten"),
-    [("ab_idle_close_n20_c20_3s.txt", "ab_idle_close_n20_c20_3s.tsv", 1),
-     ("ab_idle_close_n80_c20_3s.txt", "ab_idle_close_n80_c20_3s.tsv", 1),
-     ("ab_idle_close_n21_c20_3s.txt", "ab_idle_close_n21_c20_3s.tsv", 0),
-     ("ab_idle_close_n81_c20_3s.txt", "ab_idle_close_n81_c20_3s.tsv", 0)],
+    [
+        ("ab_idle_close_n20_c20_3s.txt", "ab_idle_close_n20_c20_3s.tsv", 1),
+        ("ab_idle_close_n80_c20_3s.txt", "ab_idle_close_n80_c20_3s.tsv", 1),
+        ("ab_idle_close_n21_c20_3s.txt", "ab_idle_close_n21_c20_3s.tsv", 0),
+        ("ab_idle_close_n81_c20_3s.txt", "ab_idle_close_n81_c20_3s.tsv", 0),
+    ],
 )
-def test_ab_unwritten_connections_are_found_in_the_g_file(txt: str, tsv_name: str,
-                                                          unwritten: int) -> None:
+def test_ab_unwritten_connections_are_found_in_the_g_file(
+    txt: str, tsv_name: str, unwritten: int
+) -> None:
     """With -n a multiple of -c the server closed one idle connection that ab counted as a
     Length failure; with one request more there was none."""
     r = parse_ab(txt, concurrency=20, tsv=tsv_name)
@@ -205,8 +217,17 @@ def test_an_unwritten_record_keeps_the_previous_requests_wait() -> None:
 
 
 def test_ab_unwritten_counts_rows_whose_wait_exceeds_their_total() -> None:
-    data = "\n".join([TSV_HEADER, "Mon\t1\t0\t1003\t1003\t3007", "Mon\t1\t1\t3000\t3001\t2998",
-                      "Mon\t1\t0\t0\t0\t0"]) + "\n"
+    data = (
+        "\n".join(
+            [
+                TSV_HEADER,
+                "Mon\t1\t0\t1003\t1003\t3007",
+                "Mon\t1\t1\t3000\t3001\t2998",
+                "Mon\t1\t0\t0\t0\t0",
+            ]
+        )
+        + "\n"
+    )
     assert ab_unwritten(data) == 1
     assert ab_unwritten(TSV_HEADER + "\n") == 0
     with pytest.raises(LoadOutputError, match="wait"):
@@ -257,7 +278,9 @@ def test_ab_g_files_have_sorted_ttime_column(name: str) -> None:
 
 
 def test_steady_rps_on_clean_capture_is_close_to_c_over_delay() -> None:
-    steady, mean = steady_rps_from_ab(per_request_tsv=read("ab_clean_n41_c10_200ms.tsv"), concurrency=10)
+    steady, mean = steady_rps_from_ab(
+        per_request_tsv=read("ab_clean_n41_c10_200ms.tsv"), concurrency=10
+    )
     assert mean == pytest.approx(202.09756, rel=1e-6)
     assert steady == pytest.approx(49.4812, rel=1e-4)
     # Within 2% of the ideal 10 / 0.2 s = 50/s, while ab's own figure (40.34/s) is 19% below.
@@ -266,11 +289,13 @@ def test_steady_rps_on_clean_capture_is_close_to_c_over_delay() -> None:
 
 def test_steady_rps_on_captures_with_a_stalled_tail() -> None:
     steady, mean = steady_rps_from_ab(
-        per_request_tsv=read("ab_listen1_threaded_syn_retransmit_n40_c20.tsv"), concurrency=20)
+        per_request_tsv=read("ab_listen1_threaded_syn_retransmit_n40_c20.tsv"), concurrency=20
+    )
     assert mean == pytest.approx(78137 / 40)
     assert steady == pytest.approx(20 / (78137 / 40 / 1000))
     steady, mean = steady_rps_from_ab(
-        per_request_tsv=read("ab_listen1_single_backoff_n12_c12.tsv"), concurrency=12)
+        per_request_tsv=read("ab_listen1_single_backoff_n12_c12.tsv"), concurrency=12
+    )
     assert mean == pytest.approx(130143 / 12)
     assert steady == pytest.approx(12 / (130143 / 12 / 1000))
 
@@ -280,7 +305,10 @@ def test_steady_rps_math_on_synthetic_rows() -> None:
     steady, mean = steady_rps_from_ab(per_request_tsv=tsv(100, 200, 300), concurrency=3)
     assert (steady, mean) == (pytest.approx(15.0), 200.0)
     # It reads the ttime column by name: the wait column (ttime + 1000) must not leak in.
-    assert steady_rps_from_ab(per_request_tsv=tsv(50, 50), concurrency=1) == (pytest.approx(20.0), 50.0)
+    assert steady_rps_from_ab(per_request_tsv=tsv(50, 50), concurrency=1) == (
+        pytest.approx(20.0),
+        50.0,
+    )
     # Every row counts, including the one that would be ab's lone first request.
     steady, mean = steady_rps_from_ab(per_request_tsv=tsv(1000, 1000, 1000, 4000), concurrency=4)
     assert mean == 1750.0
@@ -399,7 +427,14 @@ def test_ab_command() -> None:
     assert ab_argv(timeout_s=2.5)[7] == "3"
     # ab is bound by the request count: the duration changes nothing.
     assert ab_argv(duration_s=99) == ab_argv()
-    assert ab_argv(requests=20000, concurrency=20000)[:6] == ["ab", "-r", "-n", "20000", "-c", "20000"]
+    assert ab_argv(requests=20000, concurrency=20000)[:6] == [
+        "ab",
+        "-r",
+        "-n",
+        "20000",
+        "-c",
+        "20000",
+    ]
 
 
 def test_ab_command_needs_requests_at_least_concurrency() -> None:
@@ -423,7 +458,19 @@ def test_ab_command_rejects(overrides: dict, message: str) -> None:
 
 
 def test_wrk_command() -> None:
-    assert wrk_argv() == ["wrk", "--latency", "-t", "2", "-c", "200", "-d", "10s", "--timeout", "30s", URL]
+    assert wrk_argv() == [
+        "wrk",
+        "--latency",
+        "-t",
+        "2",
+        "-c",
+        "200",
+        "-d",
+        "10s",
+        "--timeout",
+        "30s",
+        URL,
+    ]
     # wrk needs connections >= threads.
     assert wrk_argv(concurrency=1)[2:6] == ["-t", "1", "-c", "1"]
     # wrk is bound by duration: the request count and the -g path change nothing.
@@ -444,16 +491,20 @@ def test_tools_registry() -> None:
 
 def test_wrk_with_more_threads() -> None:
     """The demos' published `wrk -t12`: the only difference is -t, still capped at -c."""
-    kwargs = dict(url="http://x:1/", requests=1, timeout_s=30, duration_s=30,
-                  per_request_path=None)
+    kwargs = dict(url="http://x:1/", requests=1, timeout_s=30, duration_s=30, per_request_path=None)
     t12 = TOOLS["wrk-t12"]
     assert isinstance(t12, WrkTool)
-    argv, default = t12.command(concurrency=400, **kwargs), WrkTool().command(concurrency=400, **kwargs)
+    argv, default = (
+        t12.command(concurrency=400, **kwargs),
+        WrkTool().command(concurrency=400, **kwargs),
+    )
     assert argv[2:4] == ["-t", "12"] and default[2:4] == ["-t", "2"]
     assert argv[:2] + argv[4:] == default[:2] + default[4:]
     assert t12.command(concurrency=5, **kwargs)[2:4] == ["-t", "5"]
-    assert t12.parse(stdout=read("wrk_clean_c10_d2s_200ms.txt"), per_request=None,
-                     concurrency=10).tool == "wrk-t12"
+    assert (
+        t12.parse(stdout=read("wrk_clean_c10_d2s_200ms.txt"), per_request=None, concurrency=10).tool
+        == "wrk-t12"
+    )
     with pytest.raises(ValueError, match="at least one thread"):
         WrkTool(threads=0)
 
@@ -569,7 +620,9 @@ def test_empty_output_is_an_error(tool: str) -> None:
 def test_truncated_ab_report_names_the_missing_line() -> None:
     text = read("ab_clean_n41_c10_200ms.txt")
     with pytest.raises(LoadOutputError, match="'Requests per second' missing"):
-        AbTool().parse(stdout=text[: text.index("Requests per second")], per_request=None, concurrency=10)
+        AbTool().parse(
+            stdout=text[: text.index("Requests per second")], per_request=None, concurrency=10
+        )
 
 
 # ---- versions ------------------------------------------------------------------------------------
@@ -609,7 +662,9 @@ def test_diagnose_ceiling_note_needs_ab_near_its_cap() -> None:
 
 
 def test_diagnose_clean_wrk_run_has_nothing_to_say() -> None:
-    assert diagnose(result=parse_wrk("wrk_clean_c10_d2s_200ms.txt"), delay=0.2, concurrency=10) == []
+    assert (
+        diagnose(result=parse_wrk("wrk_clean_c10_d2s_200ms.txt"), delay=0.2, concurrency=10) == []
+    )
 
 
 def test_diagnose_syn_retransmit() -> None:
@@ -626,7 +681,9 @@ def test_diagnose_syn_retransmit() -> None:
 
 
 def test_diagnose_two_syn_retransmits() -> None:
-    r = dataclasses.replace(parse_ab("ab_listen1_single_syn_retransmit_n20_c10.txt"), connect_max_ms=3019.0)
+    r = dataclasses.replace(
+        parse_ab("ab_listen1_single_syn_retransmit_n20_c10.txt"), connect_max_ms=3019.0
+    )
     notes = diagnose(result=r, delay=0.1, concurrency=10)
     prefix = "max connect 3019 ms: a SYN was retransmitted at least twice (~3 s"
     assert any(n.startswith(prefix) for n in notes)
@@ -636,7 +693,10 @@ def test_diagnose_two_syn_retransmits() -> None:
 def test_diagnose_queued_requests() -> None:
     r = parse_ab("ab_listen1_single_backoff_n12_c12.txt", concurrency=12)
     notes = diagnose(result=r, delay=1.0, concurrency=12)
-    assert "median latency 7.5 s for a 1 s upstream: requests queued (serialised or over capacity)" in notes
+    assert (
+        "median latency 7.5 s for a 1 s upstream: requests queued (serialised or over capacity)"
+        in notes
+    )
     assert any(n.startswith("max connect 1018 ms") for n in notes)
     # No upstream delay, no yardstick.
     assert not any("median latency" in n for n in diagnose(result=r, delay=0, concurrency=12))
@@ -663,7 +723,9 @@ def test_diagnose_failures_and_non_2xx() -> None:
 
 
 def test_diagnose_ab_refused_with_r() -> None:
-    notes = diagnose(result=parse_ab("ab_refused_with_r_n20_c2.txt", concurrency=2), delay=0.2, concurrency=2)
+    notes = diagnose(
+        result=parse_ab("ab_refused_with_r_n20_c2.txt", concurrency=2), delay=0.2, concurrency=2
+    )
     assert notes[0] == (
         "30 failure events for 20 'complete' requests: with -r, ab counts requests that got no answer "
         "as complete, so its 93896.71 requests/s is meaningless"
@@ -672,7 +734,9 @@ def test_diagnose_ab_refused_with_r() -> None:
 
 
 def test_diagnose_nothing_completed() -> None:
-    notes = diagnose(result=parse_wrk("wrk_all_timeout_c2_d2s_3s.txt", concurrency=2), delay=3, concurrency=2)
+    notes = diagnose(
+        result=parse_wrk("wrk_all_timeout_c2_d2s_3s.txt", concurrency=2), delay=3, concurrency=2
+    )
     assert notes == ["no request completed in 2.07 s: the figures below describe nothing"]
 
 
@@ -698,7 +762,9 @@ def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() ->
     from playground.runner import Measured
     from playground.steady import parse_timeline, waves
 
-    r = parse_ab("ab_devserver_serial_n10_c5_1s.txt", concurrency=5, tsv="ab_devserver_serial_n10_c5_1s.tsv")
+    r = parse_ab(
+        "ab_devserver_serial_n10_c5_1s.txt", concurrency=5, tsv="ab_devserver_serial_n10_c5_1s.tsv"
+    )
     timeline = parse_timeline(read("ab_devserver_serial_n10_c5_1s.tsv"))
     assert r.rps == pytest.approx(1.0, abs=0.05)
     assert r.steady_rps == pytest.approx(1.37, abs=0.05)  # c / mean: the old "steady 1.4"
@@ -727,8 +793,13 @@ def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
     assert measured.waves >= MIN_STEADY_WAVES
     assert measured.steady == r.steady_rps
     # The same run with most answers errors: c / mean would count them as served.
-    swamped = Measured(result=dataclasses.replace(r, non_2xx=r.complete // 2), timeline=timeline,
-                       series={}, before={}, loadgen_cpu=None)
+    swamped = Measured(
+        result=dataclasses.replace(r, non_2xx=r.complete // 2),
+        timeline=timeline,
+        series={},
+        before={},
+        loadgen_cpu=None,
+    )
     assert swamped.steady is None and swamped.headline == r.rps
 
 
@@ -759,8 +830,9 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
     from playground.load import ab_rows
 
     rows = ab_rows((DATA / "ab_story_incident_c6.tsv").read_text())
-    result = AbTool().parse(stdout=(DATA / "ab_story_incident_c6.txt").read_text(),
-                            per_request=None, concurrency=6)
+    result = AbTool().parse(
+        stdout=(DATA / "ab_story_incident_c6.txt").read_text(), per_request=None, concurrency=6
+    )
     assert len(rows) == result.complete == 425 and result.failed == 0
     assert [r.total_ms for r in rows] == sorted(r.total_ms for r in rows)
     assert max(r.total_ms for r in rows) == result.latency_ms["max"] == 2028
@@ -774,8 +846,11 @@ def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> Non
     """listen(1): the retransmitted connects took ~1 s, the rest a few ms."""
     from playground.diagnosis import SYN_GAP_MS
 
-    r = parse_ab("ab_listen1_threaded_syn_retransmit_n40_c20.txt", concurrency=20,
-                 tsv="ab_listen1_threaded_syn_retransmit_n40_c20.tsv")
+    r = parse_ab(
+        "ab_listen1_threaded_syn_retransmit_n40_c20.txt",
+        concurrency=20,
+        tsv="ab_listen1_threaded_syn_retransmit_n40_c20.tsv",
+    )
     assert r.connect_max_ms >= 1000 and r.connect_gap_ms >= SYN_GAP_MS
 
 
@@ -784,11 +859,17 @@ def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
     most ~560 ms, against the whole second a retransmit leaves."""
     from playground.diagnosis import SYN_GAP_MS
 
-    r = parse_ab("ab_c10000_uwsgi_gevent_every40th.txt", concurrency=10000,
-                 tsv="ab_c10000_uwsgi_gevent_every40th.tsv")
+    r = parse_ab(
+        "ab_c10000_uwsgi_gevent_every40th.txt",
+        concurrency=10000,
+        tsv="ab_c10000_uwsgi_gevent_every40th.tsv",
+    )
     assert r.connect_max_ms == 2874.0
-    slow = [row.connect_ms for row in ab_rows(read("ab_c10000_uwsgi_gevent_every40th.tsv"))
-            if row.connect_ms >= 900]
+    slow = [
+        row.connect_ms
+        for row in ab_rows(read("ab_c10000_uwsgi_gevent_every40th.tsv"))
+        if row.connect_ms >= 900
+    ]
     assert len(slow) > 100
     assert r.connect_gap_ms <= 600 < SYN_GAP_MS
 

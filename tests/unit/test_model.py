@@ -31,8 +31,16 @@ def test_attributes_are_the_json_keys():
     data = recorded()
     entry = Run.from_json(data).scenarios[0]
     raw = data["scenarios"][0]
-    for key in ("rss_per_request_kb", "cpu_ms_per_request", "steady_rps", "kind", "name",
-                "concurrency", "latency_ms", "threads_peak"):
+    for key in (
+        "rss_per_request_kb",
+        "cpu_ms_per_request",
+        "steady_rps",
+        "kind",
+        "name",
+        "concurrency",
+        "latency_ms",
+        "threads_peak",
+    ):
         assert key in raw
         value = getattr(entry, key)
         assert value == raw[key]
@@ -50,13 +58,16 @@ def test_unknown_keys_survive_a_round_trip():
     assert entry.to_json()["from_the_future"] == [1, 2]
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("concurrency", "many", "'concurrency' should be a whole number"),
-    ("steady_rps", "fast", "'steady_rps' should be a number"),
-    ("valid", "yes", "'valid' should be true or false"),
-    ("findings", {"code": "x"}, "'findings' should be a list"),
-    ("latency_ms", [1, 2], "'latency_ms' should be an object"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("concurrency", "many", "'concurrency' should be a whole number"),
+        ("steady_rps", "fast", "'steady_rps' should be a number"),
+        ("valid", "yes", "'valid' should be true or false"),
+        ("findings", {"code": "x"}, "'findings' should be a list"),
+        ("latency_ms", [1, 2], "'latency_ms' should be an object"),
+    ],
+)
 def test_a_wrong_type_names_the_entry_and_the_key(key, value, message):
     with pytest.raises(ModelError, match=rf"entry 'devserver': {message}"):
         Entry.from_json({"name": "devserver", "concurrency": 5, key: value})
@@ -69,6 +80,8 @@ def test_another_schema_version_is_refused_clearly():
 
 def test_the_schema_document_is_generated_from_the_model():
     doc = (ROOT / "docs" / "results-schema.md").read_text()
-    assert doc == schema_markdown(), "regenerate: python -m playground.model > docs/results-schema.md"
+    assert doc == schema_markdown(), (
+        "regenerate: python -m playground.model > docs/results-schema.md"
+    )
     for name in (f.name for f in fields(Entry) if f.name != "extra"):
         assert f"| `{name}` |" in doc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 import struct
@@ -114,8 +115,15 @@ def resetting_server() -> Iterator[str]:
 
 
 def settings(ol, url: str, **kw):
-    base = dict(url=url, phases=(ol.Phase(rate=20, seconds=None),), duration=1.0,
-                timeout=1.0, arrival="constant", refresh_delay=0.1, max_attempts=1)
+    base = dict(
+        url=url,
+        phases=(ol.Phase(rate=20, seconds=None),),
+        duration=1.0,
+        timeout=1.0,
+        arrival="constant",
+        refresh_delay=0.1,
+        max_attempts=1,
+    )
     base.update(kw)
     return ol.Settings(**base)
 
@@ -125,22 +133,27 @@ def rows(result: dict) -> list[dict]:
 
 
 # --- settings -------------------------------------------------------------------------------
-@pytest.mark.parametrize(("change", "says"), [
-    ({"phases": "rate0"}, "rate must be above 0"),
-    ({"timeout": -1.0}, "timeout must be a positive"),
-    ({"timeout": 0.0}, "timeout must be a positive"),
-    ({"duration": 0.0}, "duration must be a positive"),
-    ({"phases": "long"}, "longer than the run"),
-    ({"max_attempts": 0}, "max attempts must be at least 1"),
-    ({"refresh_delay": -0.5}, "refresh delay"),
-    ({"arrival": "bursty"}, "arrival must be one of"),
-    ({"url": "ingress:8080"}, "url must start with http"),
-    ({"phases": "empty"}, "at least one phase"),
-])
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"phases": "rate0"}, "rate must be above 0"),
+        ({"timeout": -1.0}, "timeout must be a positive"),
+        ({"timeout": 0.0}, "timeout must be a positive"),
+        ({"duration": 0.0}, "duration must be a positive"),
+        ({"phases": "long"}, "longer than the run"),
+        ({"max_attempts": 0}, "max attempts must be at least 1"),
+        ({"refresh_delay": -0.5}, "refresh delay"),
+        ({"arrival": "bursty"}, "arrival must be one of"),
+        ({"url": "ingress:8080"}, "url must start with http"),
+        ({"phases": "empty"}, "at least one phase"),
+    ],
+)
 def test_bad_settings_are_clear_errors(ol, change, says):
-    phases = {"rate0": (ol.Phase(rate=0, seconds=None),),
-              "long": (ol.Phase(rate=10, seconds=20), ol.Phase(rate=5, seconds=20)),
-              "empty": ()}
+    phases = {
+        "rate0": (ol.Phase(rate=0, seconds=None),),
+        "long": (ol.Phase(rate=10, seconds=20), ol.Phase(rate=5, seconds=20)),
+        "empty": (),
+    }
     if "phases" in change:
         change = {"phases": phases[change["phases"]]}
     with pytest.raises(ol.SettingsError, match=says):
@@ -149,8 +162,9 @@ def test_bad_settings_are_clear_errors(ol, change, says):
 
 
 def test_command_line_refuses_bad_settings_without_a_traceback(ol, capsys):
-    code = ol.main(["--url", "http://127.0.0.1:1/", "--rate", "0", "--duration", "5",
-                    "--timeout", "1"])
+    code = ol.main(
+        ["--url", "http://127.0.0.1:1/", "--rate", "0", "--duration", "5", "--timeout", "1"]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "rate must be above 0" in err and "Traceback" not in err
@@ -158,38 +172,62 @@ def test_command_line_refuses_bad_settings_without_a_traceback(ol, capsys):
 
 @pytest.mark.parametrize("text", ["fast", "10@x", "10@-3"])
 def test_command_line_refuses_a_malformed_schedule(ol, capsys, text):
-    code = ol.main(["--url", "http://127.0.0.1:1/", "--rate", text, "--duration", "5",
-                    "--timeout", "1"])
+    code = ol.main(
+        ["--url", "http://127.0.0.1:1/", "--rate", text, "--duration", "5", "--timeout", "1"]
+    )
     assert code == 2
     assert "openloop:" in capsys.readouterr().err
 
 
 # --- the schedule ---------------------------------------------------------------------------
 def test_constant_schedule_is_evenly_spaced(ol):
-    times = ol.arrival_times(settings(ol, "http://x/", duration=2.0,
-                                      phases=(ol.Phase(rate=50, seconds=None),)))
+    times = ol.arrival_times(
+        settings(ol, "http://x/", duration=2.0, phases=(ol.Phase(rate=50, seconds=None),))
+    )
     assert len(times) == 100
-    gaps = {round(b - a, 9) for a, b in zip(times, times[1:], strict=False)}
+    gaps = {round(b - a, 9) for a, b in itertools.pairwise(times)}
     assert gaps == {0.02}
 
 
 def test_poisson_schedule_is_seeded_and_has_the_rate(ol):
-    s = settings(ol, "http://x/", duration=400.0, arrival="poisson", seed=7,
-                 phases=(ol.Phase(rate=50, seconds=None),))
+    s = settings(
+        ol,
+        "http://x/",
+        duration=400.0,
+        arrival="poisson",
+        seed=7,
+        phases=(ol.Phase(rate=50, seconds=None),),
+    )
     a, b = ol.arrival_times(s), ol.arrival_times(s)
-    other = ol.arrival_times(settings(ol, "http://x/", duration=400.0, arrival="poisson",
-                                      seed=8, phases=(ol.Phase(rate=50, seconds=None),)))
+    other = ol.arrival_times(
+        settings(
+            ol,
+            "http://x/",
+            duration=400.0,
+            arrival="poisson",
+            seed=8,
+            phases=(ol.Phase(rate=50, seconds=None),),
+        )
+    )
     assert a == b and a != other
     # 20,000 expected; a Poisson count's standard deviation is ~141: 5 sigma is ~700.
     assert abs(len(a) - 20_000) < 700
-    gaps = [y - x for x, y in zip(a, a[1:], strict=False)]
+    gaps = [y - x for x, y in itertools.pairwise(a)]
     # Exponential gaps: about 63% are shorter than the mean (1/rate), not ~50% or ~100%.
     assert 0.60 < sum(g < 0.02 for g in gaps) / len(gaps) < 0.66
 
 
 def test_rates_change_from_phase_to_phase(ol):
-    s = settings(ol, "http://x/", duration=30.0, phases=(
-        ol.Phase(rate=10, seconds=10), ol.Phase(rate=40, seconds=10), ol.Phase(rate=10, seconds=None)))
+    s = settings(
+        ol,
+        "http://x/",
+        duration=30.0,
+        phases=(
+            ol.Phase(rate=10, seconds=10),
+            ol.Phase(rate=40, seconds=10),
+            ol.Phase(rate=10, seconds=None),
+        ),
+    )
     times = ol.arrival_times(s)
     per_phase = [sum(lo <= t < lo + 10 for t in times) for lo in (0, 10, 20)]
     assert per_phase == [100, 400, 100]
@@ -200,8 +238,7 @@ def test_never_waits_for_answers_and_no_pool_caps_in_flight(ol):
     """300 visits in 1 s to a server that never answers: every one leaves on time, and all are
     in flight at once (a pool of aiohttp's default 100 connections would cap them at 100)."""
     with stalling_server() as url:
-        result = ol.run(settings(ol, url, phases=(ol.Phase(rate=300, seconds=None),),
-                                 timeout=1.5))
+        result = ol.run(settings(ol, url, phases=(ol.Phase(rate=300, seconds=None),), timeout=1.5))
     attempts = rows(result)
     assert len(attempts) == 300
     assert {a["outcome"] for a in attempts} == {"timeout"}
@@ -213,8 +250,7 @@ def test_never_waits_for_answers_and_no_pool_caps_in_flight(ol):
 
 def test_timeout_counts_from_the_intended_send(ol):
     with stalling_server() as url:
-        result = ol.run(settings(ol, url, phases=(ol.Phase(rate=10, seconds=None),),
-                                 timeout=0.4))
+        result = ol.run(settings(ol, url, phases=(ol.Phase(rate=10, seconds=None),), timeout=0.4))
     for a in rows(result):
         assert a["outcome"] == "timeout"
         assert 0.38 < a["end"] - a["intended"] < 0.6
@@ -222,8 +258,16 @@ def test_timeout_counts_from_the_intended_send(ol):
 
 def test_users_who_give_up_refresh_until_their_attempts_run_out(ol):
     with stalling_server() as url:
-        result = ol.run(settings(ol, url, phases=(ol.Phase(rate=5, seconds=None),),
-                                 timeout=0.3, refresh_delay=0.2, max_attempts=3))
+        result = ol.run(
+            settings(
+                ol,
+                url,
+                phases=(ol.Phase(rate=5, seconds=None),),
+                timeout=0.3,
+                refresh_delay=0.2,
+                max_attempts=3,
+            )
+        )
     attempts = rows(result)
     assert len(attempts) == 5 * 3
     by_visit: dict[int, list[dict]] = {}
@@ -232,14 +276,27 @@ def test_users_who_give_up_refresh_until_their_attempts_run_out(ol):
     for tries in by_visit.values():
         tries.sort(key=lambda a: a["attempt"])
         assert [a["attempt"] for a in tries] == [1, 2, 3]
-        for prev, nxt in zip(tries, tries[1:], strict=False):
+        for prev, nxt in itertools.pairwise(tries):
             assert nxt["intended"] == pytest.approx(prev["end"] + 0.2, abs=1e-9)
 
 
 def test_refreshes_can_be_switched_off(ol, capsys):
     with stalling_server() as url:
-        code = ol.main(["--url", url, "--rate", "5", "--duration", "1", "--timeout", "0.3",
-                        "--arrival", "constant", "--no-refresh"])
+        code = ol.main(
+            [
+                "--url",
+                url,
+                "--rate",
+                "5",
+                "--duration",
+                "1",
+                "--timeout",
+                "0.3",
+                "--arrival",
+                "constant",
+                "--no-refresh",
+            ]
+        )
     out = capsys.readouterr().out
     result = json.loads(out)
     assert code == (0 if result["check"]["valid"] else 3)
@@ -264,17 +321,24 @@ def test_outcomes_refused_reset_and_status(ol):
 
     outcomes = {}
     with resetting_server() as reset_url, serve(failing) as status_url:
-        for name, url in (("refused", f"http://127.0.0.1:{free_port()}/"),
-                          ("reset", reset_url), ("status", status_url)):
+        for name, url in (
+            ("refused", f"http://127.0.0.1:{free_port()}/"),
+            ("reset", reset_url),
+            ("status", status_url),
+        ):
             result = ol.run(settings(ol, url, phases=(ol.Phase(rate=5, seconds=None),)))
             outcomes[name] = {(a["outcome"], a["status"]) for a in rows(result)}
-    assert outcomes == {"refused": {("refused", 0)}, "reset": {("reset", 0)},
-                        "status": {("status", 503)}}
+    assert outcomes == {
+        "refused": {("refused", 0)},
+        "reset": {("reset", 0)},
+        "status": {("status", 503)},
+    }
 
 
 def test_latency_is_measured_from_the_intended_send_and_a_stalled_sender_is_caught(ol):
     """The generator's own loop is blocked for 0.3 s: the visits due meanwhile leave late, their
     latency includes the wait (no coordinated omission), and the run is marked invalid."""
+
     async def handler(request):
         return web.Response(text="ok")
 
@@ -308,11 +372,14 @@ def test_an_unstalled_run_sends_on_time(ol):
     assert result["check"]["send_lag_p50_s"] < 0.010, result["check"]
 
 
-@pytest.mark.parametrize(("lags_ms", "valid", "says"), [
-    ([1.0] * 99 + [4.0], True, None),
-    ([1.0] * 98 + [6.0, 6.0], False, "send lag p99 6.0 ms"),
-    ([1.0] * 300 + [150.0], False, "schedule not kept"),
-])
+@pytest.mark.parametrize(
+    ("lags_ms", "valid", "says"),
+    [
+        ([1.0] * 99 + [4.0], True, None),
+        ([1.0] * 98 + [6.0, 6.0], False, "send lag p99 6.0 ms"),
+        ([1.0] * 300 + [150.0], False, "schedule not kept"),
+    ],
+)
 def test_self_check_verdict(ol, lags_ms, valid, says):
     check = ol.self_check(sorted(x / 1000 for x in lags_ms))
     assert check["valid"] is valid
@@ -328,9 +395,14 @@ def test_events_fire_on_time_and_watches_poll_every_second(ol):
         return web.Response(text="state")
 
     with serve(handler) as url:
-        s = settings(ol, url, duration=2.5, phases=(ol.Phase(rate=2, seconds=None),),
-                     events=(ol.Event(at=1.0, method="POST", url=url),),
-                     watches=(ol.Watch(name="status", url=url),))
+        s = settings(
+            ol,
+            url,
+            duration=2.5,
+            phases=(ol.Phase(rate=2, seconds=None),),
+            events=(ol.Event(at=1.0, method="POST", url=url),),
+            watches=(ol.Watch(name="status", url=url),),
+        )
         result = ol.run(s)
     (event,) = result["events"]
     assert event["status"] == 200 and 1.0 <= event["sent"] < 1.1

@@ -7,7 +7,6 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
 
 
@@ -15,8 +14,9 @@ def test_missing_delay_is_the_default():
     assert parse_delay([]) == DEFAULT_DELAY == 1.0
 
 
-@pytest.mark.parametrize("raw,expected", [("0", 0.0), ("1", 1.0), ("0.5", 0.5), (".25", 0.25),
-                                          ("60", 60.0), ("2.", 2.0)])
+@pytest.mark.parametrize(
+    "raw,expected", [("0", 0.0), ("1", 1.0), ("0.5", 0.5), (".25", 0.25), ("60", 60.0), ("2.", 2.0)]
+)
 def test_plain_decimals_are_accepted(raw, expected):
     assert parse_delay([raw], limit=60) == expected
 
@@ -52,9 +52,19 @@ def test_any_input_gives_a_bounded_delay_or_a_delay_error(values):
         assert math.isfinite(delay) and 0 <= delay <= 60
 
 
-@pytest.mark.parametrize("seconds,text", [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (60.0, "60"),
-                                          (0.00005, "0.00005"), (1e-9, "0.000000001"),
-                                          (5e-10, "0.000000001"), (2.5e-10, "0")])
+@pytest.mark.parametrize(
+    "seconds,text",
+    [
+        (0.0, "0"),
+        (1.0, "1"),
+        (0.5, "0.5"),
+        (60.0, "60"),
+        (0.00005, "0.00005"),
+        (1e-9, "0.000000001"),
+        (5e-10, "0.000000001"),
+        (2.5e-10, "0"),
+    ],
+)
 def test_format_delay_writes_what_the_rule_accepts(seconds, text):
     assert format_delay(seconds) == text
 

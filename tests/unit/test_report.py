@@ -34,7 +34,9 @@ def load(name: str) -> dict[str, Any]:
 
 
 def entries(results: dict[str, Any]) -> list[dict[str, Any]]:
-    return ([results["calibration"]] if results.get("calibration") else []) + list(results["scenarios"])
+    return ([results["calibration"]] if results.get("calibration") else []) + list(
+        results["scenarios"]
+    )
 
 
 def entry_named(results: dict[str, Any], name: str) -> dict[str, Any]:
@@ -46,7 +48,7 @@ def section(markdown: str, heading: str, level: int = 2) -> str:
     marks = "#" * level
     start = markdown.index(f"\n{marks} {heading}\n")
     end = markdown.find(f"\n{marks} ", start + 1)
-    return markdown[start: end if end != -1 else None]
+    return markdown[start : end if end != -1 else None]
 
 
 def tables(text: str) -> list[list[list[str]]]:
@@ -80,10 +82,16 @@ def render(table: Any) -> str:
     return console.export_text()
 
 
-def report(tmp_path: Path, results: dict[str, Any], sub: str = "run") -> tuple[list[Path], str, str]:
+def report(
+    tmp_path: Path, results: dict[str, Any], sub: str = "run"
+) -> tuple[list[Path], str, str]:
     paths = write_report(run_dir=tmp_path / sub, results=results)
     run_dir = tmp_path / sub
-    return paths, (run_dir / "report.md").read_text("utf-8"), (run_dir / "report.html").read_text("utf-8")
+    return (
+        paths,
+        (run_dir / "report.md").read_text("utf-8"),
+        (run_dir / "report.html").read_text("utf-8"),
+    )
 
 
 def strings_in(value: Any) -> set[str]:
@@ -108,16 +116,20 @@ def test_recorded_run_round_trips_into_a_report_that_says_what_was_measured(tmp_
             continue
         assert float(row["ab rps"].split(" ")[0]) == pytest.approx(entry.rps, abs=0.05)
         if entry.steady_rps is not None:
-            assert float(row["steady rps"].split(" ")[0]) == pytest.approx(entry.steady_rps, abs=0.05)
+            assert float(row["steady rps"].split(" ")[0]) == pytest.approx(
+                entry.steady_rps, abs=0.05
+            )
         for finding in entry.findings:
-            assert html.escape(finding.message, quote=False) in html.unescape(page) or \
-                finding.message in html.unescape(page)
+            assert html.escape(finding.message, quote=False) in html.unescape(
+                page
+            ) or finding.message in html.unescape(page)
     assert "Calibration: the harness ceiling" in markdown and "The nine scenarios" in markdown
 
 
 @pytest.mark.parametrize("name, served", [("devserver", 1.0), ("bonus-psycopg2", 1.5)])
-def test_a_short_run_shows_what_it_served_not_c_over_mean(tmp_path: Path, name: str,
-                                                           served: float) -> None:
+def test_a_short_run_shows_what_it_served_not_c_over_mean(
+    tmp_path: Path, name: str, served: float
+) -> None:
     """Issue 11: "steady 1.4 rps" for a dev server that served 0.98/s, "2.0" for the bonus
     without psycogreen that served 1.5/s. No figure may exceed what was measured."""
     data = load("recorded")
@@ -128,8 +140,11 @@ def test_a_short_run_shows_what_it_served_not_c_over_mean(tmp_path: Path, name: 
     _, markdown, _ = report(tmp_path, data)
     row = summary_rows(markdown)[f"{name} (c=5)"]
     assert row["steady rps"] == "— (not steady)"
-    figures = [float(x) for cell in ("ab rps", "steady rps", "efficiency")
-               for x in re.findall(r"\d+\.\d+", row[cell])]
+    figures = [
+        float(x)
+        for cell in ("ab rps", "steady rps", "efficiency")
+        for x in re.findall(r"\d+\.\d+", row[cell])
+    ]
     assert max(figures) <= devserver.rps * 1.05 + 0.05
     why = section(markdown, "Why")
     assert "no steady figure: the run lasted only" in why
@@ -252,14 +267,26 @@ def test_invalid_and_errored_entries_say_so_in_bold_with_their_reasons(tmp_path:
 # ---- sections by kind ----------------------------------------------------------------------------
 def test_entries_are_grouped_into_sections_by_kind_in_the_mapping_order(tmp_path: Path) -> None:
     results = load("recorded")
-    contender = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {"name": "granian", "kind": "contender"}
-    stranger = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {"name": "odd", "kind": "mystery"}
+    contender = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {
+        "name": "granian",
+        "kind": "contender",
+    }
+    stranger = copy.deepcopy(entry_named(results, "gevent-pywsgi")) | {
+        "name": "odd",
+        "kind": "mystery",
+    }
     results["scenarios"] = [stranger, contender, *results["scenarios"]]
     _, markdown, _ = report(tmp_path, results)
     summary = section(markdown, "Summary")
-    order = [summary.index(f"### {t}") for t in ("Calibration: the harness ceiling",
-                                                 "The nine scenarios", "2026 contenders",
-                                                 "Other entries")]
+    order = [
+        summary.index(f"### {t}")
+        for t in (
+            "Calibration: the harness ceiling",
+            "The nine scenarios",
+            "2026 contenders",
+            "Other entries",
+        )
+    ]
     assert order == sorted(order)
     assert "granian" in section(summary, "2026 contenders", 3)
     assert "odd" in section(summary, "Other entries", 3)
@@ -268,7 +295,9 @@ def test_entries_are_grouped_into_sections_by_kind_in_the_mapping_order(tmp_path
 def test_a_new_kind_gets_its_own_section_by_one_line(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setitem(report_pkg.SECTIONS, "story", ("The open-loop story", 5))
     results = load("recorded")
-    results["scenarios"].append(copy.deepcopy(entry_named(results, "devserver")) | {"kind": "story"})
+    results["scenarios"].append(
+        copy.deepcopy(entry_named(results, "devserver")) | {"kind": "story"}
+    )
     _, markdown, _ = report(tmp_path, results)
     summary = section(markdown, "Summary")
     assert summary.index("### The open-loop story") < summary.index("### The nine scenarios")
@@ -279,12 +308,24 @@ def test_spread_is_shown_and_a_noisy_entry_is_flagged(tmp_path: Path) -> None:
     results = load("recorded")
     gevent = entry_named(results, "gevent-pywsgi")
     assert len(gevent["repeats"]) == 2 and gevent["spread"]["relative"] is not None
-    noisy = copy.deepcopy(gevent) | {"name": "jittery", "spread": {**gevent["spread"], "relative": 0.08}}
-    noisy["findings"] = [*gevent["findings"], {"code": "noisy", "severity": "warning",
-                                               "message": "noisy: the 2 repeats lie 8.0% apart",
-                                               "figures": {"spread": 0.08}}]
-    quiet = copy.deepcopy(gevent) | {"name": "steady-one", "spread": {**gevent["spread"], "relative": 0.01},
-                                     "findings": [f for f in gevent["findings"] if f["code"] != "noisy"]}
+    noisy = copy.deepcopy(gevent) | {
+        "name": "jittery",
+        "spread": {**gevent["spread"], "relative": 0.08},
+    }
+    noisy["findings"] = [
+        *gevent["findings"],
+        {
+            "code": "noisy",
+            "severity": "warning",
+            "message": "noisy: the 2 repeats lie 8.0% apart",
+            "figures": {"spread": 0.08},
+        },
+    ]
+    quiet = copy.deepcopy(gevent) | {
+        "name": "steady-one",
+        "spread": {**gevent["spread"], "relative": 0.01},
+        "findings": [f for f in gevent["findings"] if f["code"] != "noisy"],
+    }
     results["scenarios"] += [noisy, quiet]
     _, markdown, _ = report(tmp_path, results)
     rows = summary_rows(markdown)
@@ -299,8 +340,14 @@ def test_spread_is_shown_and_a_noisy_entry_is_flagged(tmp_path: Path) -> None:
 def test_why_renders_findings_once_and_the_targets_own_notes(tmp_path: Path) -> None:
     results = load("recorded")
     entry = entry_named(results, "gevent-pywsgi")
-    entry["findings"] = [{"code": "cpu-bound", "severity": "warning", "message": "CPU-bound, said once",
-                          "figures": {}}]
+    entry["findings"] = [
+        {
+            "code": "cpu-bound",
+            "severity": "warning",
+            "message": "CPU-bound, said once",
+            "figures": {},
+        }
+    ]
     entry["notes"] = ["a note of the target's own", "CPU-bound, said once"]
     _, markdown, _ = report(tmp_path, results)
     why = section(markdown, "Why")
@@ -392,7 +439,9 @@ def make_b(a: dict[str, Any]) -> dict[str, Any]:
     b = copy.deepcopy(a)
     b["run_id"] = "20261125-080000"
     b["environment"]["cpu_count"] = 4
-    entry_named(b, "gevent-pywsgi")["steady_rps"] = round(entry_named(a, "gevent-pywsgi")["steady_rps"] * 1.1, 2)
+    entry_named(b, "gevent-pywsgi")["steady_rps"] = round(
+        entry_named(a, "gevent-pywsgi")["steady_rps"] * 1.1, 2
+    )
     b["scenarios"] = [e for e in b["scenarios"] if e["name"] != "devserver"]
     b["scenarios"].append(copy.deepcopy(entry_named(a, "gevent-pywsgi")) | {"name": "waitress"})
     return b
@@ -400,7 +449,7 @@ def make_b(a: dict[str, Any]) -> dict[str, Any]:
 
 def test_compare_shows_deltas_and_marks_entries_missing_in_one_run() -> None:
     a = load("recorded")
-    header, *rows = tables(compare(a=a, b=make_b(a)))[0]
+    _header, *rows = tables(compare(a=a, b=make_b(a)))[0]
     row = {r[0]: r for r in rows}
     assert row["gevent-pywsgi"][4] == "+10.0%"
     assert row["devserver"][3] == "missing" and row["devserver"][-1] == "missing in B"
@@ -417,13 +466,18 @@ def test_compare_keys_on_concurrency_too() -> None:
     sweep = load("sweep")
     _, *rows = tables(compare(a=sweep, b=sweep))[0]
     assert sorted((r[0], r[1]) for r in rows) == sorted(
-        (e["name"], str(e["concurrency"])) for e in entries(sweep))
+        (e["name"], str(e["concurrency"])) for e in entries(sweep)
+    )
 
 
 def test_the_document_model_renders_through_the_package(tmp_path: Path) -> None:
     """The faults and story reports render on the same model: one call gives both documents."""
-    blocks = [report_pkg.Heading(1, "Faults"), report_pkg.Table(["a", "b"], [["1", report_pkg.Span("x|y", code=True)]]),
-              report_pkg.Callout("careful"), report_pkg.Image("c.png", "a chart")]
+    blocks = [
+        report_pkg.Heading(1, "Faults"),
+        report_pkg.Table(["a", "b"], [["1", report_pkg.Span("x|y", code=True)]]),
+        report_pkg.Callout("careful"),
+        report_pkg.Image("c.png", "a chart"),
+    ]
     markdown, page = report_pkg.render(blocks, title="t", images={"c.png": PNG_SIGNATURE})
     assert "| 1 | `x\\|y` |" in markdown and "![a chart](c.png)" in markdown
     assert "<blockquote>" in page and "<td><code>x|y</code></td>" in page

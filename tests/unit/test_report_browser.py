@@ -30,16 +30,31 @@ window.addEventListener("load", () => {
 });
 </script>"""
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="needs chromium (apt-get install chromium)"
+)
 
 
 def measure(page: Path) -> dict:
     probe = page.with_name("probe.html")
     probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     dom = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         f"--window-size={WIDTH},{HEIGHT}", "--virtual-time-budget=5000", "--dump-dom",
-         probe.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size={WIDTH},{HEIGHT}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     found = re.search(r'data-measure="([^"]*)"', dom)
     assert found, dom[-2000:]
     return json.loads(found.group(1).replace("&quot;", '"'))

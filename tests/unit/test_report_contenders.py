@@ -13,8 +13,15 @@ from matplotlib.image import imread
 
 from playground.model import Run
 from playground.report import write_report
-from playground.report.contenders import (CHART_NAME, HEADERS, compared, mb_per_request,
-                                          requests_per_cpu_s, requests_per_mb, verdict)
+from playground.report.contenders import (
+    CHART_NAME,
+    HEADERS,
+    compared,
+    mb_per_request,
+    requests_per_cpu_s,
+    requests_per_mb,
+    verdict,
+)
 from tests.contenders_run import contender, contenders_run, scale_run
 
 HEADING = "## 2026 contenders: requests per MB, per CPU-second, and who serialises"
@@ -22,8 +29,11 @@ HEADING = "## 2026 contenders: requests per MB, per CPU-second, and who serialis
 
 def written(tmp_path: Path, run: Run) -> tuple[list[Path], str, str]:
     paths = write_report(run_dir=tmp_path, results=run.to_json())
-    return (paths, (tmp_path / "report.md").read_text("utf-8"),
-            (tmp_path / "report.html").read_text("utf-8"))
+    return (
+        paths,
+        (tmp_path / "report.md").read_text("utf-8"),
+        (tmp_path / "report.html").read_text("utf-8"),
+    )
 
 
 def section(markdown: str) -> str:
@@ -43,13 +53,16 @@ def test_the_section_is_in_the_report_with_its_chart_and_no_file_beside_it(tmp_p
     text = section(markdown)
     rows = table(text)
     assert list(rows[0]) == list(HEADERS)
-    assert [(r["mode"], r["c"]) for r in rows][:2] == [("uvicorn-wsgitoasgi", "5"),
-                                                       ("flask-async-views", "200")]
+    assert [(r["mode"], r["c"]) for r in rows][:2] == [
+        ("uvicorn-wsgitoasgi", "5"),
+        ("flask-async-views", "200"),
+    ]
     assert len(rows) == len(contenders_run().scenarios)
     assert f"]({CHART_NAME})" in text
     assert tmp_path / CHART_NAME in paths
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("contenders")) == [
-        CHART_NAME]  # one home: no contenders.md beside the report
+        CHART_NAME
+    ]  # one home: no contenders.md beside the report
     # The HTML is the same section, with the chart inlined.
     assert "2026 contenders: requests per MB" in page
     assert page.count("data:image/png;base64,") == len([p for p in paths if p.suffix == ".png"])
@@ -60,12 +73,22 @@ def test_the_verdicts_name_the_serialised_and_the_capped(tmp_path):
     verdicts = {r["mode"]: r["verdict"] for r in table(section(markdown))}
     assert verdicts["uvicorn-wsgitoasgi"] == "serialised"
     assert verdicts["quart-hypercorn"] == "capped"  # aiohttp's 100 connections at c=200
-    assert {verdicts[n] for n in ("gthread-1x200", "gthread-4x50", "granian-wsgi",
-                                  "quart-hypercorn-nocap", "uvicorn-a2wsgi")} == {"concurrent"}
+    assert {
+        verdicts[n]
+        for n in (
+            "gthread-1x200",
+            "gthread-4x50",
+            "granian-wsgi",
+            "quart-hypercorn-nocap",
+            "uvicorn-a2wsgi",
+        )
+    } == {"concurrent"}
     assert "- **c=5:** serialised: uvicorn-wsgitoasgi; capped: none." in markdown
-    assert ("- **c=200:** most requests per MB: uvicorn-a2wsgi (3.08); most requests per "
-            "CPU-second: quart-hypercorn-nocap (1351); serialised: none; capped: "
-            "quart-hypercorn.") in markdown
+    assert (
+        "- **c=200:** most requests per MB: uvicorn-a2wsgi (3.08); most requests per "
+        "CPU-second: quart-hypercorn-nocap (1351); serialised: none; capped: "
+        "quart-hypercorn."
+    ) in markdown
 
 
 def test_the_figures_are_the_entrys_own_and_two_quotients():
@@ -76,15 +99,31 @@ def test_the_figures_are_the_entrys_own_and_two_quotients():
     unsteady = replace(entry, steady_rps=None, efficiency=None)
     assert requests_per_mb(unsteady) == pytest.approx(150.0 / 95.0)  # the tool's rate
     blank = contender("granian-wsgi", 200, None, None, None, None, None, None, None)
-    assert (requests_per_mb(blank), requests_per_cpu_s(blank), mb_per_request(blank),
-            verdict(blank)) == (None, None, None, None)
+    assert (
+        requests_per_mb(blank),
+        requests_per_cpu_s(blank),
+        mb_per_request(blank),
+        verdict(blank),
+    ) == (None, None, None, None)
 
 
 def test_invalid_and_serialised_rows_are_shown_but_never_win(tmp_path):
     run = contenders_run()
     # Best on paper, but its run failed requests: it must not win.
-    cheat = contender("gthread-1x200", 200, 190.0, 0.99, 203, 2, 5.0, 10.0, 0.1, valid=False,
-                      invalid_reasons=["3 failed requests"], failed=3)
+    cheat = contender(
+        "gthread-1x200",
+        200,
+        190.0,
+        0.99,
+        203,
+        2,
+        5.0,
+        10.0,
+        0.1,
+        valid=False,
+        invalid_reasons=["3 failed requests"],
+        failed=3,
+    )
     run.scenarios = [cheat if e.name == "gthread-1x200" else e for e in run.scenarios]
     _, markdown, _ = written(tmp_path, run)
     rows = {r["mode"]: r for r in table(section(markdown))}
@@ -103,9 +142,11 @@ def test_a_scale_run_shows_every_concurrency_up_to_10000(tmp_path):
     # A mode skipped once it stopped scaling has no row where it was not run; the answer
     # says so.
     assert {m for m, c in verdicts if c == 10000} == {"quart-hypercorn-nocap"}
-    assert ("- **c=10000:** most requests per MB: quart-hypercorn-nocap (9.88); most requests "
-            "per CPU-second: quart-hypercorn-nocap (1250); serialised: none; capped: none; not "
-            "run, stopped scaling lower: gthread-1x200, gthread-4x50.") in markdown
+    assert (
+        "- **c=10000:** most requests per MB: quart-hypercorn-nocap (9.88); most requests "
+        "per CPU-second: quart-hypercorn-nocap (1250); serialised: none; capped: none; not "
+        "run, stopped scaling lower: gthread-1x200, gthread-4x50."
+    ) in markdown
     assert tmp_path / CHART_NAME in paths
 
 
@@ -120,9 +161,10 @@ def test_no_section_and_no_chart_without_a_contender(tmp_path):
 
 def test_tutorial_scenarios_in_the_same_run_sit_beside_them_not_demos():
     run = contenders_run()
-    run.scenarios += [contender("sync-gunicorn", 200, 180.0, 0.95, 4, 5, 150.0, 10.0, 2.0,
-                                kind="scenario"),
-                      contender("sanic", 200, 180.0, 0.95, 4, 5, 150.0, 10.0, 2.0, kind="demo")]
+    run.scenarios += [
+        contender("sync-gunicorn", 200, 180.0, 0.95, 4, 5, 150.0, 10.0, 2.0, kind="scenario"),
+        contender("sanic", 200, 180.0, 0.95, 4, 5, 150.0, 10.0, 2.0, kind="demo"),
+    ]
     kinds = {e.name: e.kind for e in compared(run)}
     assert kinds["sync-gunicorn"] == "scenario" and "sanic" not in kinds
 
@@ -142,13 +184,16 @@ def test_a_capped_mode_does_not_win_however_little_it_spends(tmp_path):
     run = contenders_run()
     run.scenarios = [e for e in run.scenarios if e.name in ("quart-hypercorn", "gthread-1x200")]
     _, markdown, _ = written(tmp_path, run)
-    assert ("- **c=200:** most requests per MB: gthread-1x200 (2.44); most requests per "
-            "CPU-second: gthread-1x200 (565); serialised: none; capped: quart-hypercorn.") \
-        in markdown
+    assert (
+        "- **c=200:** most requests per MB: gthread-1x200 (2.44); most requests per "
+        "CPU-second: gthread-1x200 (565); serialised: none; capped: quart-hypercorn."
+    ) in markdown
     run.scenarios = [e for e in run.scenarios if e.name == "quart-hypercorn"]
     _, markdown, _ = written(tmp_path, run)
-    assert "- **c=200:** no mode held this load; serialised: none; capped: quart-hypercorn." \
+    assert (
+        "- **c=200:** no mode held this load; serialised: none; capped: quart-hypercorn."
         in markdown
+    )
 
 
 def test_the_scale_section_says_which_probe_set_the_delays_as_it_ran(tmp_path):
@@ -158,9 +203,16 @@ def test_the_scale_section_says_which_probe_set_the_delays_as_it_ran(tmp_path):
 
     run = scale_run()
     run.settings["scale"].update(probe="gunicorn-gevent", cpu_ms_per_request=2.11)
-    run.probe = Entry(name="probe-gunicorn-gevent", kind="probe", concurrency=200, processes=3,
-                      title="Gunicorn gevent worker x1; scale override: 2 workers x 9000")
+    run.probe = Entry(
+        name="probe-gunicorn-gevent",
+        kind="probe",
+        concurrency=200,
+        processes=3,
+        title="Gunicorn gevent worker x1; scale override: 2 workers x 9000",
+    )
     _, markdown, _ = written(tmp_path, run)
-    assert ("Measured CPU per request: 2.11 ms in the app (Gunicorn gevent worker x1; scale "
-            "override: 2 workers x 9000, c=200, 3 processes sampled).") in markdown
+    assert (
+        "Measured CPU per request: 2.11 ms in the app (Gunicorn gevent worker x1; scale "
+        "override: 2 workers x 9000, c=200, 3 processes sampled)."
+    ) in markdown
     assert "one process" not in markdown

@@ -121,12 +121,15 @@ def runner_lock(tmp_path, monkeypatch) -> Path:
 @pytest.mark.parametrize("same_results_dir", [True, False])
 def test_a_second_runner_refuses_clearly(tmp_path, runner_lock, same_results_dir):
     first, second = tmp_path / "a", tmp_path / ("a" if same_results_dir else "b")
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(first)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(first)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         # Even with another --results-dir: the ports and containers are the machine's.
-        with pytest.raises(ResultsError, match=rf"another playground run is in progress \(pid {holder.pid}\)"):
+        with pytest.raises(
+            ResultsError, match=rf"another playground run is in progress \(pid {holder.pid}\)"
+        ):
             with results.exclusive(second):
                 pass
     finally:

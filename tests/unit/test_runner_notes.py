@@ -2,37 +2,73 @@
 
 from __future__ import annotations
 
-from playground.load import LoadResult
 from playground.diagnosis import lockstep_waves
+from playground.load import LoadResult
 
 
 def result(p50_ms: float) -> LoadResult:
-    return LoadResult(tool="ab", complete=2000, failed=0, failures={}, non_2xx=0,
-                      time_taken_s=12.0, rps=160.0,
-                      latency_ms={"p50": p50_ms, "p90": p50_ms, "p99": p50_ms, "max": p50_ms},
-                      connect_max_ms=3.0, steady_rps=180.0, mean_latency_ms=p50_ms)
+    return LoadResult(
+        tool="ab",
+        complete=2000,
+        failed=0,
+        failures={},
+        non_2xx=0,
+        time_taken_s=12.0,
+        rps=160.0,
+        latency_ms={"p50": p50_ms, "p90": p50_ms, "p99": p50_ms, "max": p50_ms},
+        connect_max_ms=3.0,
+        steady_rps=180.0,
+        mean_latency_ms=p50_ms,
+    )
 
 
 ROWS = [{"t": 0, "threads": 11, "processes": 1, "rss_mb": 50.0, "cpu_pct": 40.0}]
 
 
 def test_a_wave_queueing_behind_cpu_is_explained():
-    findings = lockstep_waves(result=result(1085), delay=1.0, concurrency=200, cpu_ms=1.26,
-                              samples=ROWS, steady=183.0, ideal=200.0)
+    findings = lockstep_waves(
+        result=result(1085),
+        delay=1.0,
+        concurrency=200,
+        cpu_ms=1.26,
+        samples=ROWS,
+        steady=183.0,
+        ideal=200.0,
+    )
     assert [f.code for f in findings] == ["lockstep-waves"]
     assert "a wave of 200 requests costs 252 ms" in findings[0].message
     assert findings[0].figures["wave_cpu_ms"] == 252.0
 
 
 def test_no_wave_note_when_the_run_kept_up():
-    assert lockstep_waves(result=result(1009), delay=1.0, concurrency=200, cpu_ms=1.4,
-                          samples=ROWS, steady=196.0, ideal=200.0) == []
+    assert (
+        lockstep_waves(
+            result=result(1009),
+            delay=1.0,
+            concurrency=200,
+            cpu_ms=1.4,
+            samples=ROWS,
+            steady=196.0,
+            ideal=200.0,
+        )
+        == []
+    )
 
 
 def test_no_wave_note_for_a_serialised_server():
     # 5 requests x 4 ms of CPU cannot explain 4 s of queueing: that is one-at-a-time serving.
-    assert lockstep_waves(result=result(5072), delay=1.0, concurrency=5, cpu_ms=4.0,
-                          samples=ROWS, steady=1.4, ideal=5.0) == []
+    assert (
+        lockstep_waves(
+            result=result(5072),
+            delay=1.0,
+            concurrency=5,
+            cpu_ms=4.0,
+            samples=ROWS,
+            steady=1.4,
+            ideal=5.0,
+        )
+        == []
+    )
 
 
 def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
@@ -67,13 +103,23 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
 
     data = Path(__file__).resolve().parents[1] / "data"
     tsv = (data / "ab_devserver_serial_n10_c5_1s.tsv").read_text()
-    result = TOOLS["ab"].parse(stdout=(data / "ab_devserver_serial_n10_c5_1s.txt").read_text(),
-                               per_request=tsv, concurrency=5)
-    during = Series("flask_app", [Sample(t=i / 2, threads=1, processes=1, rss_mb=40.0, cpu_pct=2.0)
-                                  for i in range(21)])
+    result = TOOLS["ab"].parse(
+        stdout=(data / "ab_devserver_serial_n10_c5_1s.txt").read_text(),
+        per_request=tsv,
+        concurrency=5,
+    )
+    during = Series(
+        "flask_app",
+        [Sample(t=i / 2, threads=1, processes=1, rss_mb=40.0, cpu_pct=2.0) for i in range(21)],
+    )
     before = Series("flask_app", [Sample(t=0.0, threads=1, processes=1, rss_mb=39.0, cpu_pct=0.0)])
-    repeat = {"result": result, "timeline": parse_timeline(tsv), "series": {"flask_app": during},
-              "before": {"flask_app": before}, "loadgen_cpu_peak_pct": 3.0}
+    repeat = {
+        "result": result,
+        "timeline": parse_timeline(tsv),
+        "series": {"flask_app": during},
+        "before": {"flask_app": before},
+        "loadgen_cpu_peak_pct": 3.0,
+    }
     target = REGISTRY["devserver"]
     store = RunStore.create(results_dir=tmp_path, run_id="r", header={})
     runner = Runner(docker=Docker(root=tmp_path), store=store, plan=Plan(targets=(target,)))
@@ -83,6 +129,8 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     assert [f.code for f in entry.findings] == ["queued", "no-steady-state"]
     assert entry.notes == [f.message for f in entry.findings]
     assert entry.rss_per_request_kb == (40.0 - 39.0) * 1024 / 5
-    assert len(entry.latency_distribution_ms) > 5 and entry.samples[0] == Sample(0.0, 1, 1, 40.0, 2.0)
+    assert len(entry.latency_distribution_ms) > 5 and entry.samples[0] == Sample(
+        0.0, 1, 1, 40.0, 2.0
+    )
     store.add(entry)
     assert Entry.from_json(json.loads(store.path.read_text())["scenarios"][0]) == entry

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from querydelay import parse_delay
 
 from playground.demos import DEMO_FILES
 from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS, Target, register, resolve
 from tests.conftest import ROOT
-from querydelay import parse_delay
 
 
 @pytest.mark.parametrize("delay", [0, 0.00001, 0.5, 1, 2.25, 60])
@@ -26,8 +26,16 @@ def test_unknown_names_are_a_clear_error():
 
 
 def test_a_name_cannot_be_registered_twice():
-    clash = Target(name="gevent-pywsgi", title="x", compose_file="x.yml", service="x", port=1,
-                   host_port=None, requests=1, concurrency=1)
+    clash = Target(
+        name="gevent-pywsgi",
+        title="x",
+        compose_file="x.yml",
+        service="x",
+        port=1,
+        host_port=None,
+        requests=1,
+        concurrency=1,
+    )
     with pytest.raises(ValueError, match="registered already"):
         register(clash)
     assert REGISTRY["gevent-pywsgi"].compose_file == "async-gevent-pywsgi.yml"
@@ -66,16 +74,22 @@ def test_structured_facts_agree_with_the_title(target):
 def readme_row(t: Target) -> list[str]:
     """The README's row for a target, from the registry's facts alone."""
     per_worker = "one per request" if t.per_worker is None else str(t.per_worker)
-    return [f"`{t.name}`", f"`{t.compose_file}`",
-            f"{t.proxy} → {t.server}" if t.proxy else t.server, t.model,
-            f"{t.workers} × {per_worker}", "PostgreSQL" if t.database else "no",
-            str(t.host_port), "–" if t.tutorial_rps is None else f"{t.tutorial_rps:g}"]
+    return [
+        f"`{t.name}`",
+        f"`{t.compose_file}`",
+        f"{t.proxy} → {t.server}" if t.proxy else t.server,
+        t.model,
+        f"{t.workers} × {per_worker}",
+        "PostgreSQL" if t.database else "no",
+        str(t.host_port),
+        "–" if t.tutorial_rps is None else f"{t.tutorial_rps:g}",
+    ]
 
 
 def readme_table() -> list[list[str]]:
     text = (ROOT / "README.md").read_text()
     start = text.index("\n| scenario | compose file |")
-    lines = text[start + 1:].split("\n\n", 1)[0].splitlines()
+    lines = text[start + 1 :].split("\n\n", 1)[0].splitlines()
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
 
 
@@ -99,8 +113,9 @@ def test_a_scale_run_is_titled_with_the_shape_its_override_gives():
     not say "worker x1" with nothing beside it."""
     from playground.runner import Plan
 
-    plan = Plan(targets=SCENARIOS, overrides_dir=ROOT / "scale", sweep=(10000,),
-                delays=((10000, 84.5),))
+    plan = Plan(
+        targets=SCENARIOS, overrides_dir=ROOT / "scale", sweep=(10000,), delays=((10000, 84.5),)
+    )
     (load,) = plan.loads(REGISTRY["gunicorn-gevent"])
     assert load.compose_files == ("async-gevent-gunicorn.yml", "scale/async-gevent-gunicorn.yml")
     assert (load.workers, load.per_worker, load.capacity) == (2, 9000, 18000)

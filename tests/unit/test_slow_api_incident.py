@@ -33,6 +33,7 @@ def test_an_incident_slows_every_answer_for_a_while_then_ends_by_itself(slow_api
             await asyncio.sleep(1.0)
             after = await _timed(client, "/?delay=0.1")
             return before, resp.status, started, during, state, after
+
     before, status, started, during, state, after = asyncio.run(scenario())
     assert status == 200 and started["extra"] == 0.4 and started["incidents"] == 1
     assert before[:2] == during[:2] == after[:2] == (200, "slow api response")
@@ -47,6 +48,7 @@ def test_an_incident_can_be_ended_early(slow_api):
             await client.post("/control/slowdown?extra=5&seconds=60")
             ended = await (await client.delete("/control/slowdown")).json()
             return ended, await _timed(client, "/?delay=0")
+
     ended, (status, _, elapsed) = asyncio.run(scenario())
     assert ended["extra"] == 0 and ended["remaining"] == 0
     assert status == 200 and elapsed < 1
@@ -61,14 +63,25 @@ def test_stats_count_requests_waiting_at_the_upstream(slow_api):
             await asyncio.gather(*waiting)
             end = await (await client.get("/control/stats")).json()
             return mid, end
+
     mid, end = asyncio.run(scenario())
     assert mid["in_flight"] == 5 and mid["served"] == 0
     assert end["in_flight"] == 0 and end["served"] == 5
 
 
-@pytest.mark.parametrize("query", ["", "extra=1", "seconds=10", "extra=-1&seconds=10",
-                                   "extra=1&seconds=nan", "extra=1&seconds=99999",
-                                   "extra=61&seconds=10", "extra=1&extra=2&seconds=10"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "extra=1",
+        "seconds=10",
+        "extra=-1&seconds=10",
+        "extra=1&seconds=nan",
+        "extra=1&seconds=99999",
+        "extra=61&seconds=10",
+        "extra=1&extra=2&seconds=10",
+    ],
+)
 def test_a_bad_control_request_is_a_400_with_a_reason_and_changes_nothing(slow_api, query):
     async def scenario():
         async with TestClient(TestServer(slow_api.make_app())) as client:
@@ -76,6 +89,7 @@ def test_a_bad_control_request_is_a_400_with_a_reason_and_changes_nothing(slow_a
             text = await resp.text()
             state = await (await client.get("/control/slowdown")).json()
             return resp.status, text, state
+
     status, text, state = asyncio.run(scenario())
     assert status == 400
     assert text.count("\n") == 1 and ("extra" in text or "seconds" in text)
@@ -87,6 +101,7 @@ def test_a_bad_delay_is_still_a_400_during_an_incident(slow_api):
         async with TestClient(TestServer(slow_api.make_app())) as client:
             await client.post("/control/slowdown?extra=0.2&seconds=10")
             return await _timed(client, "/?delay=abc")
+
     status, text, elapsed = asyncio.run(scenario())
     assert status == 400 and "delay" in text and elapsed >= 0.2
 
@@ -96,5 +111,6 @@ def test_a_plain_get_cannot_start_an_incident(slow_api):
         async with TestClient(TestServer(slow_api.make_app())) as client:
             resp = await client.get("/control/slowdown?extra=5&seconds=60")
             return resp.status, await resp.json()
+
     status, state = asyncio.run(scenario())
     assert status == 200 and state["extra"] == 0 and state["incidents"] == 0

@@ -3,17 +3,27 @@ summary and the report, on data whose answer is known."""
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from playground.story import analysis, report
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import (MODES, StoryError, StorySettings, SweepSettings,
-                                   openloop_args, sweep_step_args)
+from playground.story.plan import (
+    MODES,
+    StoryError,
+    StorySettings,
+    SweepSettings,
+    openloop_args,
+    sweep_step_args,
+)
 from playground.story.run import analyse
-from playground.story.serverside import (accept_queue, parse_access_log, stub_status_figures,
-                                         uwsgi_figures)
+from playground.story.serverside import (
+    accept_queue,
+    parse_access_log,
+    stub_status_figures,
+    uwsgi_figures,
+)
 from playground.story.sweep import summarise_step
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -32,14 +42,17 @@ Reading: 0 Writing: 129 Waiting: 1
 
 
 # --- settings ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("change", "says"), [
-    ({"rate": 0}, "rate must be above 0"),
-    ({"timeout": -1}, "timeout must be above 0"),
-    ({"incident_delay": 0.5}, "must be longer than the normal one"),
-    ({"incident_delay": 90}, "at most 60 s"),
-    ({"threads": 0}, "threads must be at least 1"),
-    ({"before_s": -5}, "before_s must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"rate": 0}, "rate must be above 0"),
+        ({"timeout": -1}, "timeout must be above 0"),
+        ({"incident_delay": 0.5}, "must be longer than the normal one"),
+        ({"incident_delay": 90}, "at most 60 s"),
+        ({"threads": 0}, "threads must be at least 1"),
+        ({"before_s": -5}, "before_s must be 0 or more"),
+    ],
+)
 def test_bad_story_settings_are_clear_errors(change, says):
     with pytest.raises(StoryError, match=says):
         StorySettings(**change)
@@ -79,16 +92,30 @@ def test_accept_queue_reads_the_listening_socket_of_the_port():
 
 
 def test_uwsgi_figures_count_busy_workers_and_cores():
-    stats = {"listen_queue": 7, "listen_queue_errors": 1, "workers": [
-        {"status": "busy", "cores": [{"in_request": 1}, {"in_request": 0}, {"in_request": 1}]},
-        {"status": "idle", "cores": [{"in_request": 0}]}]}
-    assert uwsgi_figures(stats) == {"uwsgi_listen_queue": 7, "uwsgi_listen_queue_errors": 1,
-                                    "busy_workers": 1, "busy_cores": 2, "cores": 4}
+    stats = {
+        "listen_queue": 7,
+        "listen_queue_errors": 1,
+        "workers": [
+            {"status": "busy", "cores": [{"in_request": 1}, {"in_request": 0}, {"in_request": 1}]},
+            {"status": "idle", "cores": [{"in_request": 0}]},
+        ],
+    }
+    assert uwsgi_figures(stats) == {
+        "uwsgi_listen_queue": 7,
+        "uwsgi_listen_queue_errors": 1,
+        "busy_workers": 1,
+        "busy_cores": 2,
+        "cores": 4,
+    }
 
 
 def test_stub_status_figures():
-    assert stub_status_figures(STUB_STATUS) == {"nginx_active": 131, "nginx_reading": 0,
-                                                "nginx_writing": 129, "nginx_waiting": 1}
+    assert stub_status_figures(STUB_STATUS) == {
+        "nginx_active": 131,
+        "nginx_reading": 0,
+        "nginx_writing": 129,
+        "nginx_waiting": 1,
+    }
     assert stub_status_figures("502 Bad Gateway") == {}
 
 
@@ -100,15 +127,23 @@ def test_access_log_lines():
 
 # --- the series -------------------------------------------------------------------------
 def A(visit, attempt, intended, end, outcome="ok", status=200, sent=None):
-    return analysis.Attempt(visit=visit, attempt=attempt, intended=intended,
-                            sent=intended if sent is None else sent, end=end,
-                            outcome=outcome, status=status if outcome != "timeout" else 0)
+    return analysis.Attempt(
+        visit=visit,
+        attempt=attempt,
+        intended=intended,
+        sent=intended if sent is None else sent,
+        end=end,
+        outcome=outcome,
+        status=status if outcome != "timeout" else 0,
+    )
 
 
 ATTEMPTS = [
     A(0, 1, 0.1, 0.8),
-    A(1, 1, 0.5, 4.5, "timeout"), A(1, 2, 5.5, 6.2),
-    A(2, 1, 1.2, 1.3, "status", 502), A(2, 2, 2.3, 6.3, "timeout"),
+    A(1, 1, 0.5, 4.5, "timeout"),
+    A(1, 2, 5.5, 6.2),
+    A(2, 1, 1.2, 1.3, "status", 502),
+    A(2, 2, 2.3, 6.3, "timeout"),
     A(2, 3, 7.3, 11.3, "timeout"),
     A(3, 1, 2.9, 3.6),
 ]
@@ -161,19 +196,27 @@ def test_answers_fall_due_one_normal_latency_after_the_visit_arrives():
 
 def _result(attempts):
     cols = ["visit", "attempt", "intended", "sent", "end", "outcome", "status", "detail"]
-    return {"columns": cols, "t0_monotonic": 100.0, "t0_wall": 1000.0,
-            "check": {"valid": True, "reasons": []}, "loop": "uvloop",
-            "events": [{"sent": 2.0, "at": 2.0, "status": 200}],
-            "attempts": [[a.visit, a.attempt, a.intended, a.sent, a.end, a.outcome, a.status,
-                          ""] for a in attempts]}
+    return {
+        "columns": cols,
+        "t0_monotonic": 100.0,
+        "t0_wall": 1000.0,
+        "check": {"valid": True, "reasons": []},
+        "loop": "uvloop",
+        "events": [{"sent": 2.0, "at": 2.0, "status": 200}],
+        "attempts": [
+            [a.visit, a.attempt, a.intended, a.sent, a.end, a.outcome, a.status, ""]
+            for a in attempts
+        ],
+    }
 
 
 def test_analyse_lines_up_the_servers_and_the_access_log_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     samples = [{"monotonic": 103.4, "listen_queue": 9, "threads": 129}]
     access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
-    entry = analyse(result=_result(ATTEMPTS), samples=samples, access_text=access,
-                    settings=settings)
+    entry = analyse(
+        result=_result(ATTEMPTS), samples=samples, access_text=access, settings=settings
+    )
     assert entry["adds_up"] == []
     assert entry["seconds"][3]["listen_queue"] == 9
     assert entry["seconds"][4]["nginx_499"] == 1
@@ -186,28 +229,40 @@ def test_analyse_lines_up_the_servers_and_the_access_log_with_the_attempts():
 def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
-    data = {"settings": settings.as_dict(), "command": "playground story",
-            "modes": [{"mode": "uwsgi-threads", "commands": ["docker compose up"], **entry},
-                      {"mode": "uwsgi-gevent", "error": "did not become healthy"}]}
+    data = {
+        "settings": settings.as_dict(),
+        "command": "playground story",
+        "modes": [
+            {"mode": "uwsgi-threads", "commands": ["docker compose up"], **entry},
+            {"mode": "uwsgi-gevent", "error": "did not become healthy"},
+        ],
+    }
     paths = report.write_report(run_dir=tmp_path, data=data)
     md = (tmp_path / "story.md").read_text()
-    assert "| uwsgi-threads | yes |" in md and "|---|" in md.split("| mode |")[1].splitlines()[1] and "error: did not become healthy" in md
+    assert (
+        "| uwsgi-threads | yes |" in md
+        and "|---|" in md.split("| mode |")[1].splitlines()[1]
+        and "error: did not become healthy" in md
+    )
     assert "![story-uwsgi-threads.png](story-uwsgi-threads.png)" in md
     assert (tmp_path / "story-uwsgi-threads.png").stat().st_size > 10_000
     assert "data:image/png;base64," in (tmp_path / "story.html").read_text()
     assert len(paths) == 3
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["--rate", "0"], "rate must be above 0"),
-    (["--incident-delay", "0.1"], "must be longer than the normal one"),
-    (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
-    (["--sweep", "--sweep-rates", ""], "the sweep needs at least one rate"),
-    (["--sweep", "--sweep-rates", "20,0"], "every sweep rate must be above 0"),
-    (["--sweep", "--sweep-delay", "-2"], "the sweep's delay must be above 0"),
-    (["--no-incident"], "leaves nothing to run"),
-    (["--closed-loop", "--ab-concurrency", "0"], "ab_concurrency must be 1 to"),
-])
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--rate", "0"], "rate must be above 0"),
+        (["--incident-delay", "0.1"], "must be longer than the normal one"),
+        (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
+        (["--sweep", "--sweep-rates", ""], "the sweep needs at least one rate"),
+        (["--sweep", "--sweep-rates", "20,0"], "every sweep rate must be above 0"),
+        (["--sweep", "--sweep-delay", "-2"], "the sweep's delay must be above 0"),
+        (["--no-incident"], "leaves nothing to run"),
+        (["--closed-loop", "--ab-concurrency", "0"], "ab_concurrency must be 1 to"),
+    ],
+)
 def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv, says):
     from playground import cli
 
@@ -217,14 +272,17 @@ def test_story_command_refuses_bad_settings_before_touching_docker(capsys, argv,
 
 
 # --- the sweep ----------------------------------------------------------------------------
-@pytest.mark.parametrize(("change", "says"), [
-    ({"rates": ()}, "at least one rate"),
-    ({"rates": (20.0, 0.0)}, "every sweep rate must be above 0, got 0"),
-    ({"delay": -2}, "delay must be above 0"),
-    ({"delay": 90}, "at most 60 s"),
-    ({"measure_s": 0}, "measure_s must be at least 1 s"),
-    ({"warmup_s": -1}, "warm-up must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"rates": ()}, "at least one rate"),
+        ({"rates": (20.0, 0.0)}, "every sweep rate must be above 0, got 0"),
+        ({"delay": -2}, "delay must be above 0"),
+        ({"delay": 90}, "at most 60 s"),
+        ({"measure_s": 0}, "measure_s must be at least 1 s"),
+        ({"warmup_s": -1}, "warm-up must be 0 or more"),
+    ],
+)
 def test_bad_sweep_settings_are_clear_errors(change, says):
     with pytest.raises(StoryError, match=says):
         SweepSettings(**change)
@@ -243,19 +301,27 @@ def test_the_sweep_steps_use_the_story_users_and_a_fixed_third_party():
 def _step_attempts():
     """A step at 4 visits/s: warm-up [0, 2), window [2, 4); the last visits refresh."""
     return [
-        A(0, 1, 0.2, 1.0),                                     # warm-up: not counted
-        A(1, 1, 1.9, 2.1),                                     # ends in the window: goodput
-        A(2, 1, 2.0, 2.5), A(3, 1, 2.5, 4.5, "timeout"),       # a timeout ends after the window
-        A(3, 2, 5.5, 6.0),                                     # ... its refresh after it too
-        A(4, 1, 3.0, 3.1, "status", 502), A(4, 2, 3.6, 3.9),   # error then refresh, in window
-        A(5, 1, 3.5, 5.5, "timeout"), A(5, 2, 6.5, 8.5, "timeout"),
-        A(5, 3, 9.5, 11.5, "timeout"),                         # never served
+        A(0, 1, 0.2, 1.0),  # warm-up: not counted
+        A(1, 1, 1.9, 2.1),  # ends in the window: goodput
+        A(2, 1, 2.0, 2.5),
+        A(3, 1, 2.5, 4.5, "timeout"),  # a timeout ends after the window
+        A(3, 2, 5.5, 6.0),  # ... its refresh after it too
+        A(4, 1, 3.0, 3.1, "status", 502),
+        A(4, 2, 3.6, 3.9),  # error then refresh, in window
+        A(5, 1, 3.5, 5.5, "timeout"),
+        A(5, 2, 6.5, 8.5, "timeout"),
+        A(5, 3, 9.5, 11.5, "timeout"),  # never served
     ]
 
 
 def test_a_sweep_step_counts_its_window_only_and_every_attempt_once():
-    step = summarise_step(attempts=_step_attempts(), rate=2.0, warmup_s=2, measure_s=2,
-                          check={"valid": True, "reasons": [], "send_lag_p99_s": 0.001})
+    step = summarise_step(
+        attempts=_step_attempts(),
+        rate=2.0,
+        warmup_s=2,
+        measure_s=2,
+        check={"valid": True, "reasons": [], "send_lag_p99_s": 0.001},
+    )
     assert step.adds_up == []
     assert step.window_s == 2
     assert step.offered_per_s == 2.0  # visits 2, 3, 4, 5 arrived in [2, 4)
@@ -270,13 +336,26 @@ def test_a_sweep_step_counts_its_window_only_and_every_attempt_once():
 
 def test_a_sweep_step_reports_an_invalid_generator_and_a_lost_attempt():
     attempts = _step_attempts()
-    step = summarise_step(attempts=attempts, rate=2.0, warmup_s=2, measure_s=2,
-                          check={"valid": False, "reasons": ["send lag p99 17.6 ms > 5 ms"],
-                                 "send_lag_p99_s": float("nan")})
+    step = summarise_step(
+        attempts=attempts,
+        rate=2.0,
+        warmup_s=2,
+        measure_s=2,
+        check={
+            "valid": False,
+            "reasons": ["send lag p99 17.6 ms > 5 ms"],
+            "send_lag_p99_s": float("nan"),
+        },
+    )
     assert not step.valid and step.check_reasons and step.send_lag_p99_s is None
     # A visit whose first attempt is missing: its refresh has no arrival to belong to.
-    lost = summarise_step(attempts=[a for a in attempts if (a.visit, a.attempt) != (3, 1)],
-                          rate=2.0, warmup_s=2, measure_s=2, check={"valid": True})
+    lost = summarise_step(
+        attempts=[a for a in attempts if (a.visit, a.attempt) != (3, 1)],
+        rate=2.0,
+        warmup_s=2,
+        measure_s=2,
+        check={"valid": True},
+    )
     assert lost.adds_up and "arrivals" in lost.adds_up[0]
 
 
@@ -289,11 +368,14 @@ def _ab(tsv: str, stdout: str):
 
 
 def test_every_ab_request_lands_in_one_phase_of_the_incident():
-    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
-                       (DATA / "ab_story_incident_c6.txt").read_text())
+    rows, result = _ab(
+        (DATA / "ab_story_incident_c6.tsv").read_text(),
+        (DATA / "ab_story_incident_c6.txt").read_text(),
+    )
     t0 = min(r.start_s for r in rows)
-    closed = summarise_ab(requests=rows, result=result, concurrency=6,
-                          incident_wall=t0 + 4.443, incident_s=15)
+    closed = summarise_ab(
+        requests=rows, result=result, concurrency=6, incident_wall=t0 + 4.443, incident_s=15
+    )
     assert closed.adds_up == []
     assert sum(p.requests for p in closed.phases) == closed.requests == result.complete
     before, during, after = (closed.phase(n) for n in ("before", "during", "after"))
@@ -306,32 +388,69 @@ def test_every_ab_request_lands_in_one_phase_of_the_incident():
 
 
 def test_the_ab_phases_catch_rows_missing_from_its_report():
-    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
-                       (DATA / "ab_story_incident_c6.txt").read_text())
-    closed = summarise_ab(requests=rows[1:], result=result, concurrency=6,
-                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
+    rows, result = _ab(
+        (DATA / "ab_story_incident_c6.tsv").read_text(),
+        (DATA / "ab_story_incident_c6.txt").read_text(),
+    )
+    closed = summarise_ab(
+        requests=rows[1:],
+        result=result,
+        concurrency=6,
+        incident_wall=min(r.start_s for r in rows) + 4.443,
+        incident_s=15,
+    )
     assert closed.adds_up and "ab reported" in closed.adds_up[0]
 
 
 def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
-    rows, result = _ab((DATA / "ab_story_incident_c6.tsv").read_text(),
-                       (DATA / "ab_story_incident_c6.txt").read_text())
-    closed = summarise_ab(requests=rows, result=result, concurrency=6,
-                          incident_wall=min(r.start_s for r in rows) + 4.443, incident_s=15)
+    rows, result = _ab(
+        (DATA / "ab_story_incident_c6.tsv").read_text(),
+        (DATA / "ab_story_incident_c6.txt").read_text(),
+    )
+    closed = summarise_ab(
+        requests=rows,
+        result=result,
+        concurrency=6,
+        incident_wall=min(r.start_s for r in rows) + 4.443,
+        incident_s=15,
+    )
     sweep = SweepSettings(rates=(2.0, 4.0), warmup_s=2, measure_s=2)
-    steps = [summarise_step(attempts=_step_attempts(), rate=r, warmup_s=2, measure_s=2,
-                            check={"valid": r < 3, "reasons": []}).as_dict()
-             for r in sweep.rates]
-    data = {"settings": settings.as_dict(), "command": "playground story --sweep",
-            "modes": [{"mode": "uwsgi-threads", **entry,
-                       "closed_loop": {**closed.as_dict(), "commands": ["ab -t 90"]}},
-                      {"mode": "uwsgi-gevent", "closed_loop_error": "ab gave no report"}],
-            "sweep": {"settings": sweep.as_dict(), "modes": [
-                {"mode": "uwsgi-threads", "capacity_per_s": 64.0, "steps": steps,
-                 "commands": ["docker run ... openloop.py --rate 2"]},
-                {"mode": "gunicorn-gevent", "error": "did not become healthy"}]}}
+    steps = [
+        summarise_step(
+            attempts=_step_attempts(),
+            rate=r,
+            warmup_s=2,
+            measure_s=2,
+            check={"valid": r < 3, "reasons": []},
+        ).as_dict()
+        for r in sweep.rates
+    ]
+    data = {
+        "settings": settings.as_dict(),
+        "command": "playground story --sweep",
+        "modes": [
+            {
+                "mode": "uwsgi-threads",
+                **entry,
+                "closed_loop": {**closed.as_dict(), "commands": ["ab -t 90"]},
+            },
+            {"mode": "uwsgi-gevent", "closed_loop_error": "ab gave no report"},
+        ],
+        "sweep": {
+            "settings": sweep.as_dict(),
+            "modes": [
+                {
+                    "mode": "uwsgi-threads",
+                    "capacity_per_s": 64.0,
+                    "steps": steps,
+                    "commands": ["docker run ... openloop.py --rate 2"],
+                },
+                {"mode": "gunicorn-gevent", "error": "did not become healthy"},
+            ],
+        },
+    }
     report.write_report(run_dir=tmp_path, data=data)
     md = (tmp_path / "story.md").read_text()
     assert "## The same incident under a closed loop (ab)" in md
@@ -349,8 +468,9 @@ def test_a_recorded_sweep_step_of_a_full_pool_adds_up_and_shows_the_collapse():
 
     result = json.loads((DATA / "openloop_sweep_step_pool8_16rps.json").read_text())
     attempts = analysis.attempts_from(result)
-    step = summarise_step(attempts=attempts, check=result["check"], rate=16, warmup_s=3,
-                          measure_s=8)
+    step = summarise_step(
+        attempts=attempts, check=result["check"], rate=16, warmup_s=3, measure_s=8
+    )
     assert step.adds_up == []
     # Every attempt lies on exactly one second of the window's series or outside it.
     rows = analysis.per_second(attempts, seconds=12)

@@ -19,32 +19,73 @@ from playground.scenarios import SCENARIOS, resolve
 
 def add_parser(sub) -> None:
     f = sub.add_parser(
-        "faults", help="inject faults under load (upstream slow-down or outage, database "
-                       "outage, overload) and report how each mode copes",
-        parents=[options.session()])
-    f.add_argument("names", nargs="*", metavar="SCENARIO",
-                   help="scenarios (see `playground list`); default: all nine (db-outage: the "
-                        "bonus)")
-    f.add_argument("--fault", action="append", choices=faultsmod.FAULTS, dest="faults",
-                   help="the fault to inject; repeat for several (default: all four)")
-    f.add_argument("-c", "--concurrency", type=options.positive(int),
-                   help="probe clients per scenario (default: the scenario's tutorial c)")
-    f.add_argument("--delay", type=options.positive(float), default=1.0,
-                   help="normal delay (1 s)")
-    f.add_argument("--slow-delay", type=options.positive(float), default=5.0,
-                   help="the delay while the upstream is slow (upstream-slowdown; 5 s)")
-    f.add_argument("--baseline", type=options.positive(float), default=5.0,
-                   help="seconds of normal load before the fault (5)")
-    f.add_argument("--fault-seconds", type=options.positive(float), default=10.0,
-                   help="seconds the fault lasts (10)")
-    f.add_argument("--recovery", type=options.positive(float), default=15.0,
-                   help="seconds of normal load after it (15)")
-    f.add_argument("--probe-timeout", type=options.positive(float), default=60.0,
-                   help="a probe request unanswered after this long counts as hung (60)")
-    f.add_argument("--overload-concurrency", type=options.positive(int), default=2000,
-                   help="ab's -c for the overload fault (2000)")
-    f.add_argument("--overload-seconds", type=options.positive(float), default=30.0,
-                   help="ab's time limit for the overload fault (30)")
+        "faults",
+        help="inject faults under load (upstream slow-down or outage, database "
+        "outage, overload) and report how each mode copes",
+        parents=[options.session()],
+    )
+    f.add_argument(
+        "names",
+        nargs="*",
+        metavar="SCENARIO",
+        help="scenarios (see `playground list`); default: all nine (db-outage: the bonus)",
+    )
+    f.add_argument(
+        "--fault",
+        action="append",
+        choices=faultsmod.FAULTS,
+        dest="faults",
+        help="the fault to inject; repeat for several (default: all four)",
+    )
+    f.add_argument(
+        "-c",
+        "--concurrency",
+        type=options.positive(int),
+        help="probe clients per scenario (default: the scenario's tutorial c)",
+    )
+    f.add_argument("--delay", type=options.positive(float), default=1.0, help="normal delay (1 s)")
+    f.add_argument(
+        "--slow-delay",
+        type=options.positive(float),
+        default=5.0,
+        help="the delay while the upstream is slow (upstream-slowdown; 5 s)",
+    )
+    f.add_argument(
+        "--baseline",
+        type=options.positive(float),
+        default=5.0,
+        help="seconds of normal load before the fault (5)",
+    )
+    f.add_argument(
+        "--fault-seconds",
+        type=options.positive(float),
+        default=10.0,
+        help="seconds the fault lasts (10)",
+    )
+    f.add_argument(
+        "--recovery",
+        type=options.positive(float),
+        default=15.0,
+        help="seconds of normal load after it (15)",
+    )
+    f.add_argument(
+        "--probe-timeout",
+        type=options.positive(float),
+        default=60.0,
+        help="a probe request unanswered after this long counts as hung (60)",
+    )
+    f.add_argument(
+        "--overload-concurrency",
+        type=options.positive(int),
+        default=2000,
+        help="ab's -c for the overload fault (2000)",
+    )
+    f.add_argument(
+        "--overload-seconds",
+        type=options.positive(float),
+        default=30.0,
+        help="ab's time limit for the overload fault (30)",
+    )
     f.set_defaults(handler=cmd_faults)
 
 
@@ -53,28 +94,44 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     targets = tuple(resolve(names=names))
     faults = tuple(dict.fromkeys(args.faults or faultsmod.FAULTS))
     settings = faultsmod.FaultSettings(
-        concurrency=args.concurrency, delay=args.delay, slow_delay=args.slow_delay,
-        baseline_s=args.baseline, fault_s=args.fault_seconds, recovery_s=args.recovery,
-        probe_timeout_s=args.probe_timeout, overload_concurrency=args.overload_concurrency,
-        overload_s=args.overload_seconds, wait_timeout_s=args.wait_timeout)
+        concurrency=args.concurrency,
+        delay=args.delay,
+        slow_delay=args.slow_delay,
+        baseline_s=args.baseline,
+        fault_s=args.fault_seconds,
+        recovery_s=args.recovery,
+        probe_timeout_s=args.probe_timeout,
+        overload_concurrency=args.overload_concurrency,
+        overload_s=args.overload_seconds,
+        wait_timeout_s=args.wait_timeout,
+    )
     with session(args, out) as docker:
         build(docker, [t.compose_file for t in targets], args=args)
-        header = {"started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                  "command": "playground " + " ".join(sys.argv[1:]),
-                  "environment": {**docker.versions(), "cpu_count": os.cpu_count()},
-                  "settings": {"faults": list(faults), **dataclasses.asdict(settings)}}
-        store = faultsmod.FaultStore.create(results_dir=args.results_dir,
-                                            run_id=results.new_run_id() + "-faults",
-                                            header=header)
+        header = {
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": "playground " + " ".join(sys.argv[1:]),
+            "environment": {**docker.versions(), "cpu_count": os.cpu_count()},
+            "settings": {"faults": list(faults), **dataclasses.asdict(settings)},
+        }
+        store = faultsmod.FaultStore.create(
+            results_dir=args.results_dir, run_id=results.new_run_id() + "-faults", header=header
+        )
         try:
             faultsmod.run_faults(
-                docker=docker, targets=targets, faults=faults, settings=settings, store=store,
+                docker=docker,
+                targets=targets,
+                faults=faults,
+                settings=settings,
+                store=store,
                 info=(lambda line: None) if args.quiet else out.print,
-                warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False))
+                warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
+            )
         except KeyboardInterrupt:
             path = faultsmod.write_report(run_dir=store.run_dir, data=store.data)
-            err.print(f"\ninterrupted: the scenario that was up has been torn down; finished "
-                      f"faults are in {store.path} and {path}")
+            err.print(
+                f"\ninterrupted: the scenario that was up has been torn down; finished "
+                f"faults are in {store.path} and {path}"
+            )
             return 130
         store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         store.save()

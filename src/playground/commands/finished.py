@@ -11,14 +11,18 @@ from playground.commands import options
 
 
 def add_parser(sub) -> None:
-    compare = sub.add_parser("compare", help="compare two runs side by side",
-                             parents=[options.results_dir()])
+    compare = sub.add_parser(
+        "compare", help="compare two runs side by side", parents=[options.results_dir()]
+    )
     compare.add_argument("run_a")
     compare.add_argument("run_b")
     compare.set_defaults(handler=cmd_compare)
 
-    rep = sub.add_parser("report", help="write a run's report again from its results.json",
-                         parents=[options.results_dir()])
+    rep = sub.add_parser(
+        "report",
+        help="write a run's report again from its results.json",
+        parents=[options.results_dir()],
+    )
     rep.add_argument("run", nargs="?", default="latest")
     rep.set_defaults(handler=cmd_report)
 

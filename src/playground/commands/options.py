@@ -16,7 +16,9 @@ def positive_int_list(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(",") if v.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected numbers separated by commas, got {text!r}"
+        ) from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"concurrencies must be whole numbers >= 1, got {text!r}")
     return values
@@ -24,6 +26,7 @@ def positive_int_list(text: str) -> tuple[int, ...]:
 
 def positive(kind):
     """A number above 0 (a float may also be 0: a delay of 0 is a valid request)."""
+
     def parse(text: str):
         try:
             value = kind(text)
@@ -32,6 +35,7 @@ def positive(kind):
         if not value > 0 and not (kind is float and value == 0):
             raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
         return value
+
     return parse
 
 
@@ -48,8 +52,12 @@ def fraction(text: str) -> float:
 
 def results_dir() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS,
-                        help="where runs are kept (default: results/)")
+    parent.add_argument(
+        "--results-dir",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="where runs are kept (default: results/)",
+    )
     return parent
 
 
@@ -58,25 +66,33 @@ def session() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False, parents=[results_dir()])
     parent.add_argument("--no-build", action="store_true", help="do not build the images first")
     parent.add_argument("-q", "--quiet", action="store_true", help="no progress, for CI logs")
-    parent.add_argument("--wait-timeout", type=positive(int), default=WAIT_TIMEOUT_S,
-                        help=f"seconds a scenario may take to become healthy before it is "
-                             f"recorded as failed with its last log lines "
-                             f"(default {WAIT_TIMEOUT_S})")
+    parent.add_argument(
+        "--wait-timeout",
+        type=positive(int),
+        default=WAIT_TIMEOUT_S,
+        help=f"seconds a scenario may take to become healthy before it is "
+        f"recorded as failed with its last log lines "
+        f"(default {WAIT_TIMEOUT_S})",
+    )
     return parent
 
 
 def resumable() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--resume", metavar="RUN",
-                        help="continue an interrupted run (a run id, 'latest' or a path)")
+    parent.add_argument(
+        "--resume", metavar="RUN", help="continue an interrupted run (a run id, 'latest' or a path)"
+    )
     return parent
 
 
 def pinnable() -> argparse.ArgumentParser:
     """The option of the commands that load with ab or wrk: cores of its own for the app."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--pin-cpus", action="store_true",
-                        help="the app's containers on the upper half of the CPUs, the load "
-                             "generator and the rest on the lower half (steadier repeats; "
-                             "see docs/reading-the-numbers.md)")
+    parent.add_argument(
+        "--pin-cpus",
+        action="store_true",
+        help="the app's containers on the upper half of the CPUs, the load "
+        "generator and the rest on the lower half (steadier repeats; "
+        "see docs/reading-the-numbers.md)",
+    )
     return parent

@@ -22,78 +22,158 @@ from playground.scenarios import CALIBRATION, SCENARIOS, resolve
 
 def add_parser(sub) -> None:
     run = sub.add_parser(
-        "run", help="run scenarios (all nine by default) and write a report",
-        parents=[options.session(), options.resumable(), options.pinnable()])
-    run.add_argument("names", nargs="*", metavar="SCENARIO",
-                     help="scenarios to run (see `playground list`); default: all")
-    run.add_argument("--demos", action="store_true",
-                     help="run the companion demos (demos/) instead of the nine scenarios")
-    run.add_argument("--contenders", action="store_true",
-                     help="run the 2026 contenders (contenders/) instead of the nine scenarios")
-    run.add_argument("--published", action="store_true",
-                     help="run only the wrk demo, at its published load (wrk -t12 -c400 "
-                          "-d30s, 10 s sleep; about 6 minutes)")
+        "run",
+        help="run scenarios (all nine by default) and write a report",
+        parents=[options.session(), options.resumable(), options.pinnable()],
+    )
+    run.add_argument(
+        "names",
+        nargs="*",
+        metavar="SCENARIO",
+        help="scenarios to run (see `playground list`); default: all",
+    )
+    run.add_argument(
+        "--demos",
+        action="store_true",
+        help="run the companion demos (demos/) instead of the nine scenarios",
+    )
+    run.add_argument(
+        "--contenders",
+        action="store_true",
+        help="run the 2026 contenders (contenders/) instead of the nine scenarios",
+    )
+    run.add_argument(
+        "--published",
+        action="store_true",
+        help="run only the wrk demo, at its published load (wrk -t12 -c400 "
+        "-d30s, 10 s sleep; about 6 minutes)",
+    )
     run.add_argument("-n", "--requests", type=options.positive(int), help="requests per load")
-    run.add_argument("-c", "--concurrency", type=options.positive(int),
-                     help="concurrent clients")
+    run.add_argument("-c", "--concurrency", type=options.positive(int), help="concurrent clients")
     run.add_argument("--delay", type=options.positive(float), help="upstream delay in seconds")
-    run.add_argument("--sweep", type=options.positive_int_list, default=(),
-                     help="concurrency sweep, e.g. 10,50,200,1000")
-    run.add_argument("--repeat", type=options.positive(int), default=1,
-                     help="measure each load K times; report the median and the spread")
+    run.add_argument(
+        "--sweep",
+        type=options.positive_int_list,
+        default=(),
+        help="concurrency sweep, e.g. 10,50,200,1000",
+    )
+    run.add_argument(
+        "--repeat",
+        type=options.positive(int),
+        default=1,
+        help="measure each load K times; report the median and the spread",
+    )
     run.add_argument("--tool", choices=sorted(loadmod.TOOLS), default="ab")
-    run.add_argument("--duration", type=options.positive(float), default=10.0,
-                     help="seconds per load with wrk (default 10)")
-    run.add_argument("--from-host", action="store_true",
-                     help="run the load generator on this host against 127.0.0.1 "
-                          "(needs ab or wrk installed); default: in a container")
-    run.add_argument("--no-calibration", action="store_true",
-                     help="skip the run straight at slow_api (the harness ceiling)")
+    run.add_argument(
+        "--duration",
+        type=options.positive(float),
+        default=10.0,
+        help="seconds per load with wrk (default 10)",
+    )
+    run.add_argument(
+        "--from-host",
+        action="store_true",
+        help="run the load generator on this host against 127.0.0.1 "
+        "(needs ab or wrk installed); default: in a container",
+    )
+    run.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="skip the run straight at slow_api (the harness ceiling)",
+    )
     run.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    default = (demos.PUBLISHED if args.published else demos.DEMOS if args.demos
-               else contenders.CONTENDERS if args.contenders else SCENARIOS)
+    default = (
+        demos.PUBLISHED
+        if args.published
+        else demos.DEMOS
+        if args.demos
+        else contenders.CONTENDERS
+        if args.contenders
+        else SCENARIOS
+    )
     names = args.names or [t.name for t in default]
     targets = tuple(resolve(names=names))
-    plan = Plan(targets=targets, tool=args.tool, requests=args.requests,
-                concurrency=args.concurrency, delay=args.delay, sweep=args.sweep,
-                repeat=args.repeat, duration_s=args.duration, from_host=args.from_host,
-                wait_timeout_s=args.wait_timeout,
-                calibration=not (args.no_calibration or args.demos or args.published
-                                 or all(t.kind == "demo" for t in targets)))
-    settings = {"requests": args.requests, "concurrency": args.concurrency,
-                "delay": args.delay, "tool": args.tool, "repeat": args.repeat,
-                "sweep": list(args.sweep) or None, "from_host": args.from_host}
+    plan = Plan(
+        targets=targets,
+        tool=args.tool,
+        requests=args.requests,
+        concurrency=args.concurrency,
+        delay=args.delay,
+        sweep=args.sweep,
+        repeat=args.repeat,
+        duration_s=args.duration,
+        from_host=args.from_host,
+        wait_timeout_s=args.wait_timeout,
+        calibration=not (
+            args.no_calibration
+            or args.demos
+            or args.published
+            or all(t.kind == "demo" for t in targets)
+        ),
+    )
+    settings = {
+        "requests": args.requests,
+        "concurrency": args.concurrency,
+        "delay": args.delay,
+        "tool": args.tool,
+        "repeat": args.repeat,
+        "sweep": list(args.sweep) or None,
+        "from_host": args.from_host,
+    }
     return measure(args, out, err, plan=plan, settings=settings, tool=args.tool)
 
 
-def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan | None,
-            settings: dict, tool: str, prepare=None, targets: tuple = ()) -> int:
+def measure(
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    *,
+    plan: Plan | None,
+    settings: dict,
+    tool: str,
+    prepare=None,
+    targets: tuple = (),
+) -> int:
     """Preflight, lock, build, then run a plan into a new (or resumed) run and report it."""
     targets = targets or plan.targets
     with session(args, out) as docker:
-        build(docker, [t.compose_file for t in targets] + [CALIBRATION.compose_file],
-              args=args, out=out)
+        build(
+            docker,
+            [t.compose_file for t in targets] + [CALIBRATION.compose_file],
+            args=args,
+            out=out,
+        )
         if args.resume:
             store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
             out.print(f"resuming {store.run_dir}")
         else:
-            version = docker.run(docker.loadgen_argv(network="none", tool_argv=[tool, "-V"]
-                                                     if tool == "ab" else ["wrk", "-v"]),
-                                 check=False, quiet=True)
+            version = docker.run(
+                docker.loadgen_argv(
+                    network="none", tool_argv=[tool, "-V"] if tool == "ab" else ["wrk", "-v"]
+                ),
+                check=False,
+                quiet=True,
+            )
             header = {
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": "playground " + " ".join(sys.argv[1:]),
                 "environment": environment.collect(
-                    root=options.ROOT, docker=docker, tool=tool,
-                    tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr)),
-                "settings": {**settings, **({"pin_cpus": docker.pinning.describe()}
-                                            if docker.pinning else {})},
+                    root=options.ROOT,
+                    docker=docker,
+                    tool=tool,
+                    tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
+                ),
+                "settings": {
+                    **settings,
+                    **({"pin_cpus": docker.pinning.describe()} if docker.pinning else {}),
+                },
             }
-            store = RunStore.create(results_dir=args.results_dir, run_id=results.new_run_id(),
-                                    header=header)
+            store = RunStore.create(
+                results_dir=args.results_dir, run_id=results.new_run_id(), header=header
+            )
         progress = make_progress(out, err, quiet=args.quiet)
 
         def runner_for(p: Plan) -> Runner:
@@ -104,8 +184,10 @@ def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan 
                 plan = prepare(store, runner_for)
             runner_for(plan).run(CALIBRATION)
         except KeyboardInterrupt:
-            err.print(f"\ninterrupted: the scenario that was up has been torn down; finished "
-                      f"results are in {store.path} (continue with --resume {store.run_dir.name})")
+            err.print(
+                f"\ninterrupted: the scenario that was up has been torn down; finished "
+                f"results are in {store.path} (continue with --resume {store.run_dir.name})"
+            )
             report.write_report(run_dir=store.run_dir, results=store.data)
             return 130
         store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -123,14 +205,20 @@ def measure(args: argparse.Namespace, out: Console, err: Console, *, plan: Plan 
 def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:
     if quiet:
         return RunnerProgress(warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False))
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                   console=out, transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    )
     tasks: dict[str, int] = {}
 
     def started(target, seconds):
         bar.start()
         tasks[target.name] = bar.add_task(
-            f"{target.name} n={target.requests} c={target.concurrency}", total=None)
+            f"{target.name} n={target.requests} c={target.concurrency}", total=None
+        )
 
     def finished(target):
         task = tasks.pop(target.name, None)
@@ -142,4 +230,6 @@ def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:
         echo=lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False),
         info=lambda line: out.print(line),
         warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
-        load_started=started, load_finished=finished)
+        load_started=started,
+        load_finished=finished,
+    )

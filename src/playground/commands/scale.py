@@ -12,70 +12,141 @@ from playground.commands import options
 from playground.commands.run import measure
 from playground.results import RunStore
 from playground.runner import Plan
-from playground.scale_settings import (SCALE_DEFAULT, SCALE_PROBE, SCALE_SWEEP,
-                                       SCALE_UTILISATION, scale_settings)
+from playground.scale_settings import (
+    SCALE_DEFAULT,
+    SCALE_PROBE,
+    SCALE_SWEEP,
+    SCALE_UTILISATION,
+    scale_settings,
+)
 from playground.scenarios import ARES_VARIANTS, resolve
 
 
 def add_parser(sub) -> None:
     scale = sub.add_parser(
-        "scale", help="concurrency sweep up to c=10,000 with the scale overrides (scale/)",
-        parents=[options.session(), options.resumable(), options.pinnable()])
-    scale.add_argument("names", nargs="*", metavar="SCENARIO",
-                       help="modes to sweep; default: the gevent and thread-based scenarios")
-    scale.add_argument("--contenders", action="store_true",
-                       help="sweep the 2026 contenders (contenders/) instead")
-    scale.add_argument("--ares", action="store_true",
-                       help="also sweep the gevent scenarios with the c-ares resolver")
-    scale.add_argument("--sweep", type=options.positive_int_list, default=SCALE_SWEEP,
-                       help="concurrencies (default %(default)s)")
-    scale.add_argument("--utilisation", type=options.fraction, default=SCALE_UTILISATION,
-                       help="fraction of one core the ideal rate may use, above 0 and at most "
-                            "1 (default %(default)s)")
-    scale.add_argument("--probe", default=SCALE_PROBE,
-                       help="scenario whose CPU per request sets the delays")
-    scale.add_argument("--stop-below", type=options.positive(float), default=0.5,
-                       help="skip a mode's higher concurrencies once its efficiency falls "
-                            "below this (default %(default)s)")
+        "scale",
+        help="concurrency sweep up to c=10,000 with the scale overrides (scale/)",
+        parents=[options.session(), options.resumable(), options.pinnable()],
+    )
+    scale.add_argument(
+        "names",
+        nargs="*",
+        metavar="SCENARIO",
+        help="modes to sweep; default: the gevent and thread-based scenarios",
+    )
+    scale.add_argument(
+        "--contenders", action="store_true", help="sweep the 2026 contenders (contenders/) instead"
+    )
+    scale.add_argument(
+        "--ares",
+        action="store_true",
+        help="also sweep the gevent scenarios with the c-ares resolver",
+    )
+    scale.add_argument(
+        "--sweep",
+        type=options.positive_int_list,
+        default=SCALE_SWEEP,
+        help="concurrencies (default %(default)s)",
+    )
+    scale.add_argument(
+        "--utilisation",
+        type=options.fraction,
+        default=SCALE_UTILISATION,
+        help="fraction of one core the ideal rate may use, above 0 and at most "
+        "1 (default %(default)s)",
+    )
+    scale.add_argument(
+        "--probe", default=SCALE_PROBE, help="scenario whose CPU per request sets the delays"
+    )
+    scale.add_argument(
+        "--stop-below",
+        type=options.positive(float),
+        default=0.5,
+        help="skip a mode's higher concurrencies once its efficiency falls "
+        "below this (default %(default)s)",
+    )
     scale.add_argument("--repeat", type=options.positive(int), default=1)
-    scale.add_argument("--from-host", action="store_true",
-                       help="load from this host through the published ports (Docker's "
-                            "port-forwarding proxy included; see scale/README.md)")
+    scale.add_argument(
+        "--from-host",
+        action="store_true",
+        help="load from this host through the published ports (Docker's "
+        "port-forwarding proxy included; see scale/README.md)",
+    )
     scale.set_defaults(handler=cmd_scale)
 
 
 def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Sweep concurrency up to 10,000 with delays long enough that CPU is not the limit
     (see `playground.scale_settings`)."""
-    names = args.names or ([t.name for t in contenders.SCALE] if args.contenders
-                           else list(SCALE_DEFAULT))
+    names = args.names or (
+        [t.name for t in contenders.SCALE] if args.contenders else list(SCALE_DEFAULT)
+    )
     if args.ares:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
     targets = tuple(resolve(names=names))
-    probe = replace(resolve(names=[args.probe])[0], name=f"probe-{args.probe}", kind="probe",
-                    requests=1000, concurrency=200, delay=0.5)
+    probe = replace(
+        resolve(names=[args.probe])[0],
+        name=f"probe-{args.probe}",
+        kind="probe",
+        requests=1000,
+        concurrency=200,
+        delay=0.5,
+    )
     overrides = options.ROOT / "scale"
 
     def prepare(store: RunStore, runner_for) -> Plan:
         scale = store.data["settings"].get("scale")
         if not scale:
-            runner_for(Plan(targets=(probe,), overrides_dir=overrides, calibration=False,
-                            wait_timeout_s=args.wait_timeout)).run(None)
+            runner_for(
+                Plan(
+                    targets=(probe,),
+                    overrides_dir=overrides,
+                    calibration=False,
+                    wait_timeout_s=args.wait_timeout,
+                )
+            ).run(None)
             # The probe is a measurement of the machine, not a point of the sweep.
             entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
             store.data["scenarios"].remove(entry)
             store.data["probe"] = entry
-            scale = scale_settings(cpu_ms=entry.get("cpu_ms_per_request"), sweep=args.sweep,
-                                   utilisation=args.utilisation, probe=args.probe)
+            scale = scale_settings(
+                cpu_ms=entry.get("cpu_ms_per_request"),
+                sweep=args.sweep,
+                utilisation=args.utilisation,
+                probe=args.probe,
+            )
             store.data["settings"]["scale"] = scale
             store.save()
         delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
-        return Plan(targets=targets, sweep=args.sweep, delays=delays, repeat=args.repeat,
-                    overrides_dir=overrides, stop_below=args.stop_below, calibration=False,
-                    wait_timeout_s=args.wait_timeout, from_host=args.from_host)
+        return Plan(
+            targets=targets,
+            sweep=args.sweep,
+            delays=delays,
+            repeat=args.repeat,
+            overrides_dir=overrides,
+            stop_below=args.stop_below,
+            calibration=False,
+            wait_timeout_s=args.wait_timeout,
+            from_host=args.from_host,
+        )
 
-    settings = {"requests": None, "concurrency": None, "delay": None, "tool": "ab",
-                "repeat": args.repeat, "sweep": list(args.sweep), "from_host": args.from_host,
-                "scale": None}
-    return measure(args, out, err, plan=None, prepare=prepare, settings=settings, tool="ab",
-                   targets=(*targets, probe))
+    settings = {
+        "requests": None,
+        "concurrency": None,
+        "delay": None,
+        "tool": "ab",
+        "repeat": args.repeat,
+        "sweep": list(args.sweep),
+        "from_host": args.from_host,
+        "scale": None,
+    }
+    return measure(
+        args,
+        out,
+        err,
+        plan=None,
+        prepare=prepare,
+        settings=settings,
+        tool="ab",
+        targets=(*targets, probe),
+    )

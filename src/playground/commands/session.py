@@ -18,15 +18,21 @@ from playground.pinning import CpuPinning
 
 def interrupt_on_sigterm() -> None:
     """A SIGTERM ends a session as cleanly as a Ctrl-C: the scenario up is torn down."""
+
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
+
     signal.signal(signal.SIGTERM, handler)
 
 
 def docker_for(out: Console, *, quiet: bool) -> Docker:
     """Docker, printing every command it runs (unless quiet) the way a reader would type it."""
-    return Docker(root=ROOT, echo=(lambda line: None) if quiet else
-                  (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)))
+    return Docker(
+        root=ROOT,
+        echo=(lambda line: None)
+        if quiet
+        else (lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False)),
+    )
 
 
 @contextmanager
@@ -35,8 +41,10 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
     interrupt_on_sigterm()
     docker = docker_for(out, quiet=args.quiet)
     if getattr(args, "pin_cpus", False) and getattr(args, "from_host", False):
-        raise ValueError("--pin-cpus pins the load generator's container; with --from-host "
-                         "the load runs on this host (use taskset -c 0 ab ... by hand)")
+        raise ValueError(
+            "--pin-cpus pins the load generator's container; with --from-host "
+            "the load runs on this host (use taskset -c 0 ab ... by hand)"
+        )
     docker.preflight()
     if getattr(args, "pin_cpus", False):
         docker.pinning = CpuPinning.halves(docker.cpus())
@@ -44,8 +52,9 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
         yield docker
 
 
-def build(docker: Docker, files: Sequence[str], *, args: argparse.Namespace,
-          out: Console | None = None) -> None:
+def build(
+    docker: Docker, files: Sequence[str], *, args: argparse.Namespace, out: Console | None = None
+) -> None:
     """Build the images the files need, unless --no-build; `out` announces it."""
     if args.no_build:
         return

@@ -17,5 +17,6 @@ def add_parser(sub) -> None:
 
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
-    return storycli.cmd_story(args, out, err, root=options.ROOT,
-                              default_results=options.DEFAULT_RESULTS)
+    return storycli.cmd_story(
+        args, out, err, root=options.ROOT, default_results=options.DEFAULT_RESULTS
+    )

@@ -21,11 +21,17 @@ shows them by hand.
 
 from __future__ import annotations
 
-from playground.faults.analysis import (count_kinds, longest_overlapping, phase_stats,
-                                        settle_time, stuck_verdict, time_to_recover, timeline,
-                                        unexpected_answers)
-from playground.faults.containers import (ServerState, compare_states, container_checks,
-                                          server_state)
+from playground.faults.analysis import (
+    count_kinds,
+    longest_overlapping,
+    phase_stats,
+    settle_time,
+    stuck_verdict,
+    time_to_recover,
+    timeline,
+    unexpected_answers,
+)
+from playground.faults.containers import ServerState, compare_states, container_checks, server_state
 from playground.faults.outage import UPSTREAM_GRACE_S
 from playground.faults.overload import shed_summary
 from playground.faults.probe import Burst, Outcome, Prober, burst, request_once, timed_request
@@ -34,9 +40,35 @@ from playground.faults.run import FAULTS, KINDS, applies, run_faults
 from playground.faults.session import FaultSettings, Session
 from playground.faults.store import FaultStore, problems
 
-__all__ = ["FAULTS", "KINDS", "UPSTREAM_GRACE_S", "Burst", "FaultSettings", "FaultStore",
-           "Outcome", "Prober", "ServerState", "Session", "applies", "burst", "compare_states",
-           "container_checks", "count_kinds", "longest_overlapping", "phase_stats", "problems",
-           "render_markdown", "request_once", "run_faults", "server_state", "settle_time",
-           "shed_summary", "stuck_verdict", "time_to_recover", "timed_request", "timeline",
-           "unexpected_answers", "write_report"]
+__all__ = [
+    "FAULTS",
+    "KINDS",
+    "UPSTREAM_GRACE_S",
+    "Burst",
+    "FaultSettings",
+    "FaultStore",
+    "Outcome",
+    "Prober",
+    "ServerState",
+    "Session",
+    "applies",
+    "burst",
+    "compare_states",
+    "container_checks",
+    "count_kinds",
+    "longest_overlapping",
+    "phase_stats",
+    "problems",
+    "render_markdown",
+    "request_once",
+    "run_faults",
+    "server_state",
+    "settle_time",
+    "shed_summary",
+    "stuck_verdict",
+    "time_to_recover",
+    "timed_request",
+    "timeline",
+    "unexpected_answers",
+    "write_report",
+]

@@ -50,11 +50,15 @@ def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> dic
     done_in = [o for o in outcomes if o.ok and start <= o.end < end]
     r = lambda v: None if v is None else round(v, 3)  # noqa: E731
     return {
-        "from_s": round(start, 3), "to_s": round(end, 3), "requests": len(inside),
+        "from_s": round(start, 3),
+        "to_s": round(end, 3),
+        "requests": len(inside),
         "kinds": count_kinds(inside),
-        "p50_s": r(_pct(secs, 0.5)), "p90_s": r(_pct(secs, 0.9)),
+        "p50_s": r(_pct(secs, 0.5)),
+        "p90_s": r(_pct(secs, 0.9)),
         "max_s": r(max(secs, default=None)),
-        "excess_p50_s": r(_pct(excess, 0.5)), "excess_max_s": r(max(excess, default=None)),
+        "excess_p50_s": r(_pct(excess, 0.5)),
+        "excess_max_s": r(max(excess, default=None)),
         "ok_rps": round(len(done_in) / span, 2),
         "longest_s": r(max((o.seconds for o in inside), default=None)),
     }
@@ -73,7 +77,7 @@ def time_to_recover(outcomes: Sequence[Outcome], *, back_at: float) -> float | N
     failed = [i for i, o in enumerate(after) if not o.ok]
     if not failed:
         return 0.0
-    rest = after[failed[-1] + 1:]
+    rest = after[failed[-1] + 1 :]
     if not rest:
         return None
     return round(rest[0].start - back_at, 3)
@@ -86,7 +90,7 @@ def settle_time(outcomes: Sequence[Outcome], *, since: float, limit_s: float) ->
     slow = [i for i, o in enumerate(after) if not o.ok or o.seconds > limit_s]
     if not slow:
         return 0.0
-    rest = after[slow[-1] + 1:]
+    rest = after[slow[-1] + 1 :]
     return round(rest[0].start - since, 3) if rest else None
 
 
@@ -96,14 +100,19 @@ def stuck_verdict(*, before: Burst, after: Burst) -> tuple[bool, str]:
     if not after.ok:
         return True, f"burst of {after.k} after the fault answered {after.kinds}"
     if after.seconds > allowed:
-        return True, (f"burst of {after.k} took {after.seconds:.2f} s after the fault against "
-                      f"{before.seconds:.2f} s before (allowed {allowed:.2f} s): capacity lost")
-    return False, (f"burst of {after.k} x {after.delay:g} s: {before.seconds:.2f} s before, "
-                   f"{after.seconds:.2f} s after")
+        return True, (
+            f"burst of {after.k} took {after.seconds:.2f} s after the fault against "
+            f"{before.seconds:.2f} s before (allowed {allowed:.2f} s): capacity lost"
+        )
+    return False, (
+        f"burst of {after.k} x {after.delay:g} s: {before.seconds:.2f} s before, "
+        f"{after.seconds:.2f} s after"
+    )
 
 
-def unexpected_answers(kinds: dict[str, int], *,
-                        allowed: set[int] = {200} | DOCUMENTED_ERRORS) -> list[str]:
+def unexpected_answers(
+    kinds: dict[str, int], *, allowed: set[int] = {200} | DOCUMENTED_ERRORS
+) -> list[str]:
     """Answers outside what the apps document (a 500 above all) are problems."""
     out = []
     for kind, n in kinds.items():

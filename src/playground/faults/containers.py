@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from playground.compose import Docker
 from playground.sampling import ProcStat, process_tree
 
+
 @dataclass(frozen=True)
 class ServerState:
     """What `docker inspect` and `docker top` say about one app container."""
@@ -21,8 +22,9 @@ class ServerState:
     processes: tuple[tuple[int, str], ...]  # the server's own process tree: (pid, command)
 
 
-def server_state(*, docker: Docker, compose_file: str | tuple[str, ...],
-                 service: str) -> ServerState:
+def server_state(
+    *, docker: Docker, compose_file: str | tuple[str, ...], service: str
+) -> ServerState:
     cid = docker.container_id(compose_file, service)
     if not cid:
         return ServerState(service, None, None, None, 0, False, ())
@@ -30,19 +32,29 @@ def server_state(*, docker: Docker, compose_file: str | tuple[str, ...],
     root = state.get("Pid") or 0
     rows = docker.processes(cid)
     commands = {pid: cmd for pid, _, cmd in rows}
-    stats = [ProcStat(pid=pid, ppid=ppid, threads=0, rss_kb=0, cpu_ticks=0)
-             for pid, ppid, _ in rows]
+    stats = [
+        ProcStat(pid=pid, ppid=ppid, threads=0, rss_kb=0, cpu_ticks=0) for pid, ppid, _ in rows
+    ]
     tree = [(s.pid, commands[s.pid][:120]) for s in process_tree(stats, root)] if root else []
-    return ServerState(service=service, container=cid, status=state.get("Status"),
-                       started_at=state.get("StartedAt"), restarts=state.get("RestartCount", 0),
-                       oom_killed=bool(state.get("OOMKilled")), processes=tuple(sorted(tree)))
+    return ServerState(
+        service=service,
+        container=cid,
+        status=state.get("Status"),
+        started_at=state.get("StartedAt"),
+        restarts=state.get("RestartCount", 0),
+        oom_killed=bool(state.get("OOMKilled")),
+        processes=tuple(sorted(tree)),
+    )
 
 
 def compare_states(*, before: ServerState, after: ServerState) -> dict:
     """Did the container restart, stop, or lose a server process (a crashed worker)?"""
     lost = sorted(set(before.processes) - set(after.processes))
-    restarted = (after.container != before.container or after.started_at != before.started_at
-                 or after.restarts > before.restarts)
+    restarted = (
+        after.container != before.container
+        or after.started_at != before.started_at
+        or after.restarts > before.restarts
+    )
     problems = []
     if after.status != "running":
         problems.append(f"{after.service} is {after.status or 'gone'}")
@@ -51,14 +63,21 @@ def compare_states(*, before: ServerState, after: ServerState) -> dict:
     if after.oom_killed:
         problems.append(f"{after.service} was killed for lack of memory")
     if lost:
-        problems.append(f"{after.service} lost {len(lost)} server process(es): "
-                        + ", ".join(f"{pid} {cmd}" for pid, cmd in lost[:4]))
-    return {"service": after.service, "status": after.status, "restarts": after.restarts,
-            "restarted": restarted, "processes_before": len(before.processes),
-            "processes_after": len(after.processes), "lost_processes": [list(p) for p in lost],
-            "problems": problems}
+        problems.append(
+            f"{after.service} lost {len(lost)} server process(es): "
+            + ", ".join(f"{pid} {cmd}" for pid, cmd in lost[:4])
+        )
+    return {
+        "service": after.service,
+        "status": after.status,
+        "restarts": after.restarts,
+        "restarted": restarted,
+        "processes_before": len(before.processes),
+        "processes_after": len(after.processes),
+        "lost_processes": [list(p) for p in lost],
+        "problems": problems,
+    }
 
 
-def container_checks(*, before: dict[str, ServerState],
-                     after: dict[str, ServerState]) -> dict:
+def container_checks(*, before: dict[str, ServerState], after: dict[str, ServerState]) -> dict:
     return {s: compare_states(before=before[s], after=after[s]) for s in before if s in after}

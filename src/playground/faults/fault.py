@@ -40,13 +40,25 @@ class Fault:
         session.mark("probe stopped")
         bursts_after = {t.name: session.burst(t) for t in session.targets}
         containers = container_checks(before=states_before, after=session.states(skip=skip))
-        out = [self.judge(session=session, target=target, clients=prober.concurrency,
-                          outcomes=outcomes, marks=marks, containers=containers,
-                          before=bursts_before[target.name], after=bursts_after[target.name])
-               for target, prober, outcomes in zip(session.targets, probers, results,
-                                                   strict=True)]
-        return {"fault": self.name, "stopped_service": skip, "containers": containers,
-                "targets": out}
+        out = [
+            self.judge(
+                session=session,
+                target=target,
+                clients=prober.concurrency,
+                outcomes=outcomes,
+                marks=marks,
+                containers=containers,
+                before=bursts_before[target.name],
+                after=bursts_after[target.name],
+            )
+            for target, prober, outcomes in zip(session.targets, probers, results, strict=True)
+        ]
+        return {
+            "fault": self.name,
+            "stopped_service": skip,
+            "containers": containers,
+            "targets": out,
+        }
 
     def describe(self, session: Session) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""
@@ -55,8 +67,17 @@ class Fault:
         """Drive the fault while the probers run; the marks (session clock) of its phases."""
         raise NotImplementedError
 
-    def judge(self, *, session: Session, target: Target, clients: int,
-              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
-              before: Burst, after: Burst) -> dict:
+    def judge(
+        self,
+        *,
+        session: Session,
+        target: Target,
+        clients: int,
+        outcomes: Sequence[Outcome],
+        marks: dict[str, float],
+        containers: dict,
+        before: Burst,
+        after: Burst,
+    ) -> dict:
         """The phases of one target's outcomes and what must hold of them."""
         raise NotImplementedError

@@ -11,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from playground.faults.analysis import (count_kinds, longest_overlapping, phase_stats,
-                                        stuck_verdict, time_to_recover, timeline,
-                                        unexpected_answers)
+from playground.faults.analysis import (
+    count_kinds,
+    longest_overlapping,
+    phase_stats,
+    stuck_verdict,
+    time_to_recover,
+    timeline,
+    unexpected_answers,
+)
 from playground.faults.fault import Fault
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.session import Session, sleep_until, target_base
@@ -28,9 +34,11 @@ class Outage(Fault):
     def describe(self, session: Session) -> None:
         s, service = session.settings, self.stopped_service
         session.record("stop", service)
-        session.commands += [f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}} s\\n' "
-                             f"'{t.host_url(delay=s.delay)}'   # while it is down"
-                             for t in session.targets]
+        session.commands += [
+            f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}} s\\n' "
+            f"'{t.host_url(delay=s.delay)}'   # while it is down"
+            for t in session.targets
+        ]
         session.record("start", service)
 
     def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
@@ -47,12 +55,26 @@ class Outage(Fault):
         back_at = session.mark(f"{service} started")
         sleep_until(session, back_at + s.recovery_s)
         end = session.mark("probe stopping")
-        return {"start": start, "stop_at": stop_at, "down_at": down_at, "back_at": back_at,
-                "end": end}
+        return {
+            "start": start,
+            "stop_at": stop_at,
+            "down_at": down_at,
+            "back_at": back_at,
+            "end": end,
+        }
 
-    def judge(self, *, session: Session, target: Target, clients: int,
-              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
-              before: Burst, after: Burst) -> dict:
+    def judge(
+        self,
+        *,
+        session: Session,
+        target: Target,
+        clients: int,
+        outcomes: Sequence[Outcome],
+        marks: dict[str, float],
+        containers: dict,
+        before: Burst,
+        after: Burst,
+    ) -> dict:
         """The phases of one target's outcomes and what must hold of them."""
         s, service = session.settings, self.stopped_service
         stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
@@ -69,8 +91,10 @@ class Outage(Fault):
         if timeouts:
             problems.append(f"{timeouts} requests got no answer within {s.probe_timeout_s:g} s")
         if longest is not None and longest > bound + 1:
-            problems.append(f"an answer took {longest:.2f} s while {service} was down "
-                            f"(its upstream timeout is {bound:g} s)")
+            problems.append(
+                f"an answer took {longest:.2f} s while {service} was down "
+                f"(its upstream timeout is {bound:g} s)"
+            )
         if recover is None:
             problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
         if stuck:
@@ -81,16 +105,24 @@ class Outage(Fault):
             notes.append(f"no request failed while {service} was down")
         return {
             **target_base(target, clients=clients, delay=s.delay),
-            "requests": len(outcomes), "kinds": kinds,
-            "phases": {"before": phase_stats(outcomes, start=marks["start"], end=stop_at),
-                       "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
-                       "during": during,
-                       "after": phase_stats(outcomes, start=back_at, end=marks["end"])},
-            "longest_while_down_s": longest, "answer_bound_s": bound,
+            "requests": len(outcomes),
+            "kinds": kinds,
+            "phases": {
+                "before": phase_stats(outcomes, start=marks["start"], end=stop_at),
+                "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
+                "during": during,
+                "after": phase_stats(outcomes, start=back_at, end=marks["end"]),
+            },
+            "longest_while_down_s": longest,
+            "answer_bound_s": bound,
             "recover_s": recover,
-            "burst_before": asdict(before), "burst_after": asdict(after),
-            "stuck": stuck, "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
+            "burst_before": asdict(before),
+            "burst_after": asdict(after),
+            "stuck": stuck,
+            "stuck_reason": stuck_reason,
+            "timeline": timeline(outcomes),
+            "problems": problems,
+            "notes": notes,
         }
 
 

@@ -30,8 +30,19 @@ SETTLE_BURSTS = 2
 def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
     c = settings.overload_concurrency
     # -t bounds the run whatever the mode manages; -n after it keeps ab from stopping at 50000.
-    return ["ab", "-r", "-t", f"{math.ceil(settings.overload_s)}", "-n", str(3 * c), "-c",
-            str(c), "-s", "30", target.url(delay=settings.delay)]
+    return [
+        "ab",
+        "-r",
+        "-t",
+        f"{math.ceil(settings.overload_s)}",
+        "-n",
+        str(3 * c),
+        "-c",
+        str(c),
+        "-s",
+        "30",
+        target.url(delay=settings.delay),
+    ]
 
 
 class Overload(Fault):
@@ -41,30 +52,41 @@ class Overload(Fault):
         """ab at c=2000 from inside the network, one target at a time."""
         out, all_containers = [], {}
         for target in session.targets:
-            entry, containers = self.one(session=session, target=target, run_id=run_id,
-                                         raw_dir=raw_dir)
+            entry, containers = self.one(
+                session=session, target=target, run_id=run_id, raw_dir=raw_dir
+            )
             out.append(entry)
             all_containers.update(containers)
-        return {"fault": self.name, "stopped_service": None, "containers": all_containers,
-                "targets": out}
+        return {
+            "fault": self.name,
+            "stopped_service": None,
+            "containers": all_containers,
+            "targets": out,
+        }
 
-    def one(self, *, session: Session, target: Target, run_id: str,
-            raw_dir: Path | None) -> tuple[dict, dict]:
+    def one(
+        self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
+    ) -> tuple[dict, dict]:
         s = session.settings
         network = session.docker.network(session.compose_file)
         before_burst = session.burst(target)
         states_before = session.states()
         argv = overload_command(target=target, settings=s)
         name = f"flask-playground-overload-{run_id}-{target.name}"
-        session.commands.append(shown(session.docker.loadgen_argv(network=network,
-                                                                  tool_argv=argv)))
+        session.commands.append(shown(session.docker.loadgen_argv(network=network, tool_argv=argv)))
         session.docker.remove(name)
-        prober = Prober(host="127.0.0.1", port=target.host_port,
-                        concurrency=OVERLOAD_PROBE_CONCURRENCY, delay=s.delay,
-                        timeout_s=s.probe_timeout_s, clock=session.now)
+        prober = Prober(
+            host="127.0.0.1",
+            port=target.host_port,
+            concurrency=OVERLOAD_PROBE_CONCURRENCY,
+            delay=s.delay,
+            timeout_s=s.probe_timeout_s,
+            clock=session.now,
+        )
         try:
-            session.docker.run(session.docker.loadgen_argv(network=network, tool_argv=argv,
-                                                           name=name, detach=True))
+            session.docker.run(
+                session.docker.loadgen_argv(network=network, tool_argv=argv, name=name, detach=True)
+            )
             start = session.mark(f"ab -c {s.overload_concurrency} against {target.name}")
             with running([prober]):
                 exit_code = session.docker.wait_container(name, timeout=s.overload_s + 120)
@@ -78,19 +100,28 @@ class Overload(Fault):
             (raw_dir / f"overload-{target.name}.txt").write_text(stdout + "\n" + stderr)
         # A server may still be working through requests whose clients have gone (a queue
         # never forgets): one fresh request shows how long until it answers normally again.
-        drain_s, drain_answer = timed_request(host="127.0.0.1", port=target.host_port,
-                                              delay=s.delay, timeout_s=s.drain_limit_s)
+        drain_s, drain_answer = timed_request(
+            host="127.0.0.1", port=target.host_port, delay=s.delay, timeout_s=s.drain_limit_s
+        )
         session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
         after_burst = session.burst(target)
         containers = container_checks(before=states_before, after=session.states())
         try:
-            ab = loadmod.TOOLS["ab"].parse(stdout=stdout + "\n" + stderr, per_request=None,
-                                           concurrency=s.overload_concurrency)
-            ab_figures = {"complete": ab.complete, "failed": ab.failed,
-                          "failures": ab.failures, "non_2xx": ab.non_2xx, "rps": ab.rps,
-                          "time_taken_s": ab.time_taken_s, "latency_ms": ab.latency_ms,
-                          "connect_max_ms": ab.connect_max_ms, "exit_code": exit_code,
-                          "error": None}
+            ab = loadmod.TOOLS["ab"].parse(
+                stdout=stdout + "\n" + stderr, per_request=None, concurrency=s.overload_concurrency
+            )
+            ab_figures = {
+                "complete": ab.complete,
+                "failed": ab.failed,
+                "failures": ab.failures,
+                "non_2xx": ab.non_2xx,
+                "rps": ab.rps,
+                "time_taken_s": ab.time_taken_s,
+                "latency_ms": ab.latency_ms,
+                "connect_max_ms": ab.connect_max_ms,
+                "exit_code": exit_code,
+                "error": None,
+            }
         except loadmod.LoadOutputError as exc:
             ab, ab_figures = None, {"exit_code": exit_code, "error": str(exc)}
         stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
@@ -101,38 +132,62 @@ class Overload(Fault):
         for _ in range(SETTLE_BURSTS):
             if not stuck or not after_burst.ok:
                 break
-            notes.append(f"the first burst after the overload was slow ({stuck_reason}); "
-                         "measured again once the backlog had drained")
+            notes.append(
+                f"the first burst after the overload was slow ({stuck_reason}); "
+                "measured again once the backlog had drained"
+            )
             after_burst = session.burst(target)
             stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         probe = phase_stats(outcomes, start=start, end=end)
         problems = unexpected_answers(probe["kinds"], allowed={200, 502, 503, 504})
         if drain_answer != "200":
             stuck = True
-            stuck_reason = (f"a fresh request after the overload got {drain_answer} after "
-                            f"{drain_s:.1f} s")
+            stuck_reason = (
+                f"a fresh request after the overload got {drain_answer} after {drain_s:.1f} s"
+            )
         if stuck:
             problems.append(stuck_reason)
         if drain_s > s.delay * 3 + 2:
-            notes.append(f"after the overload a fresh request waited {drain_s:.1f} s: the "
-                         "server first worked through the queued requests of clients that "
-                         "had gone")
+            notes.append(
+                f"after the overload a fresh request waited {drain_s:.1f} s: the "
+                "server first worked through the queued requests of clients that "
+                "had gone"
+            )
         problems += [p for c in containers.values() for p in c["problems"]]
         entry = {
             **target_base(target, clients=s.overload_concurrency, delay=s.delay),
-            "ab": ab_figures, "probe": probe, "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
-            "shed": shed_summary(ab=ab, ab_error=ab_figures.get("error"), probe=probe,
-                                 delay=s.delay, concurrency=s.overload_concurrency),
-            "drain_s": round(drain_s, 3), "drain_answer": drain_answer,
-            "burst_before": asdict(before_burst), "burst_after": asdict(after_burst),
-            "stuck": stuck, "stuck_reason": stuck_reason, "containers": containers,
-            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
+            "ab": ab_figures,
+            "probe": probe,
+            "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
+            "shed": shed_summary(
+                ab=ab,
+                ab_error=ab_figures.get("error"),
+                probe=probe,
+                delay=s.delay,
+                concurrency=s.overload_concurrency,
+            ),
+            "drain_s": round(drain_s, 3),
+            "drain_answer": drain_answer,
+            "burst_before": asdict(before_burst),
+            "burst_after": asdict(after_burst),
+            "stuck": stuck,
+            "stuck_reason": stuck_reason,
+            "containers": containers,
+            "timeline": timeline(outcomes),
+            "problems": problems,
+            "notes": notes,
         }
         return entry, containers
 
 
-def shed_summary(*, ab: loadmod.LoadResult | None, ab_error: str | None, probe: dict,
-                 delay: float, concurrency: int) -> list[str]:
+def shed_summary(
+    *,
+    ab: loadmod.LoadResult | None,
+    ab_error: str | None,
+    probe: dict,
+    delay: float,
+    concurrency: int,
+) -> list[str]:
     """Where the server shed the load, in words: refused, reset, queued, or answered errors."""
     said = []
     if ab is None:
@@ -148,22 +203,29 @@ def shed_summary(*, ab: loadmod.LoadResult | None, ab_error: str | None, probe: 
         if ab.non_2xx:
             said.append(f"{ab.non_2xx} error answers (non-2xx)")
         if ab.connect_max_ms is not None and ab.connect_max_ms >= SYN_RETRANSMIT_MS:
-            said.append(f"listen queue overflowed: a connect took {ab.connect_max_ms / 1000:.1f} s "
-                        "(SYN retransmits)")
+            said.append(
+                f"listen queue overflowed: a connect took {ab.connect_max_ms / 1000:.1f} s "
+                "(SYN retransmits)"
+            )
         p50 = ab.latency_ms.get("p50")
         p99 = ab.latency_ms.get("p99")
         if p50 is not None and p50 > 2 * delay * 1000:
-            said.append(f"queueing: median {p50 / 1000:.1f} s, p99 {p99 / 1000:.1f} s for a "
-                        f"{delay:g} s upstream")
+            said.append(
+                f"queueing: median {p50 / 1000:.1f} s, p99 {p99 / 1000:.1f} s for a "
+                f"{delay:g} s upstream"
+            )
         elif p99 is not None and p99 > 3 * delay * 1000:
             said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
         if not said:
-            said.append(f"nothing shed: all {ab.complete} answered at about the delay "
-                        f"(median {(p50 or 0) / 1000:.2f} s)")
+            said.append(
+                f"nothing shed: all {ab.complete} answered at about the delay "
+                f"(median {(p50 or 0) / 1000:.2f} s)"
+            )
     kinds = {k: n for k, n in probe["kinds"].items() if k != "200"}
     if kinds:
         said.append(f"regular clients meanwhile got {kinds}")
     if probe["p50_s"] is not None and probe["p50_s"] > 2 * delay:
-        said.append(f"regular clients waited {probe['p50_s']:.1f} s (median) for a "
-                    f"{delay:g} s request")
+        said.append(
+            f"regular clients waited {probe['p50_s']:.1f} s (median) for a {delay:g} s request"
+        )
     return said

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from playground.scenarios import plain_decimal
 
+
 @dataclass(frozen=True)
 class Outcome:
     """One probe request: when it started and ended (seconds on the session's clock), the
@@ -63,15 +64,18 @@ def classify(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-async def request_once(*, host: str, port: int, delay: float,
-                       timeout_s: float) -> tuple[int | None, str | None]:
+async def request_once(
+    *, host: str, port: int, delay: float, timeout_s: float
+) -> tuple[int | None, str | None]:
     """GET /?delay=D on a fresh connection: (status, None) or (None, why there was no answer)."""
     writer = None
     try:
         async with asyncio.timeout(timeout_s):
             reader, writer = await asyncio.open_connection(host, port)
-            writer.write(f"GET /?delay={plain_decimal(delay)} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                         "Connection: close\r\n\r\n".encode())
+            writer.write(
+                f"GET /?delay={plain_decimal(delay)} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
             await writer.drain()
             line = await reader.readline()
             if not line:
@@ -84,7 +88,7 @@ async def request_once(*, host: str, port: int, delay: float,
             except OSError:
                 pass  # the status line is the answer; a reset after it changes nothing
             return int(parts[1]), None
-    except Exception as exc:  # noqa: BLE001 -- every failure is an outcome to record
+    except Exception as exc:
         return None, classify(exc)
     finally:
         if writer is not None:
@@ -99,9 +103,17 @@ class Prober:
     an :class:`Outcome` on the clock ``clock`` (seconds since the session started).
     """
 
-    def __init__(self, *, host: str, port: int, concurrency: int, delay: float,
-                 timeout_s: float, clock: Callable[[], float],
-                 max_requests: int = 500_000) -> None:
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        concurrency: int,
+        delay: float,
+        timeout_s: float,
+        clock: Callable[[], float],
+        max_requests: int = 500_000,
+    ) -> None:
         self.host, self.port = host, port
         self.concurrency = concurrency
         self.delay = delay
@@ -128,10 +140,12 @@ class Prober:
         while not self._stopping and len(self.outcomes) < self.max_requests:
             delay = self.delay
             start = self.clock()
-            status, error = await request_once(host=self.host, port=self.port, delay=delay,
-                                               timeout_s=self.timeout_s)
-            outcome = Outcome(start=start, end=self.clock(), delay=delay, status=status,
-                              error=error)
+            status, error = await request_once(
+                host=self.host, port=self.port, delay=delay, timeout_s=self.timeout_s
+            )
+            outcome = Outcome(
+                start=start, end=self.clock(), delay=delay, status=status, error=error
+            )
             self.outcomes.append(outcome)
             if not outcome.ok and not self._stopping:
                 # Pace failures to the nominal delay: an outage is not a retry storm.
@@ -172,17 +186,21 @@ class Burst:
 def timed_request(*, host: str, port: int, delay: float, timeout_s: float) -> tuple[float, str]:
     """One request: (seconds it took, its status or why there was no answer)."""
     started = time.monotonic()
-    status, error = asyncio.run(request_once(host=host, port=port, delay=delay,
-                                             timeout_s=timeout_s))
+    status, error = asyncio.run(
+        request_once(host=host, port=port, delay=delay, timeout_s=timeout_s)
+    )
     return time.monotonic() - started, str(status) if status is not None else str(error)
 
 
 def burst(*, host: str, port: int, k: int, delay: float, timeout_s: float) -> Burst:
     async def main() -> tuple[float, list[tuple[int | None, str | None]]]:
         started = time.monotonic()
-        answers = await asyncio.gather(*(
-            request_once(host=host, port=port, delay=delay, timeout_s=timeout_s)
-            for _ in range(k)))
+        answers = await asyncio.gather(
+            *(
+                request_once(host=host, port=port, delay=delay, timeout_s=timeout_s)
+                for _ in range(k)
+            )
+        )
         return time.monotonic() - started, answers
 
     seconds, answers = asyncio.run(main())

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.run import STOPPED_SERVICE
-from playground.report import (BulletList, Callout, CodeBlock, Heading, Paragraph, Span,
-                               Table)
+from playground.report import BulletList, Callout, CodeBlock, Heading, Paragraph, Span, Table
 from playground.report import render_markdown as _markdown
+
 DASH = "—"
 
 
@@ -25,8 +25,7 @@ def _kinds(kinds: dict[str, int]) -> str:
 
 
 def _verdict(target: dict) -> str | Span:
-    return "ok" if not target.get("problems") else Span("; ".join(target["problems"]),
-                                                         bold=True)
+    return "ok" if not target.get("problems") else Span("; ".join(target["problems"]), bold=True)
 
 
 def _yes(flag: bool) -> str:
@@ -35,39 +34,75 @@ def _yes(flag: bool) -> str:
 
 def outage_table(run: dict) -> Table:
     svc = run["stopped_service"]
-    headers = ("scenario", "c", "answers (all)", f"while {svc} was down",
-               "longest answer while down (bound)", "time to recover", "stuck workers",
-               "verdict")
-    rows = [[t["name"], str(t["concurrency"]), _kinds(t["kinds"]),
-             _kinds(t["phases"]["during"]["kinds"]),
-             f"{_s(t['longest_while_down_s'])} ({t['answer_bound_s']:g} s)",
-             _s(t["recover_s"]) if t["recover_s"] is not None else "not recovered",
-             _yes(t["stuck"]), _verdict(t)] for t in run["targets"]]
+    headers = (
+        "scenario",
+        "c",
+        "answers (all)",
+        f"while {svc} was down",
+        "longest answer while down (bound)",
+        "time to recover",
+        "stuck workers",
+        "verdict",
+    )
+    rows = [
+        [
+            t["name"],
+            str(t["concurrency"]),
+            _kinds(t["kinds"]),
+            _kinds(t["phases"]["during"]["kinds"]),
+            f"{_s(t['longest_while_down_s'])} ({t['answer_bound_s']:g} s)",
+            _s(t["recover_s"]) if t["recover_s"] is not None else "not recovered",
+            _yes(t["stuck"]),
+            _verdict(t),
+        ]
+        for t in run["targets"]
+    ]
     return Table(headers=headers, rows=rows)
 
 
 def slowdown_table(run: dict) -> Table:
-    headers = ("scenario", "c", "median before / slow / after",
-               "queueing while slow (median excess)", "200/s before / slow / after", "errors",
-               "back to normal after", "stuck workers", "verdict")
+    headers = (
+        "scenario",
+        "c",
+        "median before / slow / after",
+        "queueing while slow (median excess)",
+        "200/s before / slow / after",
+        "errors",
+        "back to normal after",
+        "stuck workers",
+        "verdict",
+    )
     rows = []
     for t in run["targets"]:
         ph = t["phases"]
         errors = {k: n for k, n in t["kinds"].items() if k != "200"}
-        rows.append([
-            t["name"], str(t["concurrency"]),
-            " / ".join(_s(ph[p]["p50_s"]) for p in ("before", "slow", "after")),
-            _s(ph["slow"]["excess_p50_s"]),
-            " / ".join(f"{ph[p]['ok_rps']:g}" for p in ("before", "slow", "after")),
-            _kinds(errors), _s(t["settle_s"]) if t["settle_s"] is not None else "never",
-            _yes(t["stuck"]), _verdict(t)])
+        rows.append(
+            [
+                t["name"],
+                str(t["concurrency"]),
+                " / ".join(_s(ph[p]["p50_s"]) for p in ("before", "slow", "after")),
+                _s(ph["slow"]["excess_p50_s"]),
+                " / ".join(f"{ph[p]['ok_rps']:g}" for p in ("before", "slow", "after")),
+                _kinds(errors),
+                _s(t["settle_s"]) if t["settle_s"] is not None else "never",
+                _yes(t["stuck"]),
+                _verdict(t),
+            ]
+        )
     return Table(headers=headers, rows=rows)
 
 
 def overload_table(run: dict) -> Table:
-    headers = ("scenario", "ab c", "ab: complete, failed (connect/receive/length/exceptions), "
-               "non-2xx", "ab latency p50 / p99 / max", "where the load was shed",
-               "a fresh request afterwards", "stuck workers", "verdict")
+    headers = (
+        "scenario",
+        "ab c",
+        "ab: complete, failed (connect/receive/length/exceptions), non-2xx",
+        "ab latency p50 / p99 / max",
+        "where the load was shed",
+        "a fresh request afterwards",
+        "stuck workers",
+        "verdict",
+    )
     rows = []
     for t in run["targets"]:
         ab = t["ab"]
@@ -75,15 +110,28 @@ def overload_table(run: dict) -> Table:
             figures, latency = ab["error"], DASH
         else:
             f = ab["failures"]
-            figures = (f"{ab['complete']}, {ab['failed']} ({f.get('connect', 0)}/"
-                       f"{f.get('receive', 0)}/{f.get('length', 0)}/"
-                       f"{f.get('exceptions', 0)}), {ab['non_2xx']}")
+            figures = (
+                f"{ab['complete']}, {ab['failed']} ({f.get('connect', 0)}/"
+                f"{f.get('receive', 0)}/{f.get('length', 0)}/"
+                f"{f.get('exceptions', 0)}), {ab['non_2xx']}"
+            )
             lat = ab["latency_ms"]
-            latency = " / ".join(DASH if lat.get(k) is None else f"{lat[k] / 1000:.2f} s"
-                                 for k in ("p50", "p99", "max"))
-        rows.append([t["name"], str(t["concurrency"]), figures, latency, "; ".join(t["shed"]),
-                     f"{t['drain_answer']} after {_s(t['drain_s'], 1)}", _yes(t["stuck"]),
-                     _verdict(t)])
+            latency = " / ".join(
+                DASH if lat.get(k) is None else f"{lat[k] / 1000:.2f} s"
+                for k in ("p50", "p99", "max")
+            )
+        rows.append(
+            [
+                t["name"],
+                str(t["concurrency"]),
+                figures,
+                latency,
+                "; ".join(t["shed"]),
+                f"{t['drain_answer']} after {_s(t['drain_s'], 1)}",
+                _yes(t["stuck"]),
+                _verdict(t),
+            ]
+        )
     return Table(headers=headers, rows=rows)
 
 
@@ -107,12 +155,20 @@ def _run_blocks(run: dict) -> list:
         lines = []
         for t in run["targets"]:
             lines.append(f"{t['name']}:")
-            lines += [f"  {row['t']:>5.0f} s  " + " ".join(
-                f"{k}:{n}" for k, n in row.items() if k != "t") for row in t["timeline"]]
-        blocks += [Paragraph("Answers per second (by the second they arrived):"),
-                   CodeBlock("\n".join(lines))]
-    blocks.append(Paragraph("Timeline (seconds since the session started): " + ", ".join(
-        f"{m['t']:.1f} {m['label']}" for m in run.get("marks", []))))
+            lines += [
+                f"  {row['t']:>5.0f} s  " + " ".join(f"{k}:{n}" for k, n in row.items() if k != "t")
+                for row in t["timeline"]
+            ]
+        blocks += [
+            Paragraph("Answers per second (by the second they arrived):"),
+            CodeBlock("\n".join(lines)),
+        ]
+    blocks.append(
+        Paragraph(
+            "Timeline (seconds since the session started): "
+            + ", ".join(f"{m['t']:.1f} {m['label']}" for m in run.get("marks", []))
+        )
+    )
     blocks += [Paragraph("By hand:"), CodeBlock("\n".join(run.get("commands", [])))]
     return blocks
 
@@ -129,11 +185,15 @@ def document(data: dict) -> list:
             "Time to recover: from the service's return until every request started from then "
             "on succeeded. Stuck workers: a burst of the scenario's tutorial concurrency after "
             f"the fault must not take more than {STUCK_FACTOR}x + {STUCK_SLACK_S:g} s the one "
-            "before."),
+            "before."
+        ),
     ]
     if data.get("finished_at") is None:
-        blocks.append(Callout(Span("This run did not finish: the figures below are what it "
-                                   "completed.", bold=True)))
+        blocks.append(
+            Callout(
+                Span("This run did not finish: the figures below are what it completed.", bold=True)
+            )
+        )
     for run in data.get("runs", []):
         blocks += _run_blocks(run)
     return blocks

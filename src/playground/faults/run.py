@@ -14,8 +14,9 @@ from playground.faults.slowdown import UpstreamSlowdown
 from playground.faults.store import FaultStore
 from playground.scenarios import Target
 
-KINDS: dict[str, Fault] = {f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(),
-                                                DatabaseOutage(), Overload())}
+KINDS: dict[str, Fault] = {
+    f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(), DatabaseOutage(), Overload())
+}
 FAULTS = tuple(KINDS)
 # The service each outage stops; the faults without one act on the load instead.
 STOPPED_SERVICE = {name: f.stopped_service for name, f in KINDS.items() if f.stopped_service}
@@ -26,10 +27,16 @@ def applies(fault: str, target: Target) -> bool:
     return KINDS[fault].applies(target)
 
 
-def run_faults(*, docker: Docker, targets: Sequence[Target], faults: Sequence[str],
-               settings: FaultSettings, store: FaultStore,
-               info: Callable[[str], None] = lambda line: None,
-               warn: Callable[[str], None] = lambda line: None) -> None:
+def run_faults(
+    *,
+    docker: Docker,
+    targets: Sequence[Target],
+    faults: Sequence[str],
+    settings: FaultSettings,
+    store: FaultStore,
+    info: Callable[[str], None] = lambda line: None,
+    warn: Callable[[str], None] = lambda line: None,
+) -> None:
     """For each compose file: up once, every fault that applies in turn, down."""
     by_file: dict[tuple[str, ...], list[Target]] = {}
     for t in targets:
@@ -40,40 +47,58 @@ def run_faults(*, docker: Docker, targets: Sequence[Target], faults: Sequence[st
         todo = [f for f in faults if any(applies(f, t) for t in group)]
         if not todo:
             continue
-        info(f"[bold]{' + '.join(compose_file)}[/bold]: {', '.join(todo)} on "
-             + ", ".join(t.name for t in group))
+        info(
+            f"[bold]{' + '.join(compose_file)}[/bold]: {', '.join(todo)} on "
+            + ", ".join(t.name for t in group)
+        )
         try:
             docker.check_ports_free(compose_file)
             try:
                 docker.up(compose_file, wait_timeout=settings.wait_timeout_s)
                 for fault in todo:
                     fault_targets = tuple(t for t in group if applies(fault, t))
-                    session = Session(docker=docker, compose_file=compose_file,
-                                      targets=fault_targets, settings=settings)
-                    store.add(one_fault(session=session, fault=KINDS[fault], store=store,
-                                        info=info))
+                    session = Session(
+                        docker=docker,
+                        compose_file=compose_file,
+                        targets=fault_targets,
+                        settings=settings,
+                    )
+                    store.add(
+                        one_fault(session=session, fault=KINDS[fault], store=store, info=info)
+                    )
             finally:
                 docker.down(compose_file)
         except DockerError as exc:
             warn(str(exc))
             for fault in todo:
-                store.add({"fault": fault, "compose_file": compose_file[0],
-                           "overrides": list(compose_file[1:]),
-                           "targets": [{"name": t.name, "title": t.title} for t in group
-                                       if applies(fault, t)],
-                           "error": str(exc).splitlines()[0]})
+                store.add(
+                    {
+                        "fault": fault,
+                        "compose_file": compose_file[0],
+                        "overrides": list(compose_file[1:]),
+                        "targets": [
+                            {"name": t.name, "title": t.title} for t in group if applies(fault, t)
+                        ],
+                        "error": str(exc).splitlines()[0],
+                    }
+                )
 
 
-def one_fault(*, session: Session, fault: Fault, store: FaultStore,
-              info: Callable[[str], None]) -> dict:
+def one_fault(
+    *, session: Session, fault: Fault, store: FaultStore, info: Callable[[str], None]
+) -> dict:
     s = session.settings
-    info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})"
-                                         for t in session.targets))
+    info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    result = fault.run(session=session, run_id=store.data["run_id"],
-                       raw_dir=store.run_dir / "raw")
+    result = fault.run(session=session, run_id=store.data["run_id"], raw_dir=store.run_dir / "raw")
     session.record("down", "--volumes")
-    return {**result, "compose_file": session.compose_file[0],
-            "overrides": list(session.compose_file[1:]), "started_at": started,
-            "marks": session.marks, "commands": session.commands, "error": None}
+    return {
+        **result,
+        "compose_file": session.compose_file[0],
+        "overrides": list(session.compose_file[1:]),
+        "started_at": started,
+        "marks": session.marks,
+        "commands": session.commands,
+        "error": None,
+    }

@@ -60,24 +60,41 @@ class Session:
     def record_load(self, *, concurrency: Callable[[Target], int], delay: float) -> None:
         """What the prober does, as a reader would do it from the host."""
         for t in self.targets:
-            self.commands.append(f"ab -r -t 60 -n 100000 -c {concurrency(t)} -s 60 "
-                                 f"'{t.host_url(delay=delay)}' &")
+            self.commands.append(
+                f"ab -r -t 60 -n 100000 -c {concurrency(t)} -s 60 '{t.host_url(delay=delay)}' &"
+            )
 
     def services(self) -> list[str]:
         return self.docker.services(self.compose_file)
 
     def states(self, *, skip: str | None = None) -> dict[str, ServerState]:
-        return {s: server_state(docker=self.docker, compose_file=self.compose_file, service=s)
-                for s in self.services() if s != skip}
+        return {
+            s: server_state(docker=self.docker, compose_file=self.compose_file, service=s)
+            for s in self.services()
+            if s != skip
+        }
 
     def probers(self, *, delay: float, concurrency: Callable[[Target], int]) -> list[Prober]:
-        return [Prober(host="127.0.0.1", port=t.host_port, concurrency=concurrency(t),
-                       delay=delay, timeout_s=self.settings.probe_timeout_s, clock=self.now)
-                for t in self.targets]
+        return [
+            Prober(
+                host="127.0.0.1",
+                port=t.host_port,
+                concurrency=concurrency(t),
+                delay=delay,
+                timeout_s=self.settings.probe_timeout_s,
+                clock=self.now,
+            )
+            for t in self.targets
+        ]
 
     def burst(self, target: Target) -> Burst:
-        return burst(host="127.0.0.1", port=target.host_port, k=target.concurrency,
-                     delay=self.settings.delay, timeout_s=self.settings.probe_timeout_s)
+        return burst(
+            host="127.0.0.1",
+            port=target.host_port,
+            k=target.concurrency,
+            delay=self.settings.delay,
+            timeout_s=self.settings.probe_timeout_s,
+        )
 
 
 @contextmanager
@@ -100,5 +117,11 @@ def sleep_until(session: Session, t: float) -> None:
 
 
 def target_base(target: Target, *, clients: int, delay: float) -> dict:
-    return {"name": target.name, "title": target.title, "service": target.service,
-            "url": target.host_url(delay=delay), "concurrency": clients, "delay": delay}
+    return {
+        "name": target.name,
+        "title": target.title,
+        "service": target.service,
+        "url": target.host_url(delay=delay),
+        "concurrency": clients,
+        "delay": delay,
+    }

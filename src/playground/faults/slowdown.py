@@ -9,8 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from playground.faults.analysis import (count_kinds, phase_stats, settle_time, stuck_verdict,
-                                        timeline)
+from playground.faults.analysis import (
+    count_kinds,
+    phase_stats,
+    settle_time,
+    stuck_verdict,
+    timeline,
+)
 from playground.faults.fault import Fault
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.session import Session, sleep_until, target_base
@@ -22,9 +27,11 @@ class UpstreamSlowdown(Fault):
 
     def describe(self, session: Session) -> None:
         s = session.settings
-        session.commands.append(f"# after {s.baseline_s:g} s, the same load at "
-                                f"?delay={s.slow_delay:g} for {s.fault_s:g} s, then at "
-                                f"?delay={s.delay:g} again")
+        session.commands.append(
+            f"# after {s.baseline_s:g} s, the same load at "
+            f"?delay={s.slow_delay:g} for {s.fault_s:g} s, then at "
+            f"?delay={s.delay:g} again"
+        )
 
     def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
         """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
@@ -42,9 +49,18 @@ class UpstreamSlowdown(Fault):
         end = session.mark("probe stopping")
         return {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
 
-    def judge(self, *, session: Session, target: Target, clients: int,
-              outcomes: Sequence[Outcome], marks: dict[str, float], containers: dict,
-              before: Burst, after: Burst) -> dict:
+    def judge(
+        self,
+        *,
+        session: Session,
+        target: Target,
+        clients: int,
+        outcomes: Sequence[Outcome],
+        marks: dict[str, float],
+        containers: dict,
+        before: Burst,
+        after: Burst,
+    ) -> dict:
         """Latency before, while slow and after; queueing; the time to settle back."""
         s = session.settings
         slow_at, back_at = marks["slow_at"], marks["back_at"]
@@ -57,24 +73,37 @@ class UpstreamSlowdown(Fault):
         kinds = count_kinds(outcomes)
         problems = [f"{n} x {k}" for k, n in kinds.items() if k != "200"]
         if settle is None:
-            problems.append(f"latency not back under {limit:.2f} s {s.recovery_s:g} s after "
-                            "the upstream sped up again")
+            problems.append(
+                f"latency not back under {limit:.2f} s {s.recovery_s:g} s after "
+                "the upstream sped up again"
+            )
         if stuck:
             problems.append(stuck_reason)
         problems += [p for c in containers.values() for p in c["problems"]]
         notes = []
         if slow["excess_p50_s"] is not None and slow["excess_p50_s"] > 0.5:
-            notes.append(f"requests queued while the upstream was slow: the median waited "
-                         f"{slow['excess_p50_s']:.2f} s beyond its {s.slow_delay:g} s delay")
+            notes.append(
+                f"requests queued while the upstream was slow: the median waited "
+                f"{slow['excess_p50_s']:.2f} s beyond its {s.slow_delay:g} s delay"
+            )
         elif slow["p50_s"] is not None:
-            notes.append(f"latency followed the upstream ({slow['p50_s']:.2f} s median at "
-                         f"{s.slow_delay:g} s delay), no queueing")
+            notes.append(
+                f"latency followed the upstream ({slow['p50_s']:.2f} s median at "
+                f"{s.slow_delay:g} s delay), no queueing"
+            )
         return {
             **target_base(target, clients=clients, delay=s.delay),
-            "slow_delay": s.slow_delay, "requests": len(outcomes), "kinds": kinds,
+            "slow_delay": s.slow_delay,
+            "requests": len(outcomes),
+            "kinds": kinds,
             "phases": {"before": phase_before, "slow": slow, "after": phase_after},
-            "settle_s": settle, "settle_limit_s": round(limit, 3),
-            "burst_before": asdict(before), "burst_after": asdict(after),
-            "stuck": stuck, "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes), "problems": problems, "notes": notes,
+            "settle_s": settle,
+            "settle_limit_s": round(limit, 3),
+            "burst_before": asdict(before),
+            "burst_after": asdict(after),
+            "stuck": stuck,
+            "stuck_reason": stuck_reason,
+            "timeline": timeline(outcomes),
+            "problems": problems,
+            "notes": notes,
         }

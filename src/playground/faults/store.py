@@ -25,8 +25,16 @@ class FaultStore:
     def create(cls, *, results_dir: Path, run_id: str, header: dict) -> FaultStore:
         run_dir = results_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=False)
-        store = cls(run_dir, {"schema_version": SCHEMA_VERSION, "run_id": run_id, **header,
-                              "finished_at": None, "runs": []})
+        store = cls(
+            run_dir,
+            {
+                "schema_version": SCHEMA_VERSION,
+                "run_id": run_id,
+                **header,
+                "finished_at": None,
+                "runs": [],
+            },
+        )
         store.save()
         return store
 

@@ -17,17 +17,46 @@ from playground.model import Run
 from playground.report.charts import CHART_ALTS, write_charts, write_timelines
 from playground.report.compare import compare, compare_table
 from playground.report.contenders import write_contender_chart
-from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
-                                        Inline, Paragraph, Span, Table, render_html,
-                                        render_markdown)
+from playground.report.document import (
+    Block,
+    BulletList,
+    Callout,
+    CodeBlock,
+    Heading,
+    Image,
+    Inline,
+    Paragraph,
+    Span,
+    Table,
+    render_html,
+    render_markdown,
+)
 from playground.report.reading import SECTIONS, as_run, title
 from playground.report.sections import demo_shape, document
 from playground.report.terminal import demo_table, summary_table
 
-__all__ = ["SECTIONS", "Block", "BulletList", "Callout", "CodeBlock", "Heading", "Image",
-           "Inline", "Paragraph", "Span", "Table", "compare", "compare_table", "demo_shape",
-           "demo_table", "render", "render_html", "render_markdown", "summary_table",
-           "write_report"]
+__all__ = [
+    "SECTIONS",
+    "Block",
+    "BulletList",
+    "Callout",
+    "CodeBlock",
+    "Heading",
+    "Image",
+    "Inline",
+    "Paragraph",
+    "Span",
+    "Table",
+    "compare",
+    "compare_table",
+    "demo_shape",
+    "demo_table",
+    "render",
+    "render_html",
+    "render_markdown",
+    "summary_table",
+    "write_report",
+]
 
 
 def render(blocks: list[Block], *, title: str, images: dict[str, bytes]) -> tuple[str, str]:

@@ -126,7 +126,9 @@ def _plot_rps(run: Run, path: Path) -> bool:
         state = status(entry)[0]
         bad = state != "ok"
         steady, ab = entry.steady_rps, entry.rps
-        markers = [v for k in ("ideal_rps", "ab_cap_rps", "tutorial_rps") if (v := getattr(entry, k))]
+        markers = [
+            v for k in ("ideal_rps", "ab_cap_rps", "tutorial_rps") if (v := getattr(entry, k))
+        ]
         clear_of = max(markers, default=0.0)
         face = (INVALID_FACE, INVALID_FACE) if bad else (STEADY_COLOR, AB_COLOR)
         hatch = "///" if bad else None
@@ -171,9 +173,19 @@ def _plot_rps(run: Run, path: Path) -> bool:
         Patch(color=STEADY_COLOR, label="steady rps (c / mean latency; steady runs only)"),
         Patch(color=AB_COLOR, label="ab's own rps"),
         Line2D([], [], color="black", linewidth=1.8, label="ideal (c / delay)"),
-        Line2D([], [], color="#d62728", linestyle="--", linewidth=1.8, label="ab cap n/((n/c+1)·delay)"),
-        Line2D([], [], marker="*", markersize=12, color="#ff7f0e", markeredgecolor="black",
-               linestyle="none", label="tutorial's published rps"),  # fmt: skip
+        Line2D(
+            [], [], color="#d62728", linestyle="--", linewidth=1.8, label="ab cap n/((n/c+1)·delay)"
+        ),
+        Line2D(
+            [],
+            [],
+            marker="*",
+            markersize=12,
+            color="#ff7f0e",
+            markeredgecolor="black",
+            linestyle="none",
+            label="tutorial's published rps",
+        ),
         Patch(facecolor=INVALID_FACE, edgecolor=INVALID_EDGE, hatch="///", label="invalid run"),
     ]
     if ceiling is not None:
@@ -187,7 +199,9 @@ def _plot_rps(run: Run, path: Path) -> bool:
 def _plot_threads(run: Run, path: Path) -> bool:
     """Threads before the load and at its peak: how each server turns concurrency into threads."""
     entries = main_entries(run)
-    if not any(getattr(e, k) is not None for e in entries for k in ("threads_before", "threads_peak")):
+    if not any(
+        getattr(e, k) is not None for e in entries for k in ("threads_before", "threads_peak")
+    ):
         return False
     figure = new_figure(width=10, height=2.3 + 0.55 * len(entries))
     ax = figure.add_subplot()
@@ -203,7 +217,9 @@ def _plot_threads(run: Run, path: Path) -> bool:
                 continue
             ax.barh(i + offset, value, height, color=INVALID_FACE if bad else color,
                     hatch="///" if bad else None, edgecolor=INVALID_EDGE if bad else "none")  # fmt: skip
-            ax.text(value + x_max * 0.005, i + offset, fmt(getattr(entry, key)), va="center", fontsize=8)
+            ax.text(
+                value + x_max * 0.005, i + offset, fmt(getattr(entry, key)), va="center", fontsize=8
+            )
         if status(entry)[0] == "error" and entry.threads_peak is None:
             ax.text(x_max * 0.01, i, "error: could not run (see Why)", va="center", ha="left",
                     fontsize=9, fontweight="bold", color="#b00020")  # fmt: skip
@@ -257,12 +273,13 @@ def _plot_sweep(run: Run, path: Path, *, key: str, ylabel: str, title: str) -> b
         if bad:
             ax.plot([c for c, _ in bad], [v for _, v in bad], marker="x", markersize=11,
                     markeredgewidth=2, color="black", linestyle="none")  # fmt: skip
-    handles, labels = ax.get_legend_handles_labels()
+    handles, _labels = ax.get_legend_handles_labels()
     if key == "steady_rps":
         # The ideal per concurrency from the entries themselves: a scale run picks a delay
         # per concurrency, so c / delay is not one straight line.
-        ideal = {c: v for e in run.scenarios
-                 if (c := e.concurrency) is not None and (v := e.ideal_rps)}
+        ideal = {
+            c: v for e in run.scenarios if (c := e.concurrency) is not None and (v := e.ideal_rps)
+        }
         if ideal:
             cs = sorted(ideal)
             line = ax.plot(cs, [ideal[c] for c in cs], color="black", linestyle="--",
@@ -304,12 +321,21 @@ def write_charts(run: Run, run_dir: Path) -> list[str]:
         written.append("latency.png")
     if is_sweep(run):
         sweeps = (
-            ("sweep_rps.png", "steady_rps", "steady requests per second", "Steady requests/s vs concurrency"),
+            (
+                "sweep_rps.png",
+                "steady_rps",
+                "steady requests per second",
+                "Steady requests/s vs concurrency",
+            ),
             ("sweep_threads.png", "threads_peak", "peak threads", "Peak threads vs concurrency"),
             ("sweep_rss.png", "rss_peak_mb", "peak RSS (MB)", "Peak RSS vs concurrency"),
             ("sweep_efficiency.png", "efficiency", "steady / ideal", "Efficiency vs concurrency"),
-            ("sweep_rss_per_request.png", "rss_per_request_kb", "kB per in-flight request",
-             "Memory per in-flight request vs concurrency"),
+            (
+                "sweep_rss_per_request.png",
+                "rss_per_request_kb",
+                "kB per in-flight request",
+                "Memory per in-flight request vs concurrency",
+            ),
         )
         for file_name, key, ylabel, title in sweeps:
             if _plot_sweep(run, run_dir / file_name, key=key, ylabel=ylabel, title=title):
@@ -328,9 +354,15 @@ def _plot_latency(run: Run, path: Path) -> bool:
     styles = ("-", "--", "-.", ":")
     for index, entry in enumerate(entries):
         points = sorted(entry.latency_distribution_ms)
-        ax.plot([ms for _, ms in points], [p for p, _ in points], marker=".", drawstyle="steps-post",
-                linestyle=styles[(index // 10) % len(styles)], color=f"C{index % 10}",
-                label=f"{entry.name} (c={entry.concurrency})")
+        ax.plot(
+            [ms for _, ms in points],
+            [p for p, _ in points],
+            marker=".",
+            drawstyle="steps-post",
+            linestyle=styles[(index // 10) % len(styles)],
+            color=f"C{index % 10}",
+            label=f"{entry.name} (c={entry.concurrency})",
+        )
     values = [ms for e in entries for _, ms in e.latency_distribution_ms if ms > 0]
     if values and max(values) / max(min(values), 1) >= 20:
         ax.set_xscale("log")
@@ -354,13 +386,21 @@ def _plot_timeline(entry: Entry, path: Path) -> bool:
         return False
     t = [s.t for s in entry.samples]
     figure = new_figure(width=WIDTH_IN, height=2.6)
-    panels = (("threads", "OS threads", "#8c564b"), ("rss_mb", "RSS (MB)", "#1f77b4"),
-              ("cpu_pct", "CPU (%, 100 = one core)", "#d62728"))
+    panels = (
+        ("threads", "OS threads", "#8c564b"),
+        ("rss_mb", "RSS (MB)", "#1f77b4"),
+        ("cpu_pct", "CPU (%, 100 = one core)", "#d62728"),
+    )
     for i, (attr, ylabel, color) in enumerate(panels, start=1):
         ax = figure.add_subplot(1, 3, i)
         values = [getattr(s, attr) for s in entry.samples]
-        ax.plot(t, values, color=color, linewidth=1.5,
-                drawstyle="steps-post" if attr == "threads" else "default")
+        ax.plot(
+            t,
+            values,
+            color=color,
+            linewidth=1.5,
+            drawstyle="steps-post" if attr == "threads" else "default",
+        )
         ax.set_xlabel("s into the load")
         ax.set_ylabel(ylabel)
         # From zero, with headroom, so a flat line is visibly flat and not the frame's edge.
@@ -368,8 +408,9 @@ def _plot_timeline(entry: Entry, path: Path) -> bool:
         if attr == "threads":
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-    figure.suptitle(f"{entry.name} (c={entry.concurrency}): what top -H shows through the run",
-                    fontsize=10)
+    figure.suptitle(
+        f"{entry.name} (c={entry.concurrency}): what top -H shows through the run", fontsize=10
+    )
     save(figure, path)
     return True
 
@@ -380,6 +421,11 @@ def write_timelines(run: Run, run_dir: Path) -> list[tuple[str, str]]:
     for entry in run.entries():
         name = timeline_name(entry)
         if _plot_timeline(entry, run_dir / name):
-            written.append((name, f"Threads, RSS and CPU of {entry.name} at c={entry.concurrency} "
-                                  "against time through the load"))
+            written.append(
+                (
+                    name,
+                    f"Threads, RSS and CPU of {entry.name} at c={entry.concurrency} "
+                    "against time through the load",
+                )
+            )
     return written

@@ -9,12 +9,31 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from playground.model import Entry, Run
-from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
-from playground.report.document import render_markdown
+from playground.report.document import (
+    Block,
+    Callout,
+    Heading,
+    Inline,
+    Paragraph,
+    Span,
+    Table,
+    render_markdown,
+)
 from playground.report.reading import DASH, as_run, flatten, fmt, fmt_delta, status
 
-COMPARE_HEADERS = ("scenario", "c", "steady rps A", "steady rps B", "Δ steady", "ab rps A",
-                   "ab rps B", "threads peak A", "threads peak B", "valid A", "valid B")
+COMPARE_HEADERS = (
+    "scenario",
+    "c",
+    "steady rps A",
+    "steady rps B",
+    "Δ steady",
+    "ab rps A",
+    "ab rps B",
+    "threads peak A",
+    "threads peak B",
+    "valid A",
+    "valid B",
+)
 
 
 @dataclass(frozen=True)
@@ -39,11 +58,17 @@ def cells(row: Row) -> list[str]:
     def figure(entry: Entry | None, key: str) -> str:
         return "missing" if entry is None else fmt(getattr(entry, key))
 
-    return [row.name, fmt(row.concurrency), figure(row.a, "steady_rps"),
-            figure(row.b, "steady_rps"),
-            fmt_delta(row.a.steady_rps if row.a else None, row.b.steady_rps if row.b else None),
-            figure(row.a, "rps"), figure(row.b, "rps"), figure(row.a, "threads_peak"),
-            figure(row.b, "threads_peak")]
+    return [
+        row.name,
+        fmt(row.concurrency),
+        figure(row.a, "steady_rps"),
+        figure(row.b, "steady_rps"),
+        fmt_delta(row.a.steady_rps if row.a else None, row.b.steady_rps if row.b else None),
+        figure(row.a, "rps"),
+        figure(row.b, "rps"),
+        figure(row.a, "threads_peak"),
+        figure(row.b, "threads_peak"),
+    ]
 
 
 def valid_short(entry: Entry | None, side: str) -> str:
@@ -72,15 +97,20 @@ def compare(*, a: Run | dict[str, Any], b: Run | dict[str, Any]) -> str:
     """Markdown comparing two runs. Δ steady is (B − A) / A; an entry present in only one run
     says "missing in A/B" so a scenario that vanished is not mistaken for one that stood still."""
     a, b = as_run(a), as_run(b)
-    table: list[list[Inline]] = [[*cells(r), valid_short(r.a, "A"), valid_short(r.b, "B")]
-                                 for r in rows(a, b)]
-    blocks: list[Block] = [Heading(2, f"Comparison: A = run {a.run_id or '?'}, "
-                                      f"B = run {b.run_id or '?'}")]
+    table: list[list[Inline]] = [
+        [*cells(r), valid_short(r.a, "A"), valid_short(r.b, "B")] for r in rows(a, b)
+    ]
+    blocks: list[Block] = [
+        Heading(2, f"Comparison: A = run {a.run_id or '?'}, B = run {b.run_id or '?'}")
+    ]
     for label, run in (("A", a), ("B", b)):
         if not run.finished_at:
-            blocks.append(Callout([Span(f"Run {label} is incomplete", bold=True),
-                                   " (finished_at is null)."]))
-    blocks.append(Table(COMPARE_HEADERS, table) if table else Paragraph("Neither run has any entry."))
+            blocks.append(
+                Callout([Span(f"Run {label} is incomplete", bold=True), " (finished_at is null)."])
+            )
+    blocks.append(
+        Table(COMPARE_HEADERS, table) if table else Paragraph("Neither run has any entry.")
+    )
     blocks.append(Paragraph(diff_line("Environment", a.environment, b.environment)))
     blocks.append(Paragraph(diff_line("Settings", a.settings, b.settings)))
     return render_markdown(blocks)
@@ -91,16 +121,23 @@ def compare_table(*, a: Run | dict[str, Any], b: Run | dict[str, Any]) -> RichTa
     a, b = as_run(a), as_run(b)
     table = RichTable(title=f"A = run {a.run_id or '?'}  vs  B = run {b.run_id or '?'}")
     for header in COMPARE_HEADERS:
-        table.add_column(header, justify="left" if header in ("scenario", "valid A", "valid B")
-                         else "right")
+        table.add_column(
+            header, justify="left" if header in ("scenario", "valid A", "valid B") else "right"
+        )
     for row in rows(a, b):
         text = cells(row)
-        delta = Text(text[4], style="green" if text[4].startswith("+") else
-                     "red" if text[4].startswith("-") else "")
+        delta = Text(
+            text[4],
+            style="green" if text[4].startswith("+") else "red" if text[4].startswith("-") else "",
+        )
         styles = {"yes": "green", "INVALID": "bold red", "ERROR": "bold red"}
         va, vb = valid_short(row.a, "A"), valid_short(row.b, "B")
-        table.add_row(*(Text(c) for c in text[:4]), delta, *(Text(c) for c in text[5:]),
-                      Text(va, style=styles.get(va, "yellow")),
-                      Text(vb, style=styles.get(vb, "yellow")))
+        table.add_row(
+            *(Text(c) for c in text[:4]),
+            delta,
+            *(Text(c) for c in text[5:]),
+            Text(va, style=styles.get(va, "yellow")),
+            Text(vb, style=styles.get(vb, "yellow")),
+        )
     table.caption = diff_line("Environment", a.environment, b.environment)
     return table

@@ -19,17 +19,40 @@ from matplotlib.patches import Patch
 from playground.diagnosis import CONCURRENT_SHARE, SERIALISED_AT_ONCE, overlap
 from playground.model import Entry, Run
 from playground.report.charts import new_figure, save
-from playground.report.document import Block, BulletList, Heading, Image, Inline, Paragraph, Span, Table
+from playground.report.document import (
+    Block,
+    BulletList,
+    Heading,
+    Image,
+    Inline,
+    Paragraph,
+    Span,
+    Table,
+)
 from playground.report.reading import DASH, SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
 KINDS = ("contender", "scenario")
 CHART_NAME = "contenders.png"
-CHART_ALT = ("Requests held per MB of peak RSS and requests per CPU-second, per mode and "
-             "concurrency, coloured by verdict")
-HEADERS = ("mode", "c", "req/s", "efficiency", "p50 / p99 ms", "threads max", "processes",
-           "RSS peak MB", "MB per request in flight", "requests per MB", "CPU ms per request",
-           "requests per CPU-s", "verdict")
+CHART_ALT = (
+    "Requests held per MB of peak RSS and requests per CPU-second, per mode and "
+    "concurrency, coloured by verdict"
+)
+HEADERS = (
+    "mode",
+    "c",
+    "req/s",
+    "efficiency",
+    "p50 / p99 ms",
+    "threads max",
+    "processes",
+    "RSS peak MB",
+    "MB per request in flight",
+    "requests per MB",
+    "CPU ms per request",
+    "requests per CPU-s",
+    "verdict",
+)
 HOW_TO_READ = (
     "One row per mode and concurrency measured. Req/s is the load tool's own figure; "
     "efficiency is steady requests/s over the ideal c / delay. Requests per MB: the requests "
@@ -61,8 +84,13 @@ def compared(run: Run) -> list[Entry]:
 def verdict(entry: Entry) -> str | None:
     if status(entry)[0] == "error":
         return None
-    return overlap(rps=entry.rps, delay=entry.delay, concurrency=entry.concurrency,
-                   efficiency=efficiency(entry), ab_cap_rps=entry.ab_cap_rps)
+    return overlap(
+        rps=entry.rps,
+        delay=entry.delay,
+        concurrency=entry.concurrency,
+        efficiency=efficiency(entry),
+        ab_cap_rps=entry.ab_cap_rps,
+    )
 
 
 def held(entry: Entry) -> float | None:
@@ -110,10 +138,14 @@ def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inli
         competing = [e for e in at_c if _competes(e)]
         parts: list[str | Span] = [Span(f"c={c}:", bold=True)]
         if per_mb := _best(competing, requests_per_mb):
-            parts.append(f" most requests per MB: {per_mb.name} ({fmt(requests_per_mb(per_mb), digits=2)});")
+            parts.append(
+                f" most requests per MB: {per_mb.name} ({fmt(requests_per_mb(per_mb), digits=2)});"
+            )
         if per_cpu := _best(competing, requests_per_cpu_s):
-            parts.append(f" most requests per CPU-second: {per_cpu.name} "
-                         f"({fmt(requests_per_cpu_s(per_cpu), digits=0)});")
+            parts.append(
+                f" most requests per CPU-second: {per_cpu.name} "
+                f"({fmt(requests_per_cpu_s(per_cpu), digits=0)});"
+            )
         if not competing and any(verdict(e) == "capped" for e in at_c):
             parts.append(" no mode held this load;")
         for word in ("serialised", "capped"):
@@ -135,11 +167,21 @@ def _verdict_cell(entry: Entry) -> Inline:
 
 def row(entry: Entry) -> list[Inline]:
     latency = " / ".join(fmt(entry.latency_ms.get(k), digits=0) for k in ("p50", "p99"))
-    return [entry.name, fmt(entry.concurrency), fmt_rate(entry.rps), fmt_pct(efficiency(entry)),
-            latency, fmt(entry.threads_peak), fmt(entry.processes), fmt(entry.rss_peak_mb),
-            fmt(mb_per_request(entry), digits=3), fmt(requests_per_mb(entry), digits=2),
-            fmt(entry.cpu_ms_per_request, digits=2), fmt(requests_per_cpu_s(entry), digits=0),
-            _verdict_cell(entry)]
+    return [
+        entry.name,
+        fmt(entry.concurrency),
+        fmt_rate(entry.rps),
+        fmt_pct(efficiency(entry)),
+        latency,
+        fmt(entry.threads_peak),
+        fmt(entry.processes),
+        fmt(entry.rss_peak_mb),
+        fmt(mb_per_request(entry), digits=3),
+        fmt(requests_per_mb(entry), digits=2),
+        fmt(entry.cpu_ms_per_request, digits=2),
+        fmt(requests_per_cpu_s(entry), digits=0),
+        _verdict_cell(entry),
+    ]
 
 
 def contender_blocks(run: Run, chart: str | None) -> list[Block]:
@@ -148,10 +190,13 @@ def contender_blocks(run: Run, chart: str | None) -> list[Block]:
     if not entries:
         return []
     blocks: list[Block] = [
-        Heading(2, f"{SECTIONS['contender'][0]}: requests per MB, per CPU-second, and who "
-                   "serialises"),
-        Paragraph(HOW_TO_READ), Table(HEADERS, [row(e) for e in entries]),
-        BulletList(answer(entries, skipped(run)))]
+        Heading(
+            2, f"{SECTIONS['contender'][0]}: requests per MB, per CPU-second, and who serialises"
+        ),
+        Paragraph(HOW_TO_READ),
+        Table(HEADERS, [row(e) for e in entries]),
+        BulletList(answer(entries, skipped(run))),
+    ]
     if chart:
         blocks.append(Image(chart, CHART_ALT))
     return blocks
@@ -160,18 +205,23 @@ def contender_blocks(run: Run, chart: str | None) -> list[Block]:
 def write_contender_chart(run: Run, run_dir: Path) -> str | None:
     """Two bar panels, requests per MB and requests per CPU-second, one bar per mode and
     concurrency, coloured by verdict; invalid rows hatched. None when nothing can be plotted."""
-    entries = [e for e in compared(run)
-               if requests_per_mb(e) is not None or requests_per_cpu_s(e) is not None]
+    entries = [
+        e
+        for e in compared(run)
+        if requests_per_mb(e) is not None or requests_per_cpu_s(e) is not None
+    ]
     if not entries:
         return None
     figure = new_figure(width=11, height=1.6 + 0.3 * len(entries))
     axes = figure.subplots(1, 2, sharey=True)
     ys = range(len(entries))
     colours = [VERDICT_COLOURS.get(verdict(e) or "", "#7f7f7f") for e in entries]
-    for ax, key, title in ((axes[0], requests_per_mb, "requests in flight per MB of peak RSS"),
-                           (axes[1], requests_per_cpu_s, "requests per CPU-second")):
+    for ax, key, title in (
+        (axes[0], requests_per_mb, "requests in flight per MB of peak RSS"),
+        (axes[1], requests_per_cpu_s, "requests per CPU-second"),
+    ):
         bars = ax.barh(ys, [key(e) or 0 for e in entries], color=colours)
-        for bar, entry in zip(bars, entries):
+        for bar, entry in zip(bars, entries, strict=False):
             if status(entry)[0] != "ok":
                 bar.set_hatch("//")
         ax.set_title(title, fontsize=10)
@@ -180,8 +230,9 @@ def write_contender_chart(run: Run, run_dir: Path) -> str | None:
     axes[0].invert_yaxis()
     handles = [Patch(color=colour, label=word) for word, colour in VERDICT_COLOURS.items()]
     handles.append(Patch(facecolor="white", edgecolor="#7f7f7f", hatch="//", label="invalid run"))
-    figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
-                  frameon=False)
+    figure.legend(
+        handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False
+    )
     figure.suptitle(f"{SECTIONS['contender'][0]} (run {run.run_id or '?'})")
     save(figure, run_dir / CHART_NAME)
     return CHART_NAME

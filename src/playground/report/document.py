@@ -17,8 +17,20 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-__all__ = ["Block", "BulletList", "Callout", "CodeBlock", "Heading", "Image", "Inline",
-           "Paragraph", "Span", "Table", "render_html", "render_markdown"]
+__all__ = [
+    "Block",
+    "BulletList",
+    "Callout",
+    "CodeBlock",
+    "Heading",
+    "Image",
+    "Inline",
+    "Paragraph",
+    "Span",
+    "Table",
+    "render_html",
+    "render_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -170,8 +182,9 @@ def _markdown_it(images: dict[str, bytes]) -> MarkdownIt:
         img = tokens[idx]
         name = img.attrGet("src") or ""
         if name in images:
-            img.attrSet("src", "data:image/png;base64,"
-                          + base64.b64encode(images[name]).decode("ascii"))
+            img.attrSet(
+                "src", "data:image/png;base64," + base64.b64encode(images[name]).decode("ascii")
+            )
         return default_image(tokens, idx, options, env)
 
     md.add_render_rule("image", image)

@@ -60,7 +60,7 @@ def fmt_pct(fraction: float | None) -> str:
 
 
 def fmt_spread(entry: Entry, key: str) -> str:
-    """"median (min–max)" over repeats when there was more than one, else just the figure."""
+    """ "median (min–max)" over repeats when there was more than one, else just the figure."""
     median = fmt_rate(getattr(entry, key))
     low_high = getattr(entry.spread, key, None) if entry.spread else None
     if len(entry.repeats) < 2 or not low_high:
@@ -69,7 +69,7 @@ def fmt_spread(entry: Entry, key: str) -> str:
 
 
 def fmt_threads(entry: Entry) -> str:
-    """"before → peak": the growth is the point of the playground (threads spawned under load)."""
+    """ "before → peak": the growth is the point of the playground (threads spawned under load)."""
     return f"{fmt(entry.threads_before)} → {fmt(entry.threads_peak)}"
 
 
@@ -86,7 +86,11 @@ def fmt_delta(a: float | None, b: float | None) -> str:
 def efficiency(entry: Entry) -> float | None:
     if entry.efficiency is not None:
         return entry.efficiency
-    return entry.steady_rps / entry.ideal_rps if entry.steady_rps is not None and entry.ideal_rps else None
+    return (
+        entry.steady_rps / entry.ideal_rps
+        if entry.steady_rps is not None and entry.ideal_rps
+        else None
+    )
 
 
 def status(entry: Entry) -> tuple[str, str]:

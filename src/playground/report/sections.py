@@ -4,36 +4,89 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.diagnosis import (CONCURRENT_SHARE, MIN_STEADY_WAVES, NOISY_SPREAD,
-                                  SERIALISED_AT_ONCE, TARGET_EFFICIENCY, overlap)
+from playground.diagnosis import (
+    CONCURRENT_SHARE,
+    MIN_STEADY_WAVES,
+    NOISY_SPREAD,
+    SERIALISED_AT_ONCE,
+    TARGET_EFFICIENCY,
+    overlap,
+)
 from playground.model import Entry, Run
 from playground.report.contenders import contender_blocks
-from playground.report.document import (Block, BulletList, Callout, CodeBlock, Heading, Image,
-                                        Inline, Paragraph, Span, Table)
-from playground.report.reading import (DASH, by_section, ceiling_for, efficiency, flatten, fmt,
-                                       fmt_latency, fmt_pct, fmt_rate, fmt_spread, fmt_threads, is_sweep,
-                                       spread_cell, status, steady_cell, title)
+from playground.report.document import (
+    Block,
+    BulletList,
+    Callout,
+    CodeBlock,
+    Heading,
+    Image,
+    Inline,
+    Paragraph,
+    Span,
+    Table,
+)
+from playground.report.reading import (
+    DASH,
+    by_section,
+    ceiling_for,
+    efficiency,
+    flatten,
+    fmt,
+    fmt_latency,
+    fmt_pct,
+    fmt_rate,
+    fmt_spread,
+    fmt_threads,
+    is_sweep,
+    spread_cell,
+    status,
+    steady_cell,
+    title,
+)
 
 HOW_TO_READ = (
     "ab's own figure (ab rps) is what was measured: requests over the run's time. It is capped "
     "at n / ((n/c + 1) · delay): ab sends its first request alone and only opens the other c "
     "connections once it is answered, so a whole extra delay is added to a run that ideally "
-    "lasts n/c · delay; the \"ab cap\" column is that ceiling. Steady rps is c / mean response "
+    'lasts n/c · delay; the "ab cap" column is that ceiling. Steady rps is c / mean response '
     "time, the rate the server sustains once all c connections are busy; it is shown only where "
     f"the run lasted long enough to reach that steady state (at least {MIN_STEADY_WAVES:g} "
     "response times; "
-    "otherwise the cell says \"not steady\" and Why says how long the run was). Ideal = c / "
+    'otherwise the cell says "not steady" and Why says how long the run was). Ideal = c / '
     "delay: every request waits exactly the upstream delay and nothing else. Efficiency = "
     "steady / ideal. Spread: how far --repeat runs lie apart ((max − min) / median); above "
     f"{NOISY_SPREAD:.0%} "
     "the entry is marked noisy. The calibration row is the same load aimed at the slow "
     "upstream alone; its steady rps is the harness ceiling no scenario can beat."
 )
-THROUGHPUT_HEADERS = ("entry", "n", "c", "delay s", "ab rps", "ab cap", "steady rps", "ideal",
-                      "efficiency", "ceiling", "tutorial", "spread", "valid")
-RESOURCE_HEADERS = ("entry", "compose file", "p50 / p99 / max ms", "max connect ms", "failed",
-                    "non-2xx", "threads before → peak", "processes", "RSS peak MB",
-                    "CPU peak %")
+THROUGHPUT_HEADERS = (
+    "entry",
+    "n",
+    "c",
+    "delay s",
+    "ab rps",
+    "ab cap",
+    "steady rps",
+    "ideal",
+    "efficiency",
+    "ceiling",
+    "tutorial",
+    "spread",
+    "valid",
+)
+RESOURCE_HEADERS = (
+    "entry",
+    "compose file",
+    "p50 / p99 / max ms",
+    "max connect ms",
+    "failed",
+    "non-2xx",
+    "threads before → peak",
+    "processes",
+    "RSS peak MB",
+    "CPU peak %",
+)
 
 
 def label(entry: Entry) -> str:
@@ -41,14 +94,22 @@ def label(entry: Entry) -> str:
 
 
 def status_blocks(run: Run) -> list[Block]:
-    blocks: list[Block] = [Paragraph(
-        f"Started {run.started_at or 'unknown'}; finished {run.finished_at or 'never (incomplete)'}.")]
+    blocks: list[Block] = [
+        Paragraph(
+            f"Started {run.started_at or 'unknown'}; finished {run.finished_at or 'never (incomplete)'}."
+        )
+    ]
     if not run.finished_at:
-        blocks.append(Callout([
-            Span("Incomplete run:", bold=True),
-            f" finished_at is null, so the runner was interrupted or is still running. This "
-            f"report covers the {len(run.entries())} entries recorded so far; scenarios that had "
-            "not run yet are simply absent."]))
+        blocks.append(
+            Callout(
+                [
+                    Span("Incomplete run:", bold=True),
+                    f" finished_at is null, so the runner was interrupted or is still running. This "
+                    f"report covers the {len(run.entries())} entries recorded so far; scenarios that had "
+                    "not run yet are simply absent.",
+                ]
+            )
+        )
     return blocks
 
 
@@ -61,19 +122,33 @@ def valid_cell(entry: Entry) -> list[str | Span]:
 
 def throughput_row(entry: Entry, calibration: Entry | None) -> list[Inline]:
     return [
-        Span(entry.name, bold=entry.kind == "calibration"), fmt(entry.requests),
-        fmt(entry.concurrency), fmt(entry.delay, digits=2), fmt_spread(entry, "rps"),
-        fmt_rate(entry.ab_cap_rps), steady_cell(entry), fmt_rate(entry.ideal_rps),
-        fmt_pct(efficiency(entry)), fmt_rate(ceiling_for(entry, calibration)),
-        fmt(entry.tutorial_rps, digits=2), spread_cell(entry), valid_cell(entry),
+        Span(entry.name, bold=entry.kind == "calibration"),
+        fmt(entry.requests),
+        fmt(entry.concurrency),
+        fmt(entry.delay, digits=2),
+        fmt_spread(entry, "rps"),
+        fmt_rate(entry.ab_cap_rps),
+        steady_cell(entry),
+        fmt_rate(entry.ideal_rps),
+        fmt_pct(efficiency(entry)),
+        fmt_rate(ceiling_for(entry, calibration)),
+        fmt(entry.tutorial_rps, digits=2),
+        spread_cell(entry),
+        valid_cell(entry),
     ]
 
 
 def resource_row(entry: Entry) -> list[Inline]:
     return [
-        entry.name, Span(entry.compose_file, code=True) if entry.compose_file else DASH,
-        fmt_latency(entry), fmt(entry.connect_max_ms, digits=0), fmt(entry.failed),
-        fmt(entry.non_2xx), fmt_threads(entry), fmt(entry.processes), fmt(entry.rss_peak_mb),
+        entry.name,
+        Span(entry.compose_file, code=True) if entry.compose_file else DASH,
+        fmt_latency(entry),
+        fmt(entry.connect_max_ms, digits=0),
+        fmt(entry.failed),
+        fmt(entry.non_2xx),
+        fmt_threads(entry),
+        fmt(entry.processes),
+        fmt(entry.rss_peak_mb),
         fmt(entry.cpu_peak_pct, digits=0),
     ]
 
@@ -91,8 +166,11 @@ def summary_blocks(run: Run) -> list[Block]:
             Table(RESOURCE_HEADERS, [resource_row(e) for e in group]),
         ]
     if any(len(e.repeats) > 1 for e in entries):
-        blocks.append(Paragraph(
-            "With repeats, ab rps and steady rps read \"median (min–max)\" over the repeats."))
+        blocks.append(
+            Paragraph(
+                'With repeats, ab rps and steady rps read "median (min–max)" over the repeats.'
+            )
+        )
     bad = [e for e in entries if status(e)[0] != "ok"]
     if bad:
         listed = "; ".join(f"{label(e)} ({status(e)[1]})" for e in bad)
@@ -118,13 +196,17 @@ def sweep_blocks(run: Run) -> list[Block]:
                 row.append(DASH)
                 continue
             figure = f"{steady_cell(entry)} ({fmt_pct(efficiency(entry))})"
-            row.append([f"{figure} ", Span("invalid", bold=True)] if status(entry)[0] != "ok"
-                       else figure)
+            row.append(
+                [f"{figure} ", Span("invalid", bold=True)] if status(entry)[0] != "ok" else figure
+            )
         rows.append(row)
-    return [Heading(2, "Sweep"),
-            Paragraph("Steady requests/s (efficiency against c/delay) for each scenario and "
-                      "concurrency."),
-            Table(["scenario", *(f"c={c}" for c in cs)], rows)]
+    return [
+        Heading(2, "Sweep"),
+        Paragraph(
+            "Steady requests/s (efficiency against c/delay) for each scenario and concurrency."
+        ),
+        Table(["scenario", *(f"c={c}" for c in cs)], rows),
+    ]
 
 
 SCALE_GOOD = 0.9
@@ -149,12 +231,17 @@ def scale_blocks(run: Run) -> list[Block]:
     if not scale:
         return []
     delays = scale.get("delays") or {}
-    blocks: list[Block] = [Heading(2, "Scale"), Paragraph(
-        f"Measured CPU per request: {fmt(scale.get('cpu_ms_per_request'), digits=2)} ms in the "
-        f"app ({_probe_said(run, scale)}). So that CPU is not the limit, each "
-        f"concurrency gets a delay that keeps the ideal c / delay near {fmt(scale.get('rate'))} "
-        f"requests/s, {fmt_pct(scale.get('utilisation'))} of what one core can serve: "
-        + ", ".join(f"c={c}: {fmt(d)} s" for c, d in delays.items()) + ".")]
+    blocks: list[Block] = [
+        Heading(2, "Scale"),
+        Paragraph(
+            f"Measured CPU per request: {fmt(scale.get('cpu_ms_per_request'), digits=2)} ms in the "
+            f"app ({_probe_said(run, scale)}). So that CPU is not the limit, each "
+            f"concurrency gets a delay that keeps the ideal c / delay near {fmt(scale.get('rate'))} "
+            f"requests/s, {fmt_pct(scale.get('utilisation'))} of what one core can serve: "
+            + ", ".join(f"c={c}: {fmt(d)} s" for c, d in delays.items())
+            + "."
+        ),
+    ]
     rows: list[list[Inline]] = []
     by_name: dict[str, list[Entry]] = {}
     for entry in run.scenarios:
@@ -166,19 +253,35 @@ def scale_blocks(run: Run) -> list[Block]:
         first_bad = next((e for e in entries if e not in good), None)
         # Memory per in-flight request only means something where the mode kept up: past
         # that, the extra clients wait in the kernel's listen queue, not in the process.
-        top = max((e for e in good if e.rss_per_request_kb is not None),
-                  key=lambda e: e.concurrency, default=None)
+        top = max(
+            (e for e in good if e.rss_per_request_kb is not None),
+            key=lambda e: e.concurrency,
+            default=None,
+        )
         why = f", {status(first_bad)[1]}" if first_bad and status(first_bad)[0] != "ok" else ""
-        rows.append([
-            name, fmt(good[-1].concurrency) if good else DASH,
-            f"c={first_bad.concurrency} ({fmt_pct(efficiency(first_bad))}{why})" if first_bad
-            else "did not stop",
-            fmt(max((e.threads_peak or 0 for e in entries), default=None)),
-            f"{fmt(top.rss_per_request_kb)} at c={top.concurrency}" if top else DASH,
-        ])
-    blocks.append(Table(["mode", f"highest c at >= {SCALE_GOOD:.0%} of ideal, no errors",
-                         "stops scaling at", "most OS threads",
-                         "memory per in-flight request (kB)"], rows))
+        rows.append(
+            [
+                name,
+                fmt(good[-1].concurrency) if good else DASH,
+                f"c={first_bad.concurrency} ({fmt_pct(efficiency(first_bad))}{why})"
+                if first_bad
+                else "did not stop",
+                fmt(max((e.threads_peak or 0 for e in entries), default=None)),
+                f"{fmt(top.rss_per_request_kb)} at c={top.concurrency}" if top else DASH,
+            ]
+        )
+    blocks.append(
+        Table(
+            [
+                "mode",
+                f"highest c at >= {SCALE_GOOD:.0%} of ideal, no errors",
+                "stops scaling at",
+                "most OS threads",
+                "memory per in-flight request (kB)",
+            ],
+            rows,
+        )
+    )
     return blocks
 
 
@@ -211,13 +314,21 @@ def at_once(entry: Entry) -> float | None:
 
 
 def demo_shape(entry: Entry | dict) -> str:
-    """"serialised", "capped" or "concurrent" (:func:`playground.diagnosis.overlap`); a dash
+    """ "serialised", "capped" or "concurrent" (:func:`playground.diagnosis.overlap`); a dash
     with no sleep, no figures or an error."""
     entry = entry if isinstance(entry, Entry) else Entry.from_json(entry)
     if at_once(entry) is None:
         return DASH
-    return overlap(rps=entry.rps, delay=entry.delay, concurrency=entry.concurrency,
-                   efficiency=efficiency(entry), ab_cap_rps=entry.ab_cap_rps) or DASH
+    return (
+        overlap(
+            rps=entry.rps,
+            delay=entry.delay,
+            concurrency=entry.concurrency,
+            efficiency=efficiency(entry),
+            ab_cap_rps=entry.ab_cap_rps,
+        )
+        or DASH
+    )
 
 
 def demo_cells(entry: Entry) -> list[str]:
@@ -228,13 +339,23 @@ def demo_cells(entry: Entry) -> list[str]:
         ours = f"{fmt(entry.time_taken_s, digits=3)} s, {fmt(entry.rps, digits=2)} rps"
     else:
         load = f"{tool} -c {fmt(entry.concurrency)}, {sleep}"
-        done = (f"{entry.rps * entry.time_taken_s:,.0f}"
-                if entry.rps is not None and entry.time_taken_s is not None else DASH)
+        done = (
+            f"{entry.rps * entry.time_taken_s:,.0f}"
+            if entry.rps is not None and entry.time_taken_s is not None
+            else DASH
+        )
         ours = f"{done} requests in {fmt(entry.time_taken_s, digits=1)} s"
     if status(entry)[0] != "ok":
         ours += f" ({status(entry)[0]})"
-    return [entry.name, load, ours, entry.published or DASH, fmt_threads(entry),
-            fmt(at_once(entry), digits=1), demo_shape(entry)]
+    return [
+        entry.name,
+        load,
+        ours,
+        entry.published or DASH,
+        fmt_threads(entry),
+        fmt(at_once(entry), digits=1),
+        demo_shape(entry),
+    ]
 
 
 def demo_blocks(run: Run) -> list[Block]:
@@ -242,10 +363,17 @@ def demo_blocks(run: Run) -> list[Block]:
     if not entries:
         return []
     serialised = [e.name for e in entries if demo_shape(e) == "serialised"]
-    return [Heading(2, "Companion demos: published vs ours"), Paragraph(DEMO_HOW_TO_READ),
-            Table(DEMO_HEADERS, [demo_cells(e) for e in entries]),
-            Paragraph([Span("Serialised:", bold=True),
-                       " " + (", ".join(serialised) if serialised else "none") + "."])]
+    return [
+        Heading(2, "Companion demos: published vs ours"),
+        Paragraph(DEMO_HOW_TO_READ),
+        Table(DEMO_HEADERS, [demo_cells(e) for e in entries]),
+        Paragraph(
+            [
+                Span("Serialised:", bold=True),
+                " " + (", ".join(serialised) if serialised else "none") + ".",
+            ]
+        ),
+    ]
 
 
 def why_items(entry: Entry) -> list[Inline]:
@@ -253,16 +381,20 @@ def why_items(entry: Entry) -> list[Inline]:
     items: list[Inline] = []
     if entry.error:
         items.append([Span("could not run:", bold=True), f" {entry.error}"])
-    items += [[Span("invalid:", bold=True), f" {r}"] for r in entry.invalid_reasons
-              if r and r != entry.error]
+    items += [
+        [Span("invalid:", bold=True), f" {r}"]
+        for r in entry.invalid_reasons
+        if r and r != entry.error
+    ]
     said = {f.message for f in entry.findings}
     # Notes that are not a finding's message: the target's own (or an older file's notes).
     items += [n for n in entry.notes if n and n not in said]
     items += [[Span(f"{f.severity}:", bold=True), f" {f.message}"] for f in entry.findings]
     eff = efficiency(entry)
     if eff is not None and eff < TARGET_EFFICIENCY and not items:
-        items.append(f"reached {fmt_pct(eff)} of the ideal c/delay and the runner recorded no "
-                     "diagnosis")
+        items.append(
+            f"reached {fmt_pct(eff)} of the ideal c/delay and the runner recorded no diagnosis"
+        )
     return items
 
 
@@ -277,57 +409,85 @@ def why_blocks(run: Run) -> list[Block]:
         blocks.append(Heading(3, label(entry) + (f" — {entry.title}" if entry.title else "")))
         eff = efficiency(entry)
         if eff is not None:
-            blocks.append(Paragraph(f"Steady {fmt(entry.steady_rps)} rps of an ideal "
-                                    f"{fmt(entry.ideal_rps)} ({fmt_pct(eff)})."))
+            blocks.append(
+                Paragraph(
+                    f"Steady {fmt(entry.steady_rps)} rps of an ideal "
+                    f"{fmt(entry.ideal_rps)} ({fmt_pct(eff)})."
+                )
+            )
         elif entry.rps is not None:
-            blocks.append(Paragraph(f"Measured {fmt(entry.rps, digits=2)} rps (ab's own figure); "
-                                    "no steady figure."))
+            blocks.append(
+                Paragraph(
+                    f"Measured {fmt(entry.rps, digits=2)} rps (ab's own figure); no steady figure."
+                )
+            )
         blocks.append(BulletList(items))
     if not explained:
-        blocks.append(Paragraph(f"Nothing to explain: every entry is valid, reached at least "
-                                f"{TARGET_EFFICIENCY:.0%} of its ideal, and carries no notes."))
+        blocks.append(
+            Paragraph(
+                f"Nothing to explain: every entry is valid, reached at least "
+                f"{TARGET_EFFICIENCY:.0%} of its ideal, and carries no notes."
+            )
+        )
     return blocks
 
 
 def reproduce_blocks(run: Run) -> list[Block]:
-    return [Heading(2, "How to reproduce"), Paragraph("The whole run:"),
-            CodeBlock(run.command or "# command not recorded"),
-            Paragraph("Each entry's own commands (up, load, down) are under \"Commands per "
-                      "entry\" below.")]
+    return [
+        Heading(2, "How to reproduce"),
+        Paragraph("The whole run:"),
+        CodeBlock(run.command or "# command not recorded"),
+        Paragraph(
+            'Each entry\'s own commands (up, load, down) are under "Commands per entry" below.'
+        ),
+    ]
 
 
 def entry_command_blocks(run: Run) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Commands per entry")]
-    labels = {"up": "bring it up", "pin": "give the app its own cores (--pin-cpus)", "load": "load it (from inside the compose network)",
-              "host_load": "or load it from the host", "threads": "watch its threads",
-              "down": "tear it down"}
+    labels = {
+        "up": "bring it up",
+        "pin": "give the app its own cores (--pin-cpus)",
+        "load": "load it (from inside the compose network)",
+        "host_load": "or load it from the host",
+        "threads": "watch its threads",
+        "down": "tear it down",
+    }
     for entry in run.entries():
         commands = {k: v for k, v in entry.commands.items() if v}
         if not commands:
             continue
-        ordered = [k for k in labels if k in commands] + sorted(k for k in commands if k not in labels)
-        blocks += [Heading(3, label(entry)), CodeBlock(
-            "\n".join(f"# {labels.get(k, k)}\n{commands[k]}" for k in ordered))]
+        ordered = [k for k in labels if k in commands] + sorted(
+            k for k in commands if k not in labels
+        )
+        blocks += [
+            Heading(3, label(entry)),
+            CodeBlock("\n".join(f"# {labels.get(k, k)}\n{commands[k]}" for k in ordered)),
+        ]
     if len(blocks) == 1:
         blocks.append(Paragraph("No entry recorded its commands."))
     return blocks
 
 
 def key_value_table(mapping: dict) -> Table:
-    return Table(["key", "value"], [[Span(k, code=True), v or DASH]
-                                    for k, v in flatten(mapping).items()])
+    return Table(
+        ["key", "value"], [[Span(k, code=True), v or DASH] for k, v in flatten(mapping).items()]
+    )
 
 
 def environment_blocks(run: Run) -> list[Block]:
-    return [Heading(2, "Environment"),
-            key_value_table(run.environment) if run.environment else Paragraph("Not recorded."),
-            Heading(2, "Settings"),
-            key_value_table(run.settings) if run.settings else Paragraph("Not recorded."),
-            Paragraph(f"Results schema version: {fmt(run.schema_version)}.")]
+    return [
+        Heading(2, "Environment"),
+        key_value_table(run.environment) if run.environment else Paragraph("Not recorded."),
+        Heading(2, "Settings"),
+        key_value_table(run.settings) if run.settings else Paragraph("Not recorded."),
+        Paragraph(f"Results schema version: {fmt(run.schema_version)}."),
+    ]
 
 
-def chart_blocks(charts: Sequence[tuple[str, str]], timelines: Sequence[tuple[str, str]]
-                 ) -> list[Block]:
+def chart_blocks(
+    charts: Sequence[tuple[str, str]], timelines: Sequence[tuple[str, str]]
+) -> list[Block]:
     """Charts by relative file name (the HTML swaps in data URIs): the comparison charts, then
     per entry what `top -H` showed through the run."""
     blocks: list[Block] = [Heading(2, "Charts")]
@@ -335,21 +495,39 @@ def chart_blocks(charts: Sequence[tuple[str, str]], timelines: Sequence[tuple[st
         return [*blocks, Paragraph("No chart: no entry has figures to plot.")]
     blocks += [Image(name, alt) for name, alt in charts]
     if timelines:
-        blocks += [Heading(2, "What top -H shows, through the run"), Paragraph(
-            "Per entry, sampled every 0.5 s while the load ran: the server's OS threads (all "
-            "processes), resident memory, and CPU (100% = one core).")]
+        blocks += [
+            Heading(2, "What top -H shows, through the run"),
+            Paragraph(
+                "Per entry, sampled every 0.5 s while the load ran: the server's OS threads (all "
+                "processes), resident memory, and CPU (100% = one core)."
+            ),
+        ]
         blocks += [Image(name, alt) for name, alt in timelines]
     return blocks
 
 
-def document(run: Run, charts: Sequence[tuple[str, str]],
-             timelines: Sequence[tuple[str, str]] = (), *,
-             contenders_chart: str | None = None) -> list[Block]:
+def document(
+    run: Run,
+    charts: Sequence[tuple[str, str]],
+    timelines: Sequence[tuple[str, str]] = (),
+    *,
+    contenders_chart: str | None = None,
+) -> list[Block]:
     """The whole report, in reading order; ``contenders_chart``: the contenders' chart file,
     shown in their section."""
-    return [Heading(1, title(run)), *status_blocks(run), *reproduce_blocks(run),
-            Heading(2, "How to read this"), Paragraph(HOW_TO_READ), *summary_blocks(run),
-            *sweep_blocks(run), *scale_blocks(run), *contender_blocks(run, contenders_chart),
-            *demo_blocks(run), *why_blocks(run),
-            *chart_blocks(charts, timelines), *environment_blocks(run),
-            *entry_command_blocks(run)]
+    return [
+        Heading(1, title(run)),
+        *status_blocks(run),
+        *reproduce_blocks(run),
+        Heading(2, "How to read this"),
+        Paragraph(HOW_TO_READ),
+        *summary_blocks(run),
+        *sweep_blocks(run),
+        *scale_blocks(run),
+        *contender_blocks(run, contenders_chart),
+        *demo_blocks(run),
+        *why_blocks(run),
+        *chart_blocks(charts, timelines),
+        *environment_blocks(run),
+        *entry_command_blocks(run),
+    ]

@@ -34,10 +34,18 @@ class Attempt:
 def attempts_from(result: dict) -> list[Attempt]:
     """The generator's rows (its JSON: `columns` and `attempts`) as typed attempts."""
     idx = {c: i for i, c in enumerate(result["columns"])}
-    return [Attempt(visit=r[idx["visit"]], attempt=r[idx["attempt"]],
-                    intended=r[idx["intended"]], sent=r[idx["sent"]], end=r[idx["end"]],
-                    outcome=r[idx["outcome"]], status=r[idx["status"]])
-            for r in result["attempts"]]
+    return [
+        Attempt(
+            visit=r[idx["visit"]],
+            attempt=r[idx["attempt"]],
+            intended=r[idx["intended"]],
+            sent=r[idx["sent"]],
+            end=r[idx["end"]],
+            outcome=r[idx["outcome"]],
+            status=r[idx["status"]],
+        )
+        for r in result["attempts"]
+    ]
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -57,7 +65,7 @@ class Visit:
     attempts: int
     succeeded: bool
     latency: float  # to the first success; for a user who never got one, to the last end
-                    # (a lower bound: what they had waited when they gave up for good)
+    # (a lower bound: what they had waited when they gave up for good)
 
 
 def visits_from(attempts: Sequence[Attempt]) -> list[Visit]:
@@ -70,18 +78,40 @@ def visits_from(attempts: Sequence[Attempt]) -> list[Visit]:
         start = tries[0].intended
         success = next((a for a in tries if a.outcome == OK), None)
         end = success.end if success else max(a.end for a in tries)
-        visits.append(Visit(visit=number, start=start, attempts=len(tries),
-                            succeeded=success is not None, latency=end - start))
+        visits.append(
+            Visit(
+                visit=number,
+                start=start,
+                attempts=len(tries),
+                succeeded=success is not None,
+                latency=end - start,
+            )
+        )
     return sorted(visits, key=lambda v: v.start)
 
 
-def per_second(attempts: Sequence[Attempt], *, seconds: int,
-               server: Sequence[dict] = (), t0_monotonic: float | None = None) -> list[dict]:
+def per_second(
+    attempts: Sequence[Attempt],
+    *,
+    seconds: int,
+    server: Sequence[dict] = (),
+    t0_monotonic: float | None = None,
+) -> list[dict]:
     """One row per second of the run: what was sent, what ended, what was in flight, the
     latency users saw (by the second they arrived in) and the servers' last sample in it."""
     n = max(seconds, 1 + int(max((a.end for a in attempts), default=0)))
-    rows = [{"t": s, "arrivals": 0, "refreshes": 0, "goodput": 0, "timeouts": 0, "errors": 0,
-             "in_flight": 0} for s in range(n)]
+    rows = [
+        {
+            "t": s,
+            "arrivals": 0,
+            "refreshes": 0,
+            "goodput": 0,
+            "timeouts": 0,
+            "errors": 0,
+            "in_flight": 0,
+        }
+        for s in range(n)
+    ]
     latencies: list[list[float]] = [[] for _ in range(n)]
     for a in attempts:
         sent_s = min(n - 1, max(0, int(a.intended)))
@@ -140,8 +170,14 @@ def expected_goodput(attempts: Sequence[Attempt], *, lag: float, seconds: int) -
     return due
 
 
-def recovery_time(goodput: Sequence[int], due: Sequence[int], *, incident_end: float,
-                  until: float, failed: Sequence[int] | None = None) -> float | None:
+def recovery_time(
+    goodput: Sequence[int],
+    due: Sequence[int],
+    *,
+    incident_end: float,
+    until: float,
+    failed: Sequence[int] | None = None,
+) -> float | None:
     """Seconds after the third party is fast again until goodput is back to 95% of the
     answers due (5 s windows), with at most 5% of them failing (timeouts, errors: a backlog
     served late is not a recovery while users still give up), and stays so until `until`;
@@ -153,8 +189,10 @@ def recovery_time(goodput: Sequence[int], due: Sequence[int], *, incident_end: f
     def ok(w: int) -> bool:
         window = slice(w, w + RECOVERY_WINDOW_S)
         expected = sum(due[window])
-        return (sum(goodput[window]) >= RECOVERED_SHARE * expected
-                and sum(failed[window]) <= (1 - RECOVERED_SHARE) * expected)
+        return (
+            sum(goodput[window]) >= RECOVERED_SHARE * expected
+            and sum(failed[window]) <= (1 - RECOVERED_SHARE) * expected
+        )
 
     for s in range(start, last + 1):
         if all(ok(w) for w in range(s, last + 1)):
@@ -162,9 +200,16 @@ def recovery_time(goodput: Sequence[int], due: Sequence[int], *, incident_end: f
     return None
 
 
-def summarise(*, attempts: Sequence[Attempt], rows: Sequence[dict], incident_start: float,
-              incident_s: float, arrivals_end: float, timeout: float,
-              access: Sequence[tuple[float, int, float]] = ()) -> dict:
+def summarise(
+    *,
+    attempts: Sequence[Attempt],
+    rows: Sequence[dict],
+    incident_start: float,
+    incident_s: float,
+    arrivals_end: float,
+    timeout: float,
+    access: Sequence[tuple[float, int, float]] = (),
+) -> dict:
     """The summary figures of one mode. `access`: nginx's (run second, status, request time)."""
     incident_end = incident_start + incident_s
     visits = visits_from(attempts)
@@ -197,8 +242,10 @@ def summarise(*, attempts: Sequence[Attempt], rows: Sequence[dict], incident_sta
         "recovery_s": recovery_time(
             [r["goodput"] for r in rows],
             expected_goodput(attempts, lag=normal, seconds=len(rows)),
-            incident_end=incident_end, until=arrivals_end,
-            failed=[r["timeouts"] + r["errors"] for r in rows]),
+            incident_end=incident_end,
+            until=arrivals_end,
+            failed=[r["timeouts"] + r["errors"] for r in rows],
+        ),
         "normal_latency_s": normal,
         "visits_served_before": share(before),
         "visits_served_during": share(during),
@@ -219,8 +266,7 @@ def summarise(*, attempts: Sequence[Attempt], rows: Sequence[dict], incident_sta
         "peak_upstream_in_flight": peak("upstream_in_flight"),
         "peak_nginx_active": peak("nginx_active"),
         "peak_threads": peak("threads"),
-        "threads_before": next((r["threads"] for r in rows if r.get("threads") is not None),
-                               None),
+        "threads_before": next((r["threads"] for r in rows if r.get("threads") is not None), None),
         "peak_cpu_pct": peak("cpu_pct"),
         "timeout_s": timeout,
     }

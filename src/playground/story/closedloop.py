@@ -54,15 +54,24 @@ class ClosedLoop:
         return asdict(self)
 
 
-def summarise_ab(*, requests: Sequence[AbRequest], result: LoadResult, concurrency: int,
-                 incident_wall: float, incident_s: float) -> ClosedLoop:
+def summarise_ab(
+    *,
+    requests: Sequence[AbRequest],
+    result: LoadResult,
+    concurrency: int,
+    incident_wall: float,
+    incident_s: float,
+) -> ClosedLoop:
     """ab's rows and report, split at the incident (`incident_wall`: the Unix time the control
     request was sent)."""
     t0 = min((r.start_s for r in requests), default=int(incident_wall))
     at = incident_wall - t0
     end = max(result.time_taken_s, max((r.start_s - t0 + 1 for r in requests), default=0))
-    bounds = {"before": (0.0, at), "during": (at, at + incident_s),
-              "after": (at + incident_s, max(end, at + incident_s))}
+    bounds = {
+        "before": (0.0, at),
+        "during": (at, at + incident_s),
+        "after": (at + incident_s, max(end, at + incident_s)),
+    }
     placed: dict[str, list[float]] = {name: [] for name in PHASES}
     for r in requests:
         middle = r.start_s - t0 + 0.5
@@ -72,21 +81,38 @@ def summarise_ab(*, requests: Sequence[AbRequest], result: LoadResult, concurren
     for name in PHASES:
         lo, hi = bounds[name]
         times = placed[name]
-        phases.append(AbPhase(name=name, start_s=round(lo, 3), end_s=round(hi, 3),
-                              requests=len(times),
-                              per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
-                              latency_p50_s=percentile(times, 50),
-                              latency_max_s=max(times) if times else None))
+        phases.append(
+            AbPhase(
+                name=name,
+                start_s=round(lo, 3),
+                end_s=round(hi, 3),
+                requests=len(times),
+                per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
+                latency_p50_s=percentile(times, 50),
+                latency_max_s=max(times) if times else None,
+            )
+        )
     problems = []
     if sum(p.requests for p in phases) != len(requests):
-        problems.append(f"{sum(p.requests for p in phases)} requests in the phases, "
-                        f"{len(requests)} in ab's -g file")
+        problems.append(
+            f"{sum(p.requests for p in phases)} requests in the phases, "
+            f"{len(requests)} in ab's -g file"
+        )
     if len(requests) != result.complete:
-        problems.append(f"{len(requests)} rows in ab's -g file, ab reported "
-                        f"{result.complete} complete")
+        problems.append(
+            f"{len(requests)} rows in ab's -g file, ab reported {result.complete} complete"
+        )
     return ClosedLoop(
-        concurrency=concurrency, requests=len(requests), complete=result.complete,
-        failed=result.failed, non_2xx=result.non_2xx, rps=result.rps,
+        concurrency=concurrency,
+        requests=len(requests),
+        complete=result.complete,
+        failed=result.failed,
+        non_2xx=result.non_2xx,
+        rps=result.rps,
         time_taken_s=result.time_taken_s,
         latency_max_s=max((r.total_ms for r in requests), default=0) / 1000 if requests else None,
-        incident_at_s=round(at, 3), incident_s=incident_s, phases=phases, adds_up=problems)
+        incident_at_s=round(at, 3),
+        incident_s=incident_s,
+        phases=phases,
+        adds_up=problems,
+    )

@@ -84,16 +84,19 @@ class StorySettings:
             if not (math.isfinite(value) and value >= 0):
                 raise StoryError(f"{name} must be 0 or more, got {value}")
         if not self.incident_delay > self.normal_delay:
-            raise StoryError(f"the incident's delay ({self.incident_delay:g} s) must be longer "
-                             f"than the normal one ({self.normal_delay:g} s)")
+            raise StoryError(
+                f"the incident's delay ({self.incident_delay:g} s) must be longer "
+                f"than the normal one ({self.normal_delay:g} s)"
+            )
         if self.incident_delay > 60:
             raise StoryError("the incident's delay must be at most 60 s (slow_api's MAX_DELAY)")
         for name in ("max_attempts", "workers", "threads", "async_cores", "listen"):
             if getattr(self, name) < 1:
                 raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.ab_concurrency is not None and not 1 <= self.ab_concurrency <= AB_MAX_CONCURRENCY:
-            raise StoryError(f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, "
-                             f"got {self.ab_concurrency}")
+            raise StoryError(
+                f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, got {self.ab_concurrency}"
+            )
 
     @property
     def closed_loop_concurrency(self) -> int:
@@ -112,12 +115,20 @@ class StorySettings:
 
     def compose_env(self) -> dict[str, str]:
         """The STORY_* variables the story's compose files read."""
-        return {"STORY_WORKERS": str(self.workers), "STORY_THREADS": str(self.threads),
-                "STORY_ASYNC_CORES": str(self.async_cores), "STORY_LISTEN": str(self.listen)}
+        return {
+            "STORY_WORKERS": str(self.workers),
+            "STORY_THREADS": str(self.threads),
+            "STORY_ASYNC_CORES": str(self.async_cores),
+            "STORY_LISTEN": str(self.listen),
+        }
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "duration": self.duration, "extra": self.extra,
-                "closed_loop_concurrency": self.closed_loop_concurrency}
+        return {
+            **asdict(self),
+            "duration": self.duration,
+            "extra": self.extra,
+            "closed_loop_concurrency": self.closed_loop_concurrency,
+        }
 
 
 @dataclass(frozen=True)
@@ -139,8 +150,10 @@ class SweepSettings:
             if not (math.isfinite(rate) and rate > 0):
                 raise StoryError(f"every sweep rate must be above 0, got {rate:g}")
         if not (math.isfinite(self.delay) and 0 < self.delay <= 60):
-            raise StoryError(f"the sweep's delay must be above 0 and at most 60 s "
-                             f"(slow_api's MAX_DELAY), got {self.delay:g}")
+            raise StoryError(
+                f"the sweep's delay must be above 0 and at most 60 s "
+                f"(slow_api's MAX_DELAY), got {self.delay:g}"
+            )
         if not (math.isfinite(self.warmup_s) and self.warmup_s >= 0):
             raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
         for name in ("measure_s", "settle_s"):
@@ -167,31 +180,65 @@ def _num(x: float) -> str:
 def openloop_args(s: StorySettings, *, out: str) -> list[str]:
     """The generator's command line inside the load-generator container."""
     incident = f"{_num(s.before_s)}:POST:{incident_url(s)}"
-    return ["python", OPENLOOP,
-            "--url", f"http://ingress:8080/?delay={_num(s.normal_delay)}",
-            "--rate", _num(s.rate), "--duration", _num(s.duration),
-            "--arrival", s.arrival, "--seed", str(s.seed),
-            "--timeout", _num(s.timeout), "--refresh-delay", _num(s.refresh_delay),
-            "--max-attempts", str(s.max_attempts),
-            "--at", incident, "--out", out]
+    return [
+        "python",
+        OPENLOOP,
+        "--url",
+        f"http://ingress:8080/?delay={_num(s.normal_delay)}",
+        "--rate",
+        _num(s.rate),
+        "--duration",
+        _num(s.duration),
+        "--arrival",
+        s.arrival,
+        "--seed",
+        str(s.seed),
+        "--timeout",
+        _num(s.timeout),
+        "--refresh-delay",
+        _num(s.refresh_delay),
+        "--max-attempts",
+        str(s.max_attempts),
+        "--at",
+        incident,
+        "--out",
+        out,
+    ]
 
 
-def sweep_step_args(s: StorySettings, sweep: SweepSettings, *, rate: float,
-                    out: str) -> list[str]:
+def sweep_step_args(s: StorySettings, sweep: SweepSettings, *, rate: float, out: str) -> list[str]:
     """The generator's command line for one step of the sweep: a constant offered rate, the
     third party at the sweep's delay throughout, the story's users (refreshes included)."""
-    return ["python", OPENLOOP,
-            "--url", f"http://ingress:8080/?delay={_num(sweep.delay)}",
-            "--rate", _num(rate), "--duration", _num(sweep.step_s),
-            "--arrival", s.arrival, "--seed", str(s.seed),
-            "--timeout", _num(s.timeout), "--refresh-delay", _num(s.refresh_delay),
-            "--max-attempts", str(s.max_attempts), "--out", out]
+    return [
+        "python",
+        OPENLOOP,
+        "--url",
+        f"http://ingress:8080/?delay={_num(sweep.delay)}",
+        "--rate",
+        _num(rate),
+        "--duration",
+        _num(sweep.step_s),
+        "--arrival",
+        s.arrival,
+        "--seed",
+        str(s.seed),
+        "--timeout",
+        _num(s.timeout),
+        "--refresh-delay",
+        _num(s.refresh_delay),
+        "--max-attempts",
+        str(s.max_attempts),
+        "--out",
+        out,
+    ]
 
 
 def incident_url(s: StorySettings, *, host: str = "slow_api") -> str:
     """The control request that starts the incident at the third party."""
-    return (f"http://{host}:{API_PORT}/control/slowdown"
-            f"?extra={_num(s.extra)}&seconds={_num(s.incident_s)}")
+    return (
+        f"http://{host}:{API_PORT}/control/slowdown"
+        f"?extra={_num(s.extra)}&seconds={_num(s.incident_s)}"
+    )
 
 
 def ab_args(s: StorySettings, *, gnuplot: str) -> list[str]:
@@ -200,15 +247,43 @@ def ab_args(s: StorySettings, *, gnuplot: str) -> list[str]:
     -c the closed loop's connections, -s 30: ab's inactivity limit, far beyond any wait."""
     c = s.closed_loop_concurrency
     cap = max(c, math.ceil(2 * c / max(s.normal_delay, 0.01) * s.duration))
-    return ["ab", "-r", "-t", _num(math.ceil(s.duration)), "-n", str(cap), "-c", str(c),
-            "-s", "30", "-g", gnuplot, f"http://ingress:8080/?delay={_num(s.normal_delay)}"]
+    return [
+        "ab",
+        "-r",
+        "-t",
+        _num(math.ceil(s.duration)),
+        "-n",
+        str(cap),
+        "-c",
+        str(c),
+        "-s",
+        "30",
+        "-g",
+        gnuplot,
+        f"http://ingress:8080/?delay={_num(s.normal_delay)}",
+    ]
 
 
-def loadgen_argv(*, network: str, out_dir: str, uid: int, gid: int, name: str,
-                 tool_argv: list[str]) -> list[str]:
+def loadgen_argv(
+    *, network: str, out_dir: str, uid: int, gid: int, name: str, tool_argv: list[str]
+) -> list[str]:
     """`docker run` for the generator on the scenario's network. --cpu-shares: when the
     2 cores are contended the generator goes first; a starved generator would measure itself
     (its self-check would catch it and mark the run invalid)."""
-    return ["docker", "run", "--rm", "--name", name, "--network", network,
-            "--cpu-shares", "4096", "--user", f"{uid}:{gid}", "--volume", f"{out_dir}:/out",
-            LOADGEN_IMAGE, *tool_argv]
+    return [
+        "docker",
+        "run",
+        "--rm",
+        "--name",
+        name,
+        "--network",
+        network,
+        "--cpu-shares",
+        "4096",
+        "--user",
+        f"{uid}:{gid}",
+        "--volume",
+        f"{out_dir}:/out",
+        LOADGEN_IMAGE,
+        *tool_argv,
+    ]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playground.sampling import Periodic, ProcReader, StatsReader, reader_for
-
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
 POLL_TIMEOUT_S = 0.8
@@ -61,8 +60,12 @@ def stub_status_figures(text: str) -> dict:
     try:
         active = int(lines[0].split(":")[1])
         fields = lines[3].split()
-        return {"nginx_active": active, "nginx_reading": int(fields[1]),
-                "nginx_writing": int(fields[3]), "nginx_waiting": int(fields[5])}
+        return {
+            "nginx_active": active,
+            "nginx_reading": int(fields[1]),
+            "nginx_writing": int(fields[3]),
+            "nginx_waiting": int(fields[5]),
+        }
     except (IndexError, ValueError):
         return {}
 
@@ -82,8 +85,11 @@ def parse_access_log(text: str) -> list[AccessRecord]:
         if len(parts) < 3:
             continue
         try:
-            records.append(AccessRecord(end_wall=float(parts[0]), status=int(parts[1]),
-                                        request_time=float(parts[2])))
+            records.append(
+                AccessRecord(
+                    end_wall=float(parts[0]), status=int(parts[1]), request_time=float(parts[2])
+                )
+            )
         except ValueError:
             continue
     return records
@@ -115,14 +121,20 @@ class ServerSampler(Periodic):
 
     sample_on_exit = False
 
-    def __init__(self, targets: Targets, *, interval: float = 1.0,
-                 fetch: Callable[[str], str | None] = fetch_text) -> None:
+    def __init__(
+        self,
+        targets: Targets,
+        *,
+        interval: float = 1.0,
+        fetch: Callable[[str], str | None] = fetch_text,
+    ) -> None:
         super().__init__(interval=interval, name="story-sampler")
         self.t = targets
         self.fetch = fetch
         self.samples: list[dict] = []
-        self._reader: ProcReader | StatsReader = reader_for(container=targets.app_container,
-                                                            pid=targets.app_pid)
+        self._reader: ProcReader | StatsReader = reader_for(
+            container=targets.app_container, pid=targets.app_pid
+        )
 
     def sample_once(self) -> dict:
         now = time.monotonic()
@@ -155,7 +167,11 @@ class ServerSampler(Periodic):
                     pass
         sample = self._reader.read(now)
         if sample is not None:
-            row.update(threads=sample.threads, processes=sample.processes,
-                       cpu_pct=round(sample.cpu_pct, 1), rss_mb=round(sample.rss_mb, 1))
+            row.update(
+                threads=sample.threads,
+                processes=sample.processes,
+                cpu_pct=round(sample.cpu_pct, 1),
+                rss_mb=round(sample.rss_mb, 1),
+            )
         self.samples.append(row)
         return row

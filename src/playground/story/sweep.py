@@ -43,8 +43,9 @@ class SweepStep:
         return asdict(self)
 
 
-def summarise_step(*, attempts: Sequence[Attempt], check: dict, rate: float, warmup_s: float,
-                   measure_s: float) -> SweepStep:
+def summarise_step(
+    *, attempts: Sequence[Attempt], check: dict, rate: float, warmup_s: float, measure_s: float
+) -> SweepStep:
     """The figures of one step over its measured window [warmup_s, warmup_s + measure_s)."""
     end = warmup_s + measure_s
     rows = per_second(attempts, seconds=int(end) + 1)
@@ -58,11 +59,19 @@ def summarise_step(*, attempts: Sequence[Attempt], check: dict, rate: float, war
     latencies = [v.latency for v in visits]
     lag = check.get("send_lag_p99_s")
     return SweepStep(
-        rate=rate, offered_per_s=total("arrivals") / n,
-        attempts_per_s=total("arrivals", "refreshes") / n, goodput_per_s=total("goodput") / n,
-        timeouts=total("timeouts"), errors=total("errors"), visits=len(visits),
+        rate=rate,
+        offered_per_s=total("arrivals") / n,
+        attempts_per_s=total("arrivals", "refreshes") / n,
+        goodput_per_s=total("goodput") / n,
+        timeouts=total("timeouts"),
+        errors=total("errors"),
+        visits=len(visits),
         visits_served=sum(v.succeeded for v in visits) / len(visits) if visits else None,
-        latency_p50_s=percentile(latencies, 50), latency_p99_s=percentile(latencies, 99),
-        valid=bool(check.get("valid")), check_reasons=list(check.get("reasons") or []),
+        latency_p50_s=percentile(latencies, 50),
+        latency_p99_s=percentile(latencies, 99),
+        valid=bool(check.get("valid")),
+        check_reasons=list(check.get("reasons") or []),
         send_lag_p99_s=lag if isinstance(lag, int | float) and lag == lag else None,
-        adds_up=check_adds_up(attempts, rows), window_s=float(len(window)))
+        adds_up=check_adds_up(attempts, rows),
+        window_s=float(len(window)),
+    )
