@@ -226,7 +226,10 @@ class FuzzedApp:
     def test_malformed(self, live, case):
         send_hostile(self.ports[-1], case, server=self.server)
 
-    def test_unharmed(self, live):
+    def unharmed(self, live):
+        """Last in each class (each class ends with ``test_unharmed = FuzzedApp.unharmed``;
+        pytest runs a base class's tests before its subclass's): after the fuzz and the
+        malformed requests, the server still answers and nothing crashed or restarted."""
         live.assert_unharmed(self.ports)
 
 
@@ -265,6 +268,8 @@ class TestFuzzThreaded(FuzzedApp):
         finally:
             relay.close()
 
+    test_unharmed = FuzzedApp.unharmed
+
 
 class TestFuzzGevent(FuzzedApp):
     """gevent.pywsgi: one process, a greenlet per request."""
@@ -277,6 +282,8 @@ class TestFuzzGevent(FuzzedApp):
     @TINY
     def test_app(self, live, pairs, headers):
         self.fuzz(pairs, headers)
+
+    test_unharmed = FuzzedApp.unharmed
 
 
 class TestFuzzBonus(FuzzedApp):
@@ -291,3 +298,5 @@ class TestFuzzBonus(FuzzedApp):
     @TINY
     def test_app(self, live, pairs, headers):
         self.fuzz(pairs, headers)
+
+    test_unharmed = FuzzedApp.unharmed

@@ -1,0 +1,43 @@
+"""The tests run in the order the README gives: unit tests first, then the integration tests;
+and a check that must follow the work it judges (the fuzz's "unharmed") runs after it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def collected(*paths: str) -> list[str]:
+    pytest = Path(sys.executable).with_name("pytest")
+    proc = subprocess.run(
+        [str(pytest), "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return [line for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_unit_tests_come_before_integration_tests() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["tool"]["pytest"]["ini_options"]["testpaths"] == [
+        "tests/unit",
+        "tests/integration",
+    ]
+
+
+def test_each_fuzzed_app_is_judged_unharmed_after_everything_sent_to_it() -> None:
+    ids = collected("tests/integration/test_fuzz.py")
+    classes = list(dict.fromkeys(i.split("::")[1] for i in ids))
+    assert classes, ids
+    for cls in classes:
+        names = [i.split("::")[2] for i in ids if i.split("::")[1] == cls]
+        assert "test_unharmed" in names, cls
+        assert names[-1] == "test_unharmed", (cls, names)
