@@ -14,6 +14,7 @@ from rich.console import Console
 
 from playground.commands import faults, finished, listing, run, scale, story
 from playground.compose import DockerError
+from playground.errors import PlaygroundError
 from playground.results import ResultsError
 
 # In the order `playground --help` lists them.
@@ -41,11 +42,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.handler(args, out, err)
-    except (DockerError, ResultsError, KeyError, ValueError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        err.print(f"[red]playground: {message}[/red]", highlight=False)
-        return 2
+        code: int = args.handler(args, out, err)
+        return code
+    except (PlaygroundError, DockerError, ResultsError) as exc:
+        # The one place a failure the user can act on becomes a message and an exit code;
+        # anything else is a bug and keeps its traceback.
+        err.print(f"[red]playground: {exc}[/red]", highlight=False)
+        return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         err.print("\ninterrupted")
         return 130

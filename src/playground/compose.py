@@ -438,12 +438,18 @@ class Docker:
         name: str | None = None,
         out_dir: Path | None = None,
         detach: bool = False,
+        cpu_shares: int | None = None,
     ) -> list[str]:
+        """`docker run` for the load generator on a scenario's network: the one builder of that
+        command line. `out_dir` is mounted at /out (written as this user); `cpu_shares` lets
+        the generator go first when the cores are contended (the story's open loop)."""
         argv = ["docker", "run"]
         argv += ["--detach"] if detach else ["--rm"]
         if name:
             argv += ["--name", name]
         argv += ["--network", network]
+        if cpu_shares is not None:
+            argv += ["--cpu-shares", str(cpu_shares)]
         if self.pinning is not None:
             argv += ["--cpuset-cpus", self.pinning.rest_cpus]
         if out_dir is not None:

@@ -37,8 +37,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from playground.errors import UsageError
 
 __all__ = [
     "AB_MAX_CONCURRENCY",
@@ -47,6 +50,7 @@ __all__ = [
     "AbTool",
     "LoadOutputError",
     "LoadResult",
+    "LoadSettingsError",
     "LoadTool",
     "WrkTool",
     "ab_cap_rps",
@@ -67,6 +71,11 @@ the limit is enforced here rather than left to whichever ab is installed."""
 WRK_MAX_THREADS = 2
 """wrk needs ``connections >= threads``; two threads keep a playground-sized
 load generator from competing with the server under test for CPU."""
+
+
+class LoadSettingsError(UsageError, ValueError):
+    """A load the tool cannot run (ab's -n below -c, a concurrency past its limit, ...); the
+    message says which setting and why."""
 
 
 class LoadOutputError(ValueError):
@@ -174,7 +183,7 @@ def _whole_seconds(*, value: float, what: str) -> int:
     timeout stricter than asked.
     """
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
+        raise LoadSettingsError(f"{what} must be a positive number of seconds, got {value!r}")
     return max(1, math.ceil(value))
 
 
@@ -293,7 +302,7 @@ def ab_requests(*, rounds: int, concurrency: int) -> int:
     return rounds * concurrency + 1
 
 
-def ab_unwritten(per_request_tsv: str) -> int:
+def ab_unwritten(rows: Sequence[AbRequest]) -> int:
     """How many of ab's ``-g`` records are connections it never sent a request on.
 
     ab fills a record from the connection slot's timestamps: ``wait`` is
@@ -309,7 +318,7 @@ def ab_unwritten(per_request_tsv: str) -> int:
     wait is not caught; a record of a slot's first connection has no previous
     request to read, but ab's surplus connections are never a slot's first.)
     """
-    return sum(row.wait_ms > row.total_ms for row in ab_rows(per_request_tsv))
+    return sum(row.wait_ms > row.total_ms for row in rows)
 
 
 def ideal_rps(*, concurrency: int, delay: float) -> float | None:
@@ -329,12 +338,12 @@ def ideal_rps(*, concurrency: int, delay: float) -> float | None:
 
 
 def steady_rps_from_ab(
-    *, per_request_tsv: str, concurrency: int
+    *, rows: Sequence[AbRequest], concurrency: int
 ) -> tuple[float | None, float | None]:
     """Steady-state throughput and mean response time from ab's ``-g`` file.
 
     Returns ``(steady_rps, mean_latency_ms)``; ``(None, None)`` when the file
-    has fewer than two data rows.
+    has fewer than two data rows (``rows``: :func:`ab_rows`).
 
     Why not just count requests per second of the file? Its columns are
     ``starttime seconds ctime dtime ttime wait``; the start time (``seconds``)
@@ -365,22 +374,7 @@ def steady_rps_from_ab(
     """
     if concurrency <= 0:
         raise ValueError(f"concurrency must be positive, got {concurrency}")
-    lines = [line for line in per_request_tsv.splitlines() if line.strip()]
-    if not lines:
-        return None, None
-    header = lines[0].split("\t")
-    if "ttime" not in header:
-        raise LoadOutputError(f"ab -g data has no 'ttime' column; header: {lines[0]!r}")
-    col = header.index("ttime")
-    ttimes: list[float] = []
-    for number, line in enumerate(lines[1:], start=2):
-        fields = line.split("\t")
-        try:
-            ttimes.append(float(fields[col]))
-        except (IndexError, ValueError):
-            raise LoadOutputError(
-                f"ab -g data line {number} has no numeric ttime: {line!r}"
-            ) from None
+    ttimes = [row.total_ms for row in rows]
     if len(ttimes) < 2:
         return None, None
     mean_ms = sum(ttimes) / len(ttimes)
@@ -400,7 +394,7 @@ class AbRequest:
     connect_ms: float = 0.0  # ctime: connect started to connected (0 where ab kept none)
 
 
-def connect_gap_ms(rows: list[AbRequest]) -> float | None:
+def connect_gap_ms(rows: Sequence[AbRequest]) -> float | None:
     """The widest gap between consecutive connect times, sorted: a SYN retransmit adds a whole
     second to a connect, so retransmitted connects stand apart from the rest
     (:data:`playground.diagnosis.SYN_GAP_MS` says how far, and what was measured). None
@@ -460,31 +454,36 @@ class AbTool:
         timeout_s: float,
         duration_s: float,
         per_request_path: str | None,
+        time_limit: bool = False,
     ) -> list[str]:
-        """``ab -r -n N -c C -s TIMEOUT [-g PATH] URL``.
+        """``ab -r [-t SECONDS] -n N -c C -s TIMEOUT [-g PATH] URL``.
 
         ``-r`` keeps ab going after socket errors (without it the first reset
         or refused connection aborts the run with no report). ``-s`` is whole
         seconds and, beware, limits *inactivity of the whole run*: when no
         connection makes progress for that long ab exits without a report.
-        ``duration_s`` is ignored: ab is bound by the request count.
+        ``duration_s`` is ignored unless ``time_limit``: ab is bound by the
+        request count. With ``time_limit`` ab also stops after ``duration_s``
+        (whole seconds, rounded up): ``-t`` comes first, because it sets ab's
+        request cap to 50,000 and the ``-n`` after it lowers that cap again.
         """
         if requests < 1:
-            raise ValueError(f"ab needs at least one request, got -n {requests}")
+            raise LoadSettingsError(f"ab needs at least one request, got -n {requests}")
         if concurrency < 1:
-            raise ValueError(f"ab needs a concurrency of at least 1, got -c {concurrency}")
+            raise LoadSettingsError(f"ab needs a concurrency of at least 1, got -c {concurrency}")
         if concurrency > AB_MAX_CONCURRENCY:
-            raise ValueError(
+            raise LoadSettingsError(
                 f"ab supports at most {AB_MAX_CONCURRENCY} concurrent connections, got -c {concurrency}"
             )
         if requests < concurrency:
-            raise ValueError(
+            raise LoadSettingsError(
                 f"ab needs requests >= concurrency (it refuses -n {requests} -c {concurrency}: "
                 "'Cannot use concurrency level greater than total number of requests')"
             )
-        argv = [
-            "ab",
-            "-r",
+        argv = ["ab", "-r"]
+        if time_limit:
+            argv += ["-t", str(_whole_seconds(value=duration_s, what="duration_s"))]
+        argv += [
             "-n",
             str(requests),
             "-c",
@@ -529,9 +528,10 @@ class AbTool:
         unwritten: int | None = None
         gap: float | None = None
         if per_request is not None:
-            steady, mean = steady_rps_from_ab(per_request_tsv=per_request, concurrency=concurrency)
-            unwritten = ab_unwritten(per_request)
-            gap = connect_gap_ms(ab_rows(per_request))
+            rows = ab_rows(per_request)
+            steady, mean = steady_rps_from_ab(rows=rows, concurrency=concurrency)
+            unwritten = ab_unwritten(rows)
+            gap = connect_gap_ms(rows)
 
         return LoadResult(
             tool=self.name,
@@ -609,7 +609,7 @@ class WrkTool:
 
     def __init__(self, *, threads: int = WRK_MAX_THREADS, name: str = "wrk") -> None:
         if threads < 1:
-            raise ValueError(f"wrk needs at least one thread, got {threads}")
+            raise LoadSettingsError(f"wrk needs at least one thread, got {threads}")
         self.threads = threads
         self.name = name
 
@@ -631,7 +631,7 @@ class WrkTool:
         wrk rejects fractions.
         """
         if concurrency < 1:
-            raise ValueError(f"wrk needs at least one connection, got -c {concurrency}")
+            raise LoadSettingsError(f"wrk needs at least one connection, got -c {concurrency}")
         threads = min(self.threads, concurrency)
         return [
             "wrk",

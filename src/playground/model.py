@@ -193,11 +193,13 @@ class Entry:
         return (self.name, int(self.concurrency))
 
     def to_json(self) -> dict[str, Any]:
-        return _to_json(self)
+        out: dict[str, Any] = _to_json(self)
+        return out
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "entry") -> Entry:
-        return _from_json(cls, data, where)
+        entry: Entry = _from_json(cls, data, where)
+        return entry
 
 
 @dataclass
@@ -233,7 +235,8 @@ class Run(RunHeader):
         return ([self.calibration] if self.calibration else []) + list(self.scenarios)
 
     def to_json(self) -> dict[str, Any]:
-        return _to_json(self)
+        out: dict[str, Any] = _to_json(self)
+        return out
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "results") -> Run:
@@ -245,7 +248,8 @@ class Run(RunHeader):
                 f"{where}: schema_version {version!r}; this version of playground "
                 f"reads schema {SCHEMA_VERSION}"
             )
-        return _from_json(cls, data, where)
+        run: Run = _from_json(cls, data, where)
+        return run
 
 
 # --- one conversion for every dataclass above ---------------------------------------------------
@@ -300,7 +304,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         raise ModelError(errors[0])
     if hint is Any:
         return value
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return _from_json(hint, value, where)
     if origin is list:
         if not isinstance(value, list):
@@ -364,14 +368,27 @@ def schema_markdown() -> str:
         "- Gone: `results.REQUIRED_KEYS`; the model is the schema.",
         "",
     ]
-    for cls, heading in (
-        (Run, "Run (the whole file)"),
+    from playground import storymodel  # it builds on this module
+
+    bench: tuple[tuple[type, str], ...] = (
+        (Run, "Run (the whole file of a bench or scale run)"),
         (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
-        (Finding, "Finding (each of `findings`)"),
+        (Finding, "Finding (each of `findings`, in every kind of run)"),
         (Repeat, "Repeat (each of `repeats`)"),
         (Spread, "Spread (`spread`)"),
         (Sample, "Sample (each of `samples`)"),
-    ):
+    )
+    story_intro = [
+        "# A story run (`playground story`)",
+        "",
+        "The same file, `results/<run-id>/results.json`, with `kind` `story`: the header",
+        "above (`settings` is empty: the story's are `story`), then the incident's",
+        "settings, one entry per target and the sweep (`src/playground/storymodel.py`).",
+        "",
+    ]
+    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES):
+        if cls is storymodel.StoryRun:
+            lines += story_intro
         hints = typing.get_type_hints(cls)
         lines += [f"## {heading}", "", "| key | type | meaning |", "|---|---|---|"]
         for f in fields(cls):

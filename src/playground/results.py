@@ -18,10 +18,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from playground.model import SCHEMA_VERSION, Entry, ResultsError, Run
+from playground.storymodel import StoryRun
 
-__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "resolve_run"]
+__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "load_run", "resolve_run"]
+
+#: Every kind of run a results.json can hold, by its `kind` key (a bench run has none).
+AnyRun = Run | StoryRun
 
 
 def new_run_id() -> str:
@@ -52,9 +57,7 @@ def point_latest(results_dir: Path, run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
-def load(path: Path) -> dict:
-    """Read a results.json (a run directory is accepted too), with a clear error if unusable:
-    the file is checked against the model, and its JSON returned."""
+def _read(path: Path) -> tuple[Path, dict[str, Any]]:
     if path.is_dir():
         path = path / "results.json"
     try:
@@ -63,13 +66,35 @@ def load(path: Path) -> dict:
         raise ResultsError(f"no results at {path}") from None
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path} is not valid JSON: {exc}") from None
-    if data.get("schema_version") != SCHEMA_VERSION or not isinstance(data.get("scenarios"), list):
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise ResultsError(f"{path} is not a playground results file (schema {SCHEMA_VERSION})")
+    return path, data
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read a bench or scale run's results.json (a run directory is accepted too), with a
+    clear error if unusable: the file is checked against the model, and its JSON returned."""
+    path, data = _read(path)
+    if data.get("kind", "bench") != "bench" or not isinstance(data.get("scenarios"), list):
+        raise ResultsError(f"{path} is not a bench run (kind {data.get('kind', 'bench')!r})")
     try:
         Run.from_json(data)
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
     return data
+
+
+def load_run(path: Path) -> AnyRun:
+    """Any run's results.json as the typed model, by its kind (a story run or a bench run)."""
+    path, data = _read(path)
+    try:
+        if data.get("kind") == StoryRun.KIND:
+            return StoryRun.from_json(data)
+        if not isinstance(data.get("scenarios"), list):
+            raise ResultsError(f"kind {data.get('kind')!r} is not one this version knows")
+        return Run.from_json(data)
+    except ResultsError as exc:
+        raise ResultsError(f"{path}: {exc}") from None
 
 
 def resolve_run(results_dir: Path, ref: str) -> Path:
@@ -82,7 +107,7 @@ def resolve_run(results_dir: Path, ref: str) -> Path:
     raise ResultsError(f"no run {ref!r} (looked in {results_dir})")
 
 
-def entry_key(entry: dict | Entry) -> tuple[str, int]:
+def entry_key(entry: dict[str, Any] | Entry) -> tuple[str, int]:
     if isinstance(entry, Entry):
         return entry.key
     return (entry["name"], int(entry["concurrency"]))
@@ -91,7 +116,7 @@ def entry_key(entry: dict | Entry) -> tuple[str, int]:
 class RunStore:
     """The results of one run, saved after every change."""
 
-    def __init__(self, run_dir: Path, data: dict) -> None:
+    def __init__(self, run_dir: Path, data: dict[str, Any]) -> None:
         self.run_dir = run_dir
         self.data = data
 
@@ -106,7 +131,16 @@ class RunStore:
         return path
 
     @classmethod
-    def create(cls, *, results_dir: Path, run_id: str, header: dict) -> RunStore:
+    def create(
+        cls,
+        *,
+        results_dir: Path,
+        run_id: str,
+        header: dict[str, Any],
+        body: dict[str, Any] | None = None,
+    ) -> RunStore:
+        """A new run folder with its results.json: the header, then the body of its kind
+        (a bench run's by default: no calibration and no scenarios yet)."""
         run_dir = results_dir / run_id
         if run_dir.exists():
             raise ResultsError(f"{run_dir} exists already; use --resume {run_id} to continue it")
@@ -118,10 +152,21 @@ class RunStore:
                 "run_id": run_id,
                 **header,
                 "finished_at": None,
-                "calibration": None,
-                "scenarios": [],
+                **(body if body is not None else {"calibration": None, "scenarios": []}),
             },
         )
+        store.save()
+        point_latest(results_dir, run_dir)
+        return store
+
+    @classmethod
+    def create_run(cls, *, results_dir: Path, run: AnyRun) -> RunStore:
+        """A new run folder holding the typed run as it stands (its header, nothing measured)."""
+        run_dir = results_dir / run.run_id
+        if run_dir.exists():
+            raise ResultsError(f"{run_dir} exists already")
+        run_dir.mkdir(parents=True)
+        store = cls(run_dir, run.to_json())
         store.save()
         point_latest(results_dir, run_dir)
         return store
@@ -157,6 +202,25 @@ class RunStore:
 
     def save(self) -> None:
         write_json_atomic(self.path, self.data)
+
+    def save_run(self, run: AnyRun) -> None:
+        """Replace what is on disk with the typed run, atomically."""
+        self.data = run.to_json()
+        self.save()
+
+
+def runs(results_dir: Path) -> list[tuple[Path, AnyRun | ResultsError]]:
+    """Every run folder under `results_dir`, oldest first, with its run (or why it cannot be
+    read)."""
+    found: list[tuple[Path, AnyRun | ResultsError]] = []
+    for path in sorted(results_dir.glob("*/results.json")):
+        if path.parent.is_symlink():
+            continue  # results/latest
+        try:
+            found.append((path.parent, load_run(path)))
+        except ResultsError as exc:
+            found.append((path.parent, exc))
+    return found
 
 
 def runner_lock_path() -> Path:

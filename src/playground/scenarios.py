@@ -9,6 +9,9 @@ the file up once and measures both. The published figures are the 2020 tutorial'
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
+
+from playground.errors import UsageError
 
 FLASK_BODY = "Hi there! slow api response"
 UPSTREAM_BODY = "slow api response"
@@ -105,7 +108,19 @@ def plain_decimal(seconds: float) -> str:
     return f"{seconds:.9f}".rstrip("0").rstrip(".") or "0"
 
 
-def _t(name, title, compose_file, service, port, host_port, n, c, rps, time_s, **kw) -> Target:
+def _t(
+    name: str,
+    title: str,
+    compose_file: str,
+    service: str,
+    port: int,
+    host_port: int | None,
+    n: int,
+    c: int,
+    rps: float | None,
+    time_s: float | None,
+    **kw: Any,
+) -> Target:
     return Target(
         name=name,
         title=title,
@@ -346,7 +361,68 @@ ARES_VARIANTS: tuple[Target, ...] = tuple(
     if t.name in ("gevent-pywsgi", "gunicorn-gevent", "uwsgi-gevent")
 )
 
-REGISTRY: dict[str, Target] = {t.name: t for t in (*SCENARIOS, CALIBRATION, *ARES_VARIANTS)}
+# The war story's targets (`playground story`, docs/story.md): nginx in front of the app, as
+# in the incident, scaled down to 2 cores: 2 processes with a fixed pool of 64 threads each, or
+# 1000 greenlets each. The runner sets the numbers through the files' STORY_* variables; the
+# target's name is its compose project's (`name:` in the file).
+STORY_KIND = "story"
+
+
+def _story(mode: str, title: str, *, server: str, model: str, per_worker: int) -> Target:
+    return Target(
+        name=f"story-{mode}",
+        title=title,
+        compose_file=f"story/{mode}.yml",
+        service="ingress",
+        port=8080,
+        host_port=8080,
+        requests=2000,
+        concurrency=200,
+        delay=0.7,
+        sampled=("flask_app",),
+        kind=STORY_KIND,
+        server=server,
+        model=model,
+        workers=2,
+        per_worker=per_worker,
+        proxy="nginx",
+    )
+
+
+STORY_TARGETS: tuple[Target, ...] = (
+    _story(
+        "uwsgi-threads",
+        "nginx -> uWSGI 2 x 64 threads",
+        server="uWSGI",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "uwsgi-gevent",
+        "nginx -> uWSGI gevent 2 x 1000",
+        server="uWSGI",
+        model="gevent",
+        per_worker=1000,
+    ),
+    _story(
+        "gunicorn-threads",
+        "nginx -> Gunicorn gthread 2 x 64 threads",
+        server="Gunicorn",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "gunicorn-gevent",
+        "nginx -> Gunicorn gevent 2 x 1000",
+        server="Gunicorn",
+        model="gevent",
+        per_worker=1000,
+    ),
+)
+
+REGISTRY: dict[str, Target] = {
+    t.name: t for t in (*SCENARIOS, CALIBRATION, *ARES_VARIANTS, *STORY_TARGETS)
+}
 
 
 def register(*targets: Target) -> None:
@@ -357,10 +433,37 @@ def register(*targets: Target) -> None:
         REGISTRY[target.name] = target
 
 
+class UnknownTargetError(UsageError):
+    """A name the registry does not know (or not of the kind asked for)."""
+
+
 def resolve(*, names: list[str]) -> list[Target]:
     """Targets by name, in the order given; an unknown name is a clear error."""
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
         known = ", ".join(REGISTRY)
-        raise KeyError(f"unknown scenario {', '.join(map(repr, unknown))}; known: {known}")
+        raise UnknownTargetError(
+            f"unknown scenario {', '.join(map(repr, unknown))}; known: {known}"
+        )
     return [REGISTRY[n] for n in names]
+
+
+def story_targets() -> list[Target]:
+    """Every target that can go through the story's incident (kind `story`), in order."""
+    return [t for t in REGISTRY.values() if t.kind == STORY_KIND]
+
+
+def resolve_story(names: list[str]) -> list[Target]:
+    """Story targets by name, `story-` optional (`uwsgi-threads` is `story-uwsgi-threads`);
+    all of them for no names; anything else is refused with the names it could have been."""
+    known = {t.name: t for t in story_targets()}
+    picked = []
+    for name in names:
+        target = known.get(name) or known.get(f"story-{name}")
+        if target is None:
+            raise UnknownTargetError(
+                f"unknown story target {name!r}; story targets: "
+                + ", ".join(n.removeprefix("story-") for n in known)
+            )
+        picked.append(target)
+    return picked or list(known.values())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from playground.load import LoadOutputError
+from playground.load import ab_rows
 
 #: The percentiles kept for the latency distribution chart.
 PERCENTS = (0, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 100)
@@ -52,20 +52,9 @@ def waves(*, time_taken_s: float | None, mean_ms: float | None) -> float | None:
 
 
 def parse_timeline(tsv: str) -> Timeline | None:
-    """The timeline of an ab ``-g`` file; None when it has no data rows."""
-    lines = [line for line in tsv.splitlines() if line.strip()]
-    if len(lines) < 2:
+    """The timeline of an ab ``-g`` file (read by :func:`playground.load.ab_rows`, the one
+    parser of it); None when it has no data rows."""
+    rows = ab_rows(tsv)
+    if not rows:
         return None
-    header = lines[0].split("\t")
-    if "ttime" not in header or "seconds" not in header:
-        raise LoadOutputError(f"ab -g data lacks 'seconds' or 'ttime'; header: {lines[0]!r}")
-    s_col, t_col = header.index("seconds"), header.index("ttime")
-    starts, ttimes = [], []
-    for number, line in enumerate(lines[1:], start=2):
-        cells = line.split("\t")
-        try:
-            starts.append(float(cells[s_col]))
-            ttimes.append(float(cells[t_col]))
-        except (IndexError, ValueError):
-            raise LoadOutputError(f"ab -g data line {number} is not numeric: {line!r}") from None
-    return Timeline(tuple(starts), tuple(ttimes))
+    return Timeline(tuple(float(r.start_s) for r in rows), tuple(float(r.total_ms) for r in rows))

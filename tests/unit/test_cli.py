@@ -33,7 +33,16 @@ def test_scale_settings_refuse_a_zero_utilisation():
 def test_every_command_is_one_module_with_add_parser():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert set(sub.choices) == {"run", "faults", "scale", "story", "list", "compare", "report"}
+    assert set(sub.choices) == {
+        "run",
+        "faults",
+        "scale",
+        "story",
+        "list",
+        "runs",
+        "compare",
+        "report",
+    }
     for name, command in sub.choices.items():
         assert callable(command.get_default("handler")), name
     assert all(callable(getattr(module, "add_parser", None)) for module in cli.COMMANDS)

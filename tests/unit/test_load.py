@@ -202,7 +202,7 @@ def test_ab_unwritten_connections_are_found_in_the_g_file(
     r = parse_ab(txt, concurrency=20, tsv=tsv_name)
     assert r.unwritten == unwritten
     assert r.failures["length"] == unwritten
-    assert ab_unwritten(read(tsv_name)) == unwritten
+    assert ab_unwritten(ab_rows(read(tsv_name))) == unwritten
 
 
 def test_an_unwritten_record_keeps_the_previous_requests_wait() -> None:
@@ -228,10 +228,10 @@ def test_ab_unwritten_counts_rows_whose_wait_exceeds_their_total() -> None:
         )
         + "\n"
     )
-    assert ab_unwritten(data) == 1
-    assert ab_unwritten(TSV_HEADER + "\n") == 0
+    assert ab_unwritten(ab_rows(data)) == 1
+    assert ab_unwritten(ab_rows(TSV_HEADER + "\n")) == 0
     with pytest.raises(LoadOutputError, match="wait"):
-        ab_unwritten("starttime\tseconds\tctime\tdtime\tttime\nMon\t1\t0\t1\t1\n")
+        ab_rows("starttime\tseconds\tctime\tdtime\tttime\nMon\t1\t0\t1\t1\n")
 
 
 def test_ab_requests_fills_every_round_after_the_lone_first() -> None:
@@ -279,7 +279,7 @@ def test_ab_g_files_have_sorted_ttime_column(name: str) -> None:
 
 def test_steady_rps_on_clean_capture_is_close_to_c_over_delay() -> None:
     steady, mean = steady_rps_from_ab(
-        per_request_tsv=read("ab_clean_n41_c10_200ms.tsv"), concurrency=10
+        rows=ab_rows(read("ab_clean_n41_c10_200ms.tsv")), concurrency=10
     )
     assert mean == pytest.approx(202.09756, rel=1e-6)
     assert steady == pytest.approx(49.4812, rel=1e-4)
@@ -289,12 +289,12 @@ def test_steady_rps_on_clean_capture_is_close_to_c_over_delay() -> None:
 
 def test_steady_rps_on_captures_with_a_stalled_tail() -> None:
     steady, mean = steady_rps_from_ab(
-        per_request_tsv=read("ab_listen1_threaded_syn_retransmit_n40_c20.tsv"), concurrency=20
+        rows=ab_rows(read("ab_listen1_threaded_syn_retransmit_n40_c20.tsv")), concurrency=20
     )
     assert mean == pytest.approx(78137 / 40)
     assert steady == pytest.approx(20 / (78137 / 40 / 1000))
     steady, mean = steady_rps_from_ab(
-        per_request_tsv=read("ab_listen1_single_backoff_n12_c12.tsv"), concurrency=12
+        rows=ab_rows(read("ab_listen1_single_backoff_n12_c12.tsv")), concurrency=12
     )
     assert mean == pytest.approx(130143 / 12)
     assert steady == pytest.approx(12 / (130143 / 12 / 1000))
@@ -302,38 +302,38 @@ def test_steady_rps_on_captures_with_a_stalled_tail() -> None:
 
 def test_steady_rps_math_on_synthetic_rows() -> None:
     # Three connections, response times 100/200/300 ms: R = 0.2 s, X = c / R = 15/s.
-    steady, mean = steady_rps_from_ab(per_request_tsv=tsv(100, 200, 300), concurrency=3)
+    steady, mean = steady_rps_from_ab(rows=ab_rows(tsv(100, 200, 300)), concurrency=3)
     assert (steady, mean) == (pytest.approx(15.0), 200.0)
     # It reads the ttime column by name: the wait column (ttime + 1000) must not leak in.
-    assert steady_rps_from_ab(per_request_tsv=tsv(50, 50), concurrency=1) == (
+    assert steady_rps_from_ab(rows=ab_rows(tsv(50, 50)), concurrency=1) == (
         pytest.approx(20.0),
         50.0,
     )
     # Every row counts, including the one that would be ab's lone first request.
-    steady, mean = steady_rps_from_ab(per_request_tsv=tsv(1000, 1000, 1000, 4000), concurrency=4)
+    steady, mean = steady_rps_from_ab(rows=ab_rows(tsv(1000, 1000, 1000, 4000)), concurrency=4)
     assert mean == 1750.0
     assert steady == pytest.approx(4 / 1.75)
 
 
 def test_steady_rps_needs_two_rows() -> None:
-    assert steady_rps_from_ab(per_request_tsv=tsv(200), concurrency=10) == (None, None)
-    assert steady_rps_from_ab(per_request_tsv=TSV_HEADER + "\n", concurrency=10) == (None, None)
-    assert steady_rps_from_ab(per_request_tsv="", concurrency=10) == (None, None)
+    assert steady_rps_from_ab(rows=ab_rows(tsv(200)), concurrency=10) == (None, None)
+    assert steady_rps_from_ab(rows=ab_rows(TSV_HEADER + "\n"), concurrency=10) == (None, None)
+    assert steady_rps_from_ab(rows=ab_rows(""), concurrency=10) == (None, None)
 
 
 def test_steady_rps_when_every_request_took_zero_ms() -> None:
     # ab against a closed port with -r records its failures with 0 ms: no rate can follow.
-    assert steady_rps_from_ab(per_request_tsv=tsv(0, 0, 0), concurrency=2) == (None, 0.0)
+    assert steady_rps_from_ab(rows=ab_rows(tsv(0, 0, 0)), concurrency=2) == (None, 0.0)
 
 
 def test_steady_rps_rejects_malformed_data() -> None:
     with pytest.raises(LoadOutputError, match="ttime"):
-        steady_rps_from_ab(per_request_tsv="a\tb\tc\n1\t2\t3\n4\t5\t6\n", concurrency=2)
+        ab_rows("a\tb\tc\n1\t2\t3\n4\t5\t6\n")
     with pytest.raises(LoadOutputError, match="line 3"):
         bad = TSV_HEADER + "\nx\t1\t0\t5\t5\t5\nx\t1\t0\t5\tnan?\t5\n"
-        steady_rps_from_ab(per_request_tsv=bad, concurrency=2)
+        steady_rps_from_ab(rows=ab_rows(bad), concurrency=2)
     with pytest.raises(ValueError, match="concurrency"):
-        steady_rps_from_ab(per_request_tsv=tsv(1, 2), concurrency=0)
+        steady_rps_from_ab(rows=ab_rows(tsv(1, 2)), concurrency=0)
 
 
 @given(
@@ -341,7 +341,7 @@ def test_steady_rps_rejects_malformed_data() -> None:
     concurrency=st.integers(min_value=1, max_value=20_000),
 )
 def test_steady_rps_is_the_response_time_law(ttimes: list[int], concurrency: int) -> None:
-    steady, mean = steady_rps_from_ab(per_request_tsv=tsv(*ttimes), concurrency=concurrency)
+    steady, mean = steady_rps_from_ab(rows=ab_rows(tsv(*ttimes)), concurrency=concurrency)
     assert mean == pytest.approx(sum(ttimes) / len(ttimes))
     assert steady is not None
     assert steady * mean / 1000 == pytest.approx(concurrency)  # X * R = N
@@ -817,9 +817,9 @@ def test_a_timeline_without_rows_or_columns() -> None:
     from playground.steady import parse_timeline
 
     assert parse_timeline(TSV_HEADER + "\n") is None
-    with pytest.raises(LoadOutputError, match="lacks 'seconds' or 'ttime'"):
+    with pytest.raises(LoadOutputError, match="no 'seconds', 'ttime' and 'wait' columns"):
         parse_timeline("a\tb\n1\t2\n")
-    with pytest.raises(LoadOutputError, match="line 2 is not numeric"):
+    with pytest.raises(LoadOutputError, match="line 2 is not a request"):
         parse_timeline(TSV_HEADER + "\nMon\tx\t0\t1\t1\t1\n")
 
 

@@ -8,6 +8,7 @@ import pytest
 from querydelay import parse_delay
 
 from playground.demos import DEMO_FILES
+from playground.errors import UsageError
 from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS, Target, register, resolve
 from tests.conftest import ROOT
 
@@ -21,7 +22,7 @@ def test_urls_carry_a_delay_the_apps_accept(delay):
 
 
 def test_unknown_names_are_a_clear_error():
-    with pytest.raises(KeyError, match="unknown scenario 'nope'; known: devserver"):
+    with pytest.raises(UsageError, match="unknown scenario 'nope'; known: devserver"):
         resolve(names=["devserver", "nope"])
 
 

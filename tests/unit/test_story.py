@@ -3,28 +3,37 @@ summary and the report, on data whose answer is known."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from playground.story import analysis, report
+from playground.errors import UsageError
+from playground.scenarios import REGISTRY, resolve_story, story_targets
+from playground.story import analysis, findings, report
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import (
-    MODES,
-    StoryError,
-    StorySettings,
-    SweepSettings,
-    openloop_args,
-    sweep_step_args,
-)
-from playground.story.run import analyse
+from playground.story.plan import openloop_args, sweep_step_args
+from playground.story.run import measure_incident
 from playground.story.serverside import (
+    ServerSample,
     accept_queue,
     parse_access_log,
     stub_status_figures,
     uwsgi_figures,
 )
 from playground.story.sweep import summarise_step
+from playground.storymodel import (
+    GeneratorCheck,
+    StoryError,
+    StoryRun,
+    StorySettings,
+    StoryTarget,
+    Sweep,
+    SweepSettings,
+    SweepTarget,
+)
+
+UWSGI_THREADS = REGISTRY["story-uwsgi-threads"]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -67,21 +76,30 @@ def test_the_default_story_keeps_the_incidents_ratios():
 
 
 def test_the_generator_sends_the_incident_to_the_third_party_at_its_time():
-    args = openloop_args(StorySettings(before_s=12, incident_s=30), out="/out/x.json")
+    args = openloop_args(
+        StorySettings(before_s=12, incident_s=30), UWSGI_THREADS, out="/out/x.json"
+    )
     at = args[args.index("--at") + 1]
     assert at == "12:POST:http://slow_api:4000/control/slowdown?extra=1.3&seconds=30"
     assert args[args.index("--duration") + 1] == "82"
     assert args[args.index("--url") + 1] == "http://ingress:8080/?delay=0.7"
 
 
-def test_every_mode_has_its_compose_file():
-    from pathlib import Path
-
+def test_every_story_target_is_the_registrys_and_names_its_compose_project():
     root = Path(__file__).resolve().parents[2]
-    assert {m.pool for m in MODES} == {"threads", "gevent"}
-    for m in MODES:
-        text = (root / m.compose_file).read_text()
-        assert f"name: {m.project}" in text
+    targets = story_targets()
+    assert {t.model for t in targets} == {"threads", "gevent"}
+    for t in targets:
+        text = (root / t.compose_file).read_text()
+        assert f"name: {t.name}" in text
+        # The pool the file starts by default is the one the registry says.
+        env = "STORY_THREADS:-" if t.model == "threads" else "STORY_ASYNC_CORES:-"
+        assert f"{env}{t.per_worker}" in text and f"STORY_WORKERS:-{t.workers}" in text
+    assert resolve_story(["uwsgi-threads"]) == [UWSGI_THREADS]
+    assert resolve_story(["story-uwsgi-threads"]) == [UWSGI_THREADS]
+    assert resolve_story([]) == targets
+    with pytest.raises(UsageError, match="unknown story target 'devserver'"):
+        resolve_story(["devserver"])
 
 
 # --- what the servers report --------------------------------------------------------------
@@ -160,17 +178,17 @@ def test_visits_count_from_the_first_intended_send_to_the_first_success():
 def test_per_second_series_add_up_and_place_each_attempt_once():
     rows = analysis.per_second(ATTEMPTS, seconds=12)
     assert analysis.check_adds_up(ATTEMPTS, rows) == []
-    assert [r["arrivals"] for r in rows[:4]] == [2, 1, 1, 0]
-    assert rows[2]["refreshes"] == 1 and rows[5]["refreshes"] == 1 and rows[7]["refreshes"] == 1
-    assert rows[0]["goodput"] == 1 and rows[4]["timeouts"] == 1 and rows[1]["errors"] == 1
+    assert [r.arrivals for r in rows[:4]] == [2, 1, 1, 0]
+    assert rows[2].refreshes == 1 and rows[5].refreshes == 1 and rows[7].refreshes == 1
+    assert rows[0].goodput == 1 and rows[4].timeouts == 1 and rows[1].errors == 1
     # At the end of second 3 (t=4): visit 1's first attempt and visit 2's second are in flight.
-    assert rows[3]["in_flight"] == 2
-    assert rows[0]["latency_p50"] == pytest.approx(0.7)
+    assert rows[3].in_flight == 2
+    assert rows[0].latency_p50 == pytest.approx(0.7)
 
 
 def test_the_adds_up_check_catches_a_lost_attempt():
     rows = analysis.per_second(ATTEMPTS, seconds=12)
-    rows[4]["timeouts"] -= 1
+    rows[4] = replace(rows[4], timeouts=rows[4].timeouts - 1)
     assert any("ended" in p for p in analysis.check_adds_up(ATTEMPTS, rows))
 
 
@@ -210,44 +228,86 @@ def _result(attempts):
     }
 
 
-def test_analyse_lines_up_the_servers_and_the_access_log_with_the_attempts():
+def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    samples = [{"monotonic": 103.4, "listen_queue": 9, "threads": 129}]
+    samples = [ServerSample(monotonic=103.4, listen_queue=9, threads=129)]
     access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
-    entry = analyse(
-        result=_result(ATTEMPTS), samples=samples, access_text=access, settings=settings
+    incident, problems, s, rows = measure_incident(
+        output=analysis.generator_output(_result(ATTEMPTS)),
+        samples=samples,
+        access_text=access,
+        settings=settings,
     )
-    assert entry["adds_up"] == []
-    assert entry["seconds"][3]["listen_queue"] == 9
-    assert entry["seconds"][4]["nginx_499"] == 1
-    s = entry["summary"]
-    assert s["visits"] == 4 and s["attempts"] == 7
-    assert s["amplification"] == pytest.approx(7 / 4)
-    assert s["wasted_499"] == 1 and s["peak_listen_queue"] == 9 and s["visits_never_served"] == 1
+    assert problems == []
+    assert incident.start == 2.0 and incident.seconds == 4
+    assert rows[3].listen_queue == 9 and rows[3].threads == 129 and rows[2].threads is None
+    assert rows[4].nginx_499 == 1 and rows[0].nginx_499 == 0
+    assert s.visits == 4 and s.attempts == 7
+    assert s.amplification == pytest.approx(7 / 4)
+    assert s.wasted_499 == 1 and s.peak_listen_queue == 9 and s.visits_never_served == 1
 
 
-def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
+def _target(name="story-uwsgi-threads", **kw) -> StoryTarget:
+    """A target measured on the hand-made attempts above, with its findings decided."""
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
-    data = {
-        "settings": settings.as_dict(),
-        "command": "playground story",
-        "modes": [
-            {"mode": "uwsgi-threads", "commands": ["docker compose up"], **entry},
-            {"mode": "uwsgi-gevent", "error": "did not become healthy"},
-        ],
-    }
-    paths = report.write_report(run_dir=tmp_path, data=data)
-    md = (tmp_path / "story.md").read_text()
-    assert (
-        "| uwsgi-threads | yes |" in md
-        and "|---|" in md.split("| mode |")[1].splitlines()[1]
-        and "error: did not become healthy" in md
+    output = analysis.generator_output(_result(ATTEMPTS))
+    incident, problems, summary, rows = measure_incident(
+        output=output, samples=[], access_text="", settings=settings
     )
-    assert "![story-uwsgi-threads.png](story-uwsgi-threads.png)" in md
+    t = StoryTarget(
+        name=name,
+        title="nginx -> uWSGI 2 x 64 threads",
+        model="threads",
+        server="uWSGI",
+        commands=["docker compose up"],
+        check=output.check,
+        incident=incident,
+        adds_up=problems,
+        summary=summary,
+        seconds=rows,
+        **kw,
+    )
+    t.findings = findings.for_target(t)
+    return t
+
+
+def _run(*targets, sweep=None) -> StoryRun:
+    return StoryRun(
+        run_id="20261125-010203-story",
+        started_at="2026-11-25T01:02:03+0000",
+        finished_at="2026-11-25T01:04:03+0000",
+        command="playground story",
+        story=StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4),
+        targets=list(targets),
+        sweep=sweep,
+    )
+
+
+def test_report_writes_markdown_html_and_a_chart_per_target(tmp_path):
+    failed = StoryTarget(name="story-uwsgi-gevent", error="did not become healthy")
+    paths = report.write_report(run_dir=tmp_path, run=_run(_target(), failed))
+    md = (tmp_path / "report.md").read_text()
+    # The one visit during the incident [2, 6) was served: it held, by the findings' rule.
+    assert "| story-uwsgi-threads | held |" in md
+    assert "|---|" in md.split("| target |")[1].splitlines()[1]
+    assert "error: did not become healthy" in md
+    assert "![" in md and "(story-uwsgi-threads.png)" in md
     assert (tmp_path / "story-uwsgi-threads.png").stat().st_size > 10_000
-    assert "data:image/png;base64," in (tmp_path / "story.html").read_text()
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
     assert len(paths) == 3
+
+
+def test_an_invalid_generator_run_is_marked_and_no_headline(tmp_path):
+    t = _target()
+    t.check = GeneratorCheck(valid=False, reasons=["send lag p99 17.6 ms > 5 ms"])
+    t.findings = findings.for_target(t)
+    run = _run(t)
+    assert findings.failed(run) == ["story-uwsgi-threads"]
+    assert not findings.trusted(t)
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
+    assert "held (INVALID run: not a headline)" in md
+    assert "> Not trusted: story-uwsgi-threads: open loop: the load generator did not" in md
 
 
 @pytest.mark.parametrize(
@@ -255,7 +315,7 @@ def test_report_writes_markdown_html_and_a_chart_per_mode(tmp_path):
     [
         (["--rate", "0"], "rate must be above 0"),
         (["--incident-delay", "0.1"], "must be longer than the normal one"),
-        (["uwsgi-fibers"], "unknown mode 'uwsgi-fibers'"),
+        (["uwsgi-fibers"], "unknown story target 'uwsgi-fibers'"),
         (["--sweep", "--sweep-rates", ""], "the sweep needs at least one rate"),
         (["--sweep", "--sweep-rates", "20,0"], "every sweep rate must be above 0"),
         (["--sweep", "--sweep-delay", "-2"], "the sweep's delay must be above 0"),
@@ -290,7 +350,7 @@ def test_bad_sweep_settings_are_clear_errors(change, says):
 
 def test_the_sweep_steps_use_the_story_users_and_a_fixed_third_party():
     story, sweep = StorySettings(), SweepSettings()
-    args = sweep_step_args(story, sweep, rate=80, out="/out/s.json")
+    args = sweep_step_args(story, sweep, UWSGI_THREADS, rate=80, out="/out/s.json")
     assert args[args.index("--url") + 1] == "http://ingress:8080/?delay=2"
     assert args[args.index("--rate") + 1] == "80"
     assert args[args.index("--duration") + 1] == "25"
@@ -320,7 +380,7 @@ def test_a_sweep_step_counts_its_window_only_and_every_attempt_once():
         rate=2.0,
         warmup_s=2,
         measure_s=2,
-        check={"valid": True, "reasons": [], "send_lag_p99_s": 0.001},
+        check=GeneratorCheck(valid=True, send_lag_p99_s=0.001),
     )
     assert step.adds_up == []
     assert step.window_s == 2
@@ -331,30 +391,29 @@ def test_a_sweep_step_counts_its_window_only_and_every_attempt_once():
     assert step.visits == 4 and step.visits_served == 0.75
     assert step.latency_p50_s == pytest.approx(0.9)  # visit 4: 3.0 -> 3.9
     assert step.latency_p99_s == pytest.approx(8.0)  # visit 5, never served: 3.5 -> 11.5
-    assert step.valid and step.send_lag_p99_s == 0.001
+    assert step.valid and step.check is not None and step.check.send_lag_p99_s == 0.001
 
 
 def test_a_sweep_step_reports_an_invalid_generator_and_a_lost_attempt():
     attempts = _step_attempts()
-    step = summarise_step(
-        attempts=attempts,
-        rate=2.0,
-        warmup_s=2,
-        measure_s=2,
-        check={
-            "valid": False,
-            "reasons": ["send lag p99 17.6 ms > 5 ms"],
-            "send_lag_p99_s": float("nan"),
-        },
-    )
-    assert not step.valid and step.check_reasons and step.send_lag_p99_s is None
+    result = _result(attempts)
+    result["check"] = {
+        "valid": False,
+        "reasons": ["send lag p99 17.6 ms > 5 ms"],
+        "send_lag_p99_s": float("nan"),
+    }
+    check = analysis.generator_output(result).check
+    step = summarise_step(attempts=attempts, rate=2.0, warmup_s=2, measure_s=2, check=check)
+    assert not step.valid and step.check.reasons and step.check.send_lag_p99_s is None
+    where = findings.for_sweep_target(SweepTarget(name="story-uwsgi-threads", steps=[step]))
+    assert [f.code for f in where] == ["generator-invalid"]
     # A visit whose first attempt is missing: its refresh has no arrival to belong to.
     lost = summarise_step(
         attempts=[a for a in attempts if (a.visit, a.attempt) != (3, 1)],
         rate=2.0,
         warmup_s=2,
         measure_s=2,
-        check={"valid": True},
+        check=GeneratorCheck(valid=True),
     )
     assert lost.adds_up and "arrivals" in lost.adds_up[0]
 
@@ -403,8 +462,6 @@ def test_the_ab_phases_catch_rows_missing_from_its_report():
 
 
 def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
-    settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    entry = analyse(result=_result(ATTEMPTS), samples=[], access_text="", settings=settings)
     rows, result = _ab(
         (DATA / "ab_story_incident_c6.tsv").read_text(),
         (DATA / "ab_story_incident_c6.txt").read_text(),
@@ -416,48 +473,42 @@ def test_report_shows_the_sweep_and_the_closed_loop(tmp_path):
         incident_wall=min(r.start_s for r in rows) + 4.443,
         incident_s=15,
     )
-    sweep = SweepSettings(rates=(2.0, 4.0), warmup_s=2, measure_s=2)
+    sweep = SweepSettings(rates=[2.0, 4.0], warmup_s=2, measure_s=2)
     steps = [
         summarise_step(
             attempts=_step_attempts(),
             rate=r,
             warmup_s=2,
             measure_s=2,
-            check={"valid": r < 3, "reasons": []},
-        ).as_dict()
+            check=GeneratorCheck(valid=r < 3),
+        )
         for r in sweep.rates
     ]
-    data = {
-        "settings": settings.as_dict(),
-        "command": "playground story --sweep",
-        "modes": [
-            {
-                "mode": "uwsgi-threads",
-                **entry,
-                "closed_loop": {**closed.as_dict(), "commands": ["ab -t 90"]},
-            },
-            {"mode": "uwsgi-gevent", "closed_loop_error": "ab gave no report"},
-        ],
-        "sweep": {
-            "settings": sweep.as_dict(),
-            "modes": [
-                {
-                    "mode": "uwsgi-threads",
-                    "capacity_per_s": 64.0,
-                    "steps": steps,
-                    "commands": ["docker run ... openloop.py --rate 2"],
-                },
-                {"mode": "gunicorn-gevent", "error": "did not become healthy"},
+    run = _run(
+        _target(closed_loop=replace(closed, commands=["ab -t 90"])),
+        StoryTarget(name="story-uwsgi-gevent", closed_loop_error="ab gave no report"),
+        sweep=Sweep(
+            settings=sweep,
+            targets=[
+                SweepTarget(
+                    name="story-uwsgi-threads",
+                    model="threads",
+                    capacity_per_s=64.0,
+                    steps=steps,
+                    commands=["docker run ... openloop.py --rate 2"],
+                ),
+                SweepTarget(name="story-gunicorn-gevent", error="did not become healthy"),
             ],
-        },
-    }
-    report.write_report(run_dir=tmp_path, data=data)
-    md = (tmp_path / "story.md").read_text()
+        ),
+    )
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
     assert "## The same incident under a closed loop (ab)" in md
-    assert "| uwsgi-threads | 6 | 23 → 4 → 23 | 0 | 0 | 2.0 s |" in md
+    assert "| story-uwsgi-threads | 6 | 23 → 4 → 23 | 0 | 0 | 2.0 s |" in md
     assert "error: ab gave no report" in md
-    assert "## Goodput against offered load" in md and "![story-sweep.png]" in md
-    assert "| uwsgi-threads | 4 | 2.0 | 2.5 | 1.5 |" in md and "error: did not become" in md
+    assert "## Goodput against offered load" in md and "(story-sweep.png)" in md
+    assert "| story-uwsgi-threads | 4 | 2.0 | 2.5 | 1.5 |" in md
+    assert "error: did not become" in md
     assert (tmp_path / "story-sweep.png").stat().st_size > 10_000
 
 
@@ -466,16 +517,88 @@ def test_a_recorded_sweep_step_of_a_full_pool_adds_up_and_shows_the_collapse():
     party at 1 s (8 answers/s at most), 16 visits/s offered for 3 + 8 s, users reloading."""
     import json
 
-    result = json.loads((DATA / "openloop_sweep_step_pool8_16rps.json").read_text())
-    attempts = analysis.attempts_from(result)
-    step = summarise_step(
-        attempts=attempts, check=result["check"], rate=16, warmup_s=3, measure_s=8
+    output = analysis.generator_output(
+        json.loads((DATA / "openloop_sweep_step_pool8_16rps.json").read_text())
     )
+    attempts = output.attempts
+    step = summarise_step(attempts=attempts, check=output.check, rate=16, warmup_s=3, measure_s=8)
     assert step.adds_up == []
     # Every attempt lies on exactly one second of the window's series or outside it.
     rows = analysis.per_second(attempts, seconds=12)
-    inside = sum(r["arrivals"] + r["refreshes"] for r in rows if 3 <= r["t"] < 11)
+    inside = sum(r.arrivals + r.refreshes for r in rows if 3 <= r.t < 11)
     assert inside == round(step.attempts_per_s * step.window_s)
     assert step.goodput_per_s < 8 < step.offered_per_s < step.attempts_per_s
     assert step.timeouts > 0 and step.visits_served < 0.5
-    assert step.valid == result["check"]["valid"]
+    assert step.valid == output.check.valid
+
+
+# --- a story run is a run like any other: stored, listed, re-rendered, compared -----------
+def _store(results_dir: Path, run: StoryRun) -> Path:
+    from playground.results import RunStore
+
+    return RunStore.create_run(results_dir=results_dir, run=run).run_dir
+
+
+def test_a_story_run_goes_to_json_and_back_unchanged(tmp_path):
+    from playground import results
+
+    t = _target(closed_loop=None)
+    run = _run(t, StoryTarget(name="story-uwsgi-gevent", error="did not become healthy"))
+    loaded = results.load_run(_store(tmp_path, run))
+    assert isinstance(loaded, StoryRun)
+    assert loaded == run
+    assert loaded.targets[0].seconds[3] == t.seconds[3]
+    assert loaded.to_json() == run.to_json()
+
+
+def test_a_story_file_that_does_not_fit_the_model_is_a_clear_error(tmp_path):
+    import json
+
+    from playground import results
+
+    data = _run(_target()).to_json()
+    data["story"]["rate"] = 0
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
+    with pytest.raises(results.ResultsError, match="rate must be above 0"):
+        results.load_run(tmp_path / "bad")
+    data = _run(_target()).to_json()
+    data["targets"][0]["summary"]["visits"] = "many"
+    (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
+    with pytest.raises(results.ResultsError, match="'visits' should be a whole number"):
+        results.load_run(tmp_path / "bad")
+
+
+def test_playground_report_and_compare_work_on_story_runs(tmp_path, capsys):
+    from playground import cli
+
+    a = _store(tmp_path, _run(_target()))
+    slower = _target()
+    slower.summary = replace(slower.summary, goodput_during=12.5, visits_served_during=0.5)
+    slower.findings = findings.for_target(slower)
+    b_run = _run(slower)
+    b_run.run_id = "20261125-020304-story"
+    b = _store(tmp_path, b_run)
+    assert cli.main(["report", a.name, "--results-dir", str(tmp_path)]) == 0
+    assert "| story-uwsgi-threads | held |" in (a / "report.md").read_text()
+    capsys.readouterr()
+    assert cli.main(["compare", a.name, b.name, "--results-dir", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "story-uwsgi-threads" in shown and "held" in shown and "collapsed" in shown
+    assert "12.5" in shown
+    assert cli.main(["runs", "--results-dir", str(tmp_path)]) == 0
+    listed = capsys.readouterr().out
+    assert a.name in listed and b.name in listed and "story" in listed
+
+
+def test_a_story_and_a_bench_run_are_not_compared(tmp_path, capsys):
+    import shutil
+
+    from playground import cli
+
+    a = _store(tmp_path, _run(_target()))
+    bench = tmp_path / "20261123-000000"
+    bench.mkdir()
+    shutil.copy(DATA / "results_recorded.json", bench / "results.json")
+    assert cli.main(["compare", a.name, bench.name, "--results-dir", str(tmp_path)]) == 2
+    assert "runs of different kinds" in capsys.readouterr().err

@@ -1,18 +1,32 @@
-"""Commands on finished runs: `playground compare` and `playground report`."""
+"""Commands on finished runs, of every kind: `playground runs`, `compare` and `report`."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from playground import report, results
 from playground.commands import options
+from playground.model import Run
+from playground.results import ResultsError
+from playground.story import findings as story_findings
+from playground.story import report as story_report
+from playground.storymodel import StoryRun
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any) -> None:
+    listing = sub.add_parser(
+        "runs", help="list the runs kept in results/", parents=[options.results_dir()]
+    )
+    listing.set_defaults(handler=cmd_runs)
+
     compare = sub.add_parser(
-        "compare", help="compare two runs side by side", parents=[options.results_dir()]
+        "compare",
+        help="compare two runs of the same kind side by side",
+        parents=[options.results_dir()],
     )
     compare.add_argument("run_a")
     compare.add_argument("run_b")
@@ -27,16 +41,65 @@ def add_parser(sub) -> None:
     rep.set_defaults(handler=cmd_report)
 
 
-def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    a = results.load(results.resolve_run(args.results_dir, args.run_a))
-    b = results.load(results.resolve_run(args.results_dir, args.run_b))
-    out.print(report.compare_table(a=a, b=b))
+def _load(args: argparse.Namespace, ref: str) -> results.AnyRun:
+    return results.load_run(results.resolve_run(args.results_dir, ref))
+
+
+def _state(run: results.AnyRun) -> str:
+    if run.finished_at is None:
+        return "unfinished"
+    if isinstance(run, StoryRun):
+        bad = story_findings.failed(run)
+        return f"not trusted: {', '.join(bad)}" if bad else "ok"
+    invalid = [e.name for e in run.entries() if not e.valid]
+    return f"invalid: {', '.join(invalid)}" if invalid else "ok"
+
+
+def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    table = Table(title=f"runs in {args.results_dir}")
+    for col in ("run", "kind", "started", "targets", "state", "command"):
+        table.add_column(col, overflow="fold")
+    for path, run in results.runs(args.results_dir):
+        if isinstance(run, ResultsError):
+            table.add_row(path.name, "?", "-", "-", f"unreadable: {run}", "-")
+            continue
+        kind = "story" if isinstance(run, StoryRun) else "bench"
+        count = len(run.targets) if isinstance(run, StoryRun) else len(run.entries())
+        table.add_row(
+            path.name, kind, run.started_at or "-", str(count), _state(run), run.command or "-"
+        )
+    out.print(table)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    a, b = _load(args, args.run_a), _load(args, args.run_b)
+    if isinstance(a, StoryRun) and isinstance(b, StoryRun):
+        table = Table(title=f"story {a.run_id} (A) against {b.run_id} (B)")
+        for col in story_report.COMPARE_COLUMNS:
+            table.add_column(col, overflow="fold")
+        for row in story_report.compare_rows(a, b):
+            table.add_row(*row)
+        out.print(table)
+        for line in story_report.settings_differ(a, b):
+            out.print(line)
+        return 0
+    if isinstance(a, Run) and isinstance(b, Run):
+        out.print(report.compare_table(a=a, b=b))
+        return 0
+    raise ResultsError(
+        f"{args.run_a} and {args.run_b} are runs of different kinds: compare a story with a "
+        "story, a bench run with a bench run"
+    )
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     run_dir = results.resolve_run(args.results_dir, args.run)
-    data = results.load(run_dir)
-    for path in report.write_report(run_dir=run_dir, results=data):
+    run = results.load_run(run_dir)
+    if isinstance(run, StoryRun):
+        paths = story_report.write_report(run_dir=run_dir, run=run)
+    else:
+        paths = report.write_report(run_dir=run_dir, results=run)
+    for path in paths:
         out.print(str(path))
     return 0

@@ -13,13 +13,14 @@ from rich.console import Console
 from playground import results
 from playground.commands.options import ROOT
 from playground.compose import Docker
+from playground.errors import UsageError
 from playground.pinning import CpuPinning
 
 
 def interrupt_on_sigterm() -> None:
     """A SIGTERM ends a session as cleanly as a Ctrl-C: the scenario up is torn down."""
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, handler)
@@ -41,7 +42,7 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
     interrupt_on_sigterm()
     docker = docker_for(out, quiet=args.quiet)
     if getattr(args, "pin_cpus", False) and getattr(args, "from_host", False):
-        raise ValueError(
+        raise UsageError(
             "--pin-cpus pins the load generator's container; with --from-host "
             "the load runs on this host (use taskset -c 0 ab ... by hand)"
         )

@@ -1,22 +1,208 @@
-"""`playground story`: the war story's modes through one incident at the third party (the
-command itself lives with the story, in `playground.story.cli`)."""
+"""`playground story`: the war story's targets through one incident at the third party.
+
+The path of an option, from here to the chart: this module turns the options into
+:class:`~playground.storymodel.StorySettings` and the registry's targets
+(:func:`playground.scenarios.resolve_story`), opens the session every bring-up goes through
+(:mod:`.session`), and hands both to :mod:`playground.story.run`, which measures each target
+(the generator's command line: :mod:`playground.story.plan`; the figures:
+:mod:`playground.story.analysis`; the verdicts: :mod:`playground.story.findings`) into a
+results.json like every run's; :mod:`playground.story.report` then draws the report.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 
+from playground import environment, results
 from playground.commands import options
-from playground.story import cli as storycli
+from playground.commands.session import build, session
+from playground.results import RunStore
+from playground.scenarios import resolve_story, story_targets
+from playground.story import findings, report
+from playground.story.run import Story, run_story, run_sweep
+from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
+
+DEFAULTS = StorySettings()
+SWEEP = SweepSettings()
 
 
-def add_parser(sub) -> None:
-    storycli.add_parser(sub)
-    sub.choices["story"].set_defaults(handler=cmd_story)
+def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+    return parse
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected rates like 20,40,60, got {text!r}") from None
+
+
+# The settings a flag sets: (flag, StorySettings field, type, help).
+STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
+    ("--rate", "rate", float, "visits per second"),
+    ("--normal-delay", "normal_delay", float, "the third party's normal answer time"),
+    ("--incident-delay", "incident_delay", float, "... and during the incident"),
+    ("--before", "before_s", float, "seconds of normal load before the incident"),
+    ("--incident", "incident_s", float, "seconds the incident lasts"),
+    ("--after", "after_s", float, "seconds of normal load after it"),
+    ("--timeout", "timeout", float, "seconds a user waits before giving up"),
+    ("--refresh-delay", "refresh_delay", float, "seconds before a user reloads"),
+    ("--max-attempts", "max_attempts", int, "attempts per visit, the first included"),
+    ("--seed", "seed", int, "seed of the Poisson arrivals"),
+    ("--workers", "workers", int, "processes per app server"),
+    ("--threads", "threads", int, "threads per process (thread-pool targets)"),
+    ("--async-cores", "async_cores", int, "greenlets per process (gevent targets)"),
+    ("--listen", "listen", int, "uWSGI's listen queue"),
+)
+SWEEP_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("--sweep-delay", "delay", "the third party's delay throughout the sweep"),
+    ("--sweep-warmup", "warmup_s", "seconds of load before each step's window"),
+    ("--sweep-measure", "measure_s", "seconds in each step's measured window"),
+    ("--sweep-settle", "settle_s", "at most this long to drain between steps"),
+)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "story",
+        help="the war story: open-loop users through an incident at the third party, "
+        "thread pools against gevent (docs/story.md)",
+        parents=[options.session()],
+    )
+    names = ", ".join(t.name.removeprefix("story-") for t in story_targets())
+    p.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help=f"targets to run: {names} (default: all)",
+    )
+    d = DEFAULTS
+    for flag, attr, kind, text in STORY_FLAGS:
+        p.add_argument(
+            flag,
+            dest=attr,
+            type=_number(kind),
+            default=getattr(d, attr),
+            help=f"{text} (default {getattr(d, attr)})",
+        )
+    p.add_argument(
+        "--ab-concurrency",
+        type=_number(int),
+        default=None,
+        help="ab's connections for --closed-loop (default: rate x normal delay, "
+        f"{d.closed_loop_concurrency})",
+    )
+    p.add_argument(
+        "--closed-loop",
+        action="store_true",
+        help="also drive the same incident with ab (a closed loop), per target",
+    )
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also sweep goodput against offered load per target, the third party "
+        "at a fixed delay (--sweep-*)",
+    )
+    p.add_argument(
+        "--no-incident",
+        action="store_true",
+        help="leave out the open-loop incident (run only --closed-loop/--sweep)",
+    )
+    w = SWEEP
+    p.add_argument(
+        "--sweep-rates",
+        type=_rates,
+        default=w.rates,
+        help=f"offered visits/s, one step each (default {','.join(f'{r:g}' for r in w.rates)})",
+    )
+    for flag, attr, text in SWEEP_FLAGS:
+        p.add_argument(
+            flag,
+            dest="sweep_" + attr,
+            type=_number(float),
+            default=getattr(w, attr),
+            help=f"{text} (default {getattr(w, attr):g})",
+        )
+    p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
+    p.add_argument("--no-refresh", action="store_true", help="users never reload")
+    p.set_defaults(handler=cmd_story)
+
+
+def settings_from(args: argparse.Namespace) -> StorySettings:
+    values = {attr: getattr(args, attr) for _, attr, _, _ in STORY_FLAGS}
+    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency)
+    if args.no_refresh:
+        values["max_attempts"] = 1
+    return StorySettings(**values)
+
+
+def sweep_from(args: argparse.Namespace) -> SweepSettings:
+    return SweepSettings(
+        rates=list(args.sweep_rates), **{a: getattr(args, "sweep_" + a) for _, a, _ in SWEEP_FLAGS}
+    )
 
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
-    return storycli.cmd_story(
-        args, out, err, root=options.ROOT, default_results=options.DEFAULT_RESULTS
-    )
+    # Everything a reader can get wrong is refused here, before Docker is touched.
+    targets = resolve_story(args.targets)
+    settings = settings_from(args)
+    sweep = sweep_from(args) if args.sweep else None
+    if args.no_incident and not (args.closed_loop or args.sweep):
+        raise StoryError("--no-incident leaves nothing to run: add --closed-loop or --sweep")
+    with session(args, out) as docker:
+        docker.env.update(settings.compose_env())
+        build(docker, [t.compose_file for t in targets], args=args, out=out)
+        run = StoryRun(
+            run_id=results.new_run_id() + "-story",
+            started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            command="playground " + " ".join(sys.argv[1:]),
+            environment=environment.collect(
+                root=options.ROOT, docker=docker, tool="openloop", tool_version=None
+            ),
+            story=settings,
+        )
+        story = Story(
+            run=run,
+            store=RunStore.create_run(results_dir=args.results_dir, run=run),
+            docker=docker,
+            info=(lambda line: None) if args.quiet else out.print,
+            warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
+        )
+        try:
+            if not args.no_incident or args.closed_loop:
+                run_story(
+                    story, targets, incident=not args.no_incident, closed_loop=args.closed_loop
+                )
+            if sweep is not None:
+                run_sweep(story, targets, sweep)
+        except KeyboardInterrupt:
+            paths = report.write_report(run_dir=story.store.run_dir, run=run)
+            err.print(
+                f"\ninterrupted: every container is down; the finished targets are in "
+                f"{story.store.path} and {paths[0]}"
+            )
+            return 130
+        run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        story.save()
+        paths = report.write_report(run_dir=story.store.run_dir, run=run)
+    for t in run.targets:
+        out.print(f"{t.name}: {report.verdict(t)}")
+    out.print(f"results: {story.store.path}")
+    for path in paths[:2]:
+        out.print(f"         {path}")
+    if bad := findings.failed(run):
+        err.print(f"[red]not measured or not trusted: {', '.join(bad)}[/red]", highlight=False)
+        return 1
+    return 0

@@ -1,1 +1,8 @@
-"""The war story: an open-loop load through an incident at the third party, mode by mode."""
+"""The war story: open-loop users through an incident at the third party.
+
+`playground story` (:mod:`playground.commands.story`) takes the registry's story targets and
+the settings (:mod:`playground.storymodel`), :mod:`.run` measures each target (the
+generator's command line: :mod:`.plan`; what the servers show: :mod:`.serverside`; the
+figures: :mod:`.analysis`, :mod:`.sweep`, :mod:`.closedloop`; the verdicts: :mod:`.findings`),
+and :mod:`.report` with :mod:`.charts` writes the report.
+"""

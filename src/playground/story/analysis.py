@@ -1,4 +1,4 @@
-"""From one mode's attempts and server samples to per-second series and the summary figures.
+"""From one target's attempts and server samples to per-second series and the summary figures.
 
 Time is the generator's: second 0 is its start. Every attempt is counted once when it is sent
 (an arrival or a refresh) and once when it ends (goodput, or a timeout or error), so both
@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
+
+from playground.model import ModelError
+from playground.story.serverside import AccessRecord, ServerSample
+from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows
 RECOVERED_SHARE = 0.95
+COLUMNS = ("visit", "attempt", "intended", "sent", "end", "outcome", "status")
 
 
 @dataclass(frozen=True)
@@ -31,21 +37,61 @@ class Attempt:
         return self.end - self.intended
 
 
-def attempts_from(result: dict) -> list[Attempt]:
-    """The generator's rows (its JSON: `columns` and `attempts`) as typed attempts."""
-    idx = {c: i for i, c in enumerate(result["columns"])}
-    return [
-        Attempt(
-            visit=r[idx["visit"]],
-            attempt=r[idx["attempt"]],
-            intended=r[idx["intended"]],
-            sent=r[idx["sent"]],
-            end=r[idx["end"]],
-            outcome=r[idx["outcome"]],
-            status=r[idx["status"]],
+@dataclass(frozen=True)
+class GeneratorOutput:
+    """What the open-loop generator wrote (loadgen/openloop.py's JSON), typed."""
+
+    attempts: list[Attempt]
+    check: GeneratorCheck
+    loop: str | None
+    t0_monotonic: float  # the run's second 0 on the machine's monotonic clock
+    t0_wall: float  # ... and on the wall clock
+    events: list[dict[str, Any]]  # the control requests, as the generator recorded them
+
+
+def _lag(value: Any) -> float | None:
+    """A send-lag figure; the generator writes NaN where it had no sends."""
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def generator_output(result: dict[str, Any]) -> GeneratorOutput:
+    """The generator's JSON as typed values; a file that is not one is a clear error."""
+    try:
+        idx = {c: i for i, c in enumerate(result["columns"])}
+        attempts = [
+            Attempt(
+                visit=int(r[idx["visit"]]),
+                attempt=int(r[idx["attempt"]]),
+                intended=float(r[idx["intended"]]),
+                sent=float(r[idx["sent"]]),
+                end=float(r[idx["end"]]),
+                outcome=str(r[idx["outcome"]]),
+                status=int(r[idx["status"]]),
+            )
+            for r in result["attempts"]
+        ]
+        check = result["check"]
+        return GeneratorOutput(
+            attempts=attempts,
+            check=GeneratorCheck(
+                valid=bool(check.get("valid")),
+                reasons=[str(r) for r in check.get("reasons") or []],
+                send_lag_p50_s=_lag(check.get("send_lag_p50_s")),
+                send_lag_p99_s=_lag(check.get("send_lag_p99_s")),
+                send_lag_max_s=_lag(check.get("send_lag_max_s")),
+            ),
+            loop=result.get("loop"),
+            t0_monotonic=float(result.get("t0_monotonic") or 0.0),
+            t0_wall=float(result.get("t0_wall") or 0.0),
+            events=list(result.get("events") or []),
         )
-        for r in result["attempts"]
-    ]
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelError(f"the generator's output is not readable: {exc!r}") from None
+
+
+def attempts_from(result: dict[str, Any]) -> list[Attempt]:
+    """The generator's rows (its JSON: `columns` and `attempts`) as typed attempts."""
+    return generator_output(result).attempts
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -90,70 +136,87 @@ def visits_from(attempts: Sequence[Attempt]) -> list[Visit]:
     return sorted(visits, key=lambda v: v.start)
 
 
+_SERVER_FIELDS = tuple(f.name for f in fields(ServerSample) if f.name != "monotonic")
+
+
 def per_second(
     attempts: Sequence[Attempt],
     *,
     seconds: int,
-    server: Sequence[dict] = (),
+    server: Sequence[ServerSample] = (),
     t0_monotonic: float | None = None,
-) -> list[dict]:
+    access: Sequence[tuple[float, int]] = (),
+) -> list[StorySecond]:
     """One row per second of the run: what was sent, what ended, what was in flight, the
-    latency users saw (by the second they arrived in) and the servers' last sample in it."""
+    latency users saw (by the second they arrived in), the servers' last sample in it, and
+    nginx's 499s and 5xx by the second they ended (`access`: run second, status)."""
     n = max(seconds, 1 + int(max((a.end for a in attempts), default=0)))
-    rows = [
-        {
-            "t": s,
-            "arrivals": 0,
-            "refreshes": 0,
-            "goodput": 0,
-            "timeouts": 0,
-            "errors": 0,
-            "in_flight": 0,
-        }
-        for s in range(n)
-    ]
+    counts = {
+        key: [0] * n
+        for key in ("arrivals", "refreshes", "goodput", "timeouts", "errors", "in_flight")
+    }
     latencies: list[list[float]] = [[] for _ in range(n)]
     for a in attempts:
         sent_s = min(n - 1, max(0, int(a.intended)))
-        rows[sent_s]["arrivals" if a.attempt == 1 else "refreshes"] += 1
+        counts["arrivals" if a.attempt == 1 else "refreshes"][sent_s] += 1
         end_s = min(n - 1, max(0, int(a.end)))
         key = "goodput" if a.outcome == OK else "timeouts" if a.outcome == "timeout" else "errors"
-        rows[end_s][key] += 1
+        counts[key][end_s] += 1
         # In flight at the end of each second it spans (boundaries b with sent <= b < end).
         b = max(1, math.ceil(a.sent))
         while b < a.end and b <= n:
-            rows[b - 1]["in_flight"] += 1
+            counts["in_flight"][b - 1] += 1
             b += 1
     for v in visits_from(attempts):
         latencies[min(n - 1, max(0, int(v.start)))].append(v.latency)
-    for s, row in enumerate(rows):
-        row["latency_p50"] = percentile(latencies[s], 50)
-        row["latency_p99"] = percentile(latencies[s], 99)
-    if server and t0_monotonic is not None:
+    samples: list[dict[str, Any]] = [{} for _ in range(n)]
+    if t0_monotonic is not None:
         for sample in server:
-            s = int(sample["monotonic"] - t0_monotonic)
+            s = int(sample.monotonic - t0_monotonic)
             if 0 <= s < n:
-                rows[s].update({k: v for k, v in sample.items() if k != "monotonic"})
-    return rows
+                for name in _SERVER_FIELDS:
+                    if (value := getattr(sample, name)) is not None:
+                        samples[s][name] = value
+    nginx: dict[str, list[int]] | None = None
+    if access:
+        nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n}
+        for t, status in access:
+            s = int(t)
+            if 0 <= s < n:
+                nginx["nginx_499"][s] += status == 499
+                nginx["nginx_5xx"][s] += 500 <= status < 600
+    return [
+        StorySecond(
+            t=s,
+            **{key: values[s] for key, values in counts.items()},
+            latency_p50=percentile(latencies[s], 50),
+            latency_p99=percentile(latencies[s], 99),
+            **({key: values[s] for key, values in nginx.items()} if nginx else {}),
+            **samples[s],
+        )
+        for s in range(n)
+    ]
 
 
-def check_adds_up(attempts: Sequence[Attempt], rows: Sequence[dict]) -> list[str]:
+def check_adds_up(attempts: Sequence[Attempt], rows: Sequence[StorySecond]) -> list[str]:
     """Every attempt counted exactly once on each side; the problems found, if any."""
     problems = []
-    sent = sum(r["arrivals"] + r["refreshes"] for r in rows)
-    ended = sum(r["goodput"] + r["timeouts"] + r["errors"] for r in rows)
+    sent = sum(r.arrivals + r.refreshes for r in rows)
+    ended = sum(r.goodput + r.timeouts + r.errors for r in rows)
     if sent != len(attempts):
         problems.append(f"{sent} attempts sent per second, {len(attempts)} in the log")
     if ended != len(attempts):
         problems.append(f"{ended} attempts ended per second, {len(attempts)} in the log")
     visits = len({a.visit for a in attempts})
-    if sum(r["arrivals"] for r in rows) != visits:
-        problems.append(f"{sum(r['arrivals'] for r in rows)} arrivals, {visits} visits")
+    if (arrivals := sum(r.arrivals for r in rows)) != visits:
+        problems.append(f"{arrivals} arrivals, {visits} visits")
     return problems
 
 
-def _mean(rows: Sequence[dict], key: str, lo: float, hi: float) -> float | None:
-    picked = [r[key] for r in rows if lo <= r["t"] < hi]
+def _mean(
+    values: Sequence[float], rows: Sequence[StorySecond], lo: float, hi: float
+) -> float | None:
+    picked = [v for v, r in zip(values, rows, strict=True) if lo <= r.t < hi]
     return sum(picked) / len(picked) if picked else None
 
 
@@ -203,15 +266,14 @@ def recovery_time(
 def summarise(
     *,
     attempts: Sequence[Attempt],
-    rows: Sequence[dict],
-    incident_start: float,
-    incident_s: float,
+    rows: Sequence[StorySecond],
+    incident: Incident,
     arrivals_end: float,
     timeout: float,
-    access: Sequence[tuple[float, int, float]] = (),
-) -> dict:
-    """The summary figures of one mode. `access`: nginx's (run second, status, request time)."""
-    incident_end = incident_start + incident_s
+    access: Sequence[AccessRecord] = (),
+) -> StorySummary:
+    """The summary figures of one target through the incident."""
+    incident_start, incident_end = incident.start, incident.start + incident.seconds
     visits = visits_from(attempts)
     during = [v for v in visits if incident_start <= v.start < incident_end]
     before = [v for v in visits if 5 <= v.start < incident_start]
@@ -220,53 +282,57 @@ def summarise(
     def share(vs: Sequence[Visit]) -> float | None:
         return sum(v.succeeded for v in vs) / len(vs) if vs else None
 
-    def peak(key: str) -> float | None:
-        values = [r[key] for r in rows if r.get(key) is not None]
+    def peak(name: str) -> float | None:
+        values = [v for r in rows if (v := getattr(r, name)) is not None]
         return max(values) if values else None
+
+    def mean(name: str, lo: float, hi: float) -> float | None:
+        return _mean([getattr(r, name) for r in rows], rows, lo, hi)
 
     outcomes: dict[str, int] = {}
     for a in attempts:
         key = a.outcome if a.outcome != "status" else f"http {a.status}"
         outcomes[key] = outcomes.get(key, 0) + 1
-    return {
-        "visits": len(visits),
-        "attempts": len(attempts),
-        "amplification": len(attempts) / len(visits) if visits else None,
-        "arrival_rate": _mean(rows, "arrivals", 5, arrivals_end),
-        "goodput_before": _mean(rows, "goodput", 5, incident_start),
-        "goodput_during": _mean(rows, "goodput", incident_start, incident_end),
-        "arrivals_during": _mean(rows, "arrivals", incident_start, incident_end),
-        "attempts_during": (_mean(rows, "arrivals", incident_start, incident_end) or 0)
-        + (_mean(rows, "refreshes", incident_start, incident_end) or 0),
-        "goodput_after": _mean(rows, "goodput", incident_end, arrivals_end),
-        "recovery_s": recovery_time(
-            [r["goodput"] for r in rows],
+    arrivals_during = mean("arrivals", incident_start, incident_end)
+    return StorySummary(
+        visits=len(visits),
+        attempts=len(attempts),
+        amplification=len(attempts) / len(visits) if visits else None,
+        arrival_rate=mean("arrivals", 5, arrivals_end),
+        goodput_before=mean("goodput", 5, incident_start),
+        goodput_during=mean("goodput", incident_start, incident_end),
+        arrivals_during=arrivals_during,
+        attempts_during=(arrivals_during or 0)
+        + (mean("refreshes", incident_start, incident_end) or 0),
+        goodput_after=mean("goodput", incident_end, arrivals_end),
+        recovery_s=recovery_time(
+            [r.goodput for r in rows],
             expected_goodput(attempts, lag=normal, seconds=len(rows)),
             incident_end=incident_end,
             until=arrivals_end,
-            failed=[r["timeouts"] + r["errors"] for r in rows],
+            failed=[r.timeouts + r.errors for r in rows],
         ),
-        "normal_latency_s": normal,
-        "visits_served_before": share(before),
-        "visits_served_during": share(during),
-        "visits_never_served": sum(not v.succeeded for v in visits),
-        "user_latency_p50_during": percentile([v.latency for v in during], 50),
-        "user_latency_p99_during": percentile([v.latency for v in during], 99),
-        "timeouts": sum(a.outcome == "timeout" for a in attempts),
-        "errors": sum(a.outcome not in (OK, "timeout") for a in attempts),
-        "outcomes": outcomes,
+        normal_latency_s=normal,
+        visits_served_before=share(before),
+        visits_served_during=share(during),
+        visits_never_served=sum(not v.succeeded for v in visits),
+        user_latency_p50_during=percentile([v.latency for v in during], 50),
+        user_latency_p99_during=percentile([v.latency for v in during], 99),
+        timeouts=sum(a.outcome == "timeout" for a in attempts),
+        errors=sum(a.outcome not in (OK, "timeout") for a in attempts),
+        outcomes=outcomes,
         # Requests nginx passed on whose client had gone before the answer (499): the app
         # still worked on each (a thread or greenlet waited on the third party for it).
-        "wasted_499": sum(1 for _, status, _ in access if status == 499),
-        "nginx_requests": len(access),
-        "peak_in_flight": peak("in_flight"),
-        "peak_listen_queue": peak("listen_queue"),
-        "peak_uwsgi_listen_queue": peak("uwsgi_listen_queue"),
-        "peak_busy_cores": peak("busy_cores"),
-        "peak_upstream_in_flight": peak("upstream_in_flight"),
-        "peak_nginx_active": peak("nginx_active"),
-        "peak_threads": peak("threads"),
-        "threads_before": next((r["threads"] for r in rows if r.get("threads") is not None), None),
-        "peak_cpu_pct": peak("cpu_pct"),
-        "timeout_s": timeout,
-    }
+        wasted_499=sum(1 for r in access if r.status == 499),
+        nginx_requests=len(access),
+        peak_in_flight=peak("in_flight"),
+        peak_listen_queue=peak("listen_queue"),
+        peak_uwsgi_listen_queue=peak("uwsgi_listen_queue"),
+        peak_busy_cores=peak("busy_cores"),
+        peak_upstream_in_flight=peak("upstream_in_flight"),
+        peak_nginx_active=peak("nginx_active"),
+        peak_threads=peak("threads"),
+        threads_before=next((r.threads for r in rows if r.threads is not None), None),
+        peak_cpu_pct=peak("cpu_pct"),
+        timeout_s=timeout,
+    )

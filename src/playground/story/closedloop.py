@@ -11,47 +11,12 @@ phases cover all time, so every request ab finished lands in exactly one of them
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
 from playground.load import AbRequest, LoadResult
 from playground.story.analysis import percentile
+from playground.storymodel import AbPhase, ClosedLoop
 
 PHASES = ("before", "during", "after")
-
-
-@dataclass(frozen=True)
-class AbPhase:
-    name: str  # before, during or after the incident
-    start_s: float  # seconds since ab's first request (its start second)
-    end_s: float
-    requests: int  # requests ab sent in the phase (and finished)
-    per_s: float | None  # ... per second of the phase
-    latency_p50_s: float | None
-    latency_max_s: float | None
-
-
-@dataclass(frozen=True)
-class ClosedLoop:
-    """One mode's ab run through the incident, as story.json holds it (`modes[].closed_loop`)."""
-
-    concurrency: int
-    requests: int  # rows of ab's -g file: every request it finished
-    complete: int  # ab's "Complete requests"
-    failed: int  # ab's "Failed requests" (failure events, see playground.load)
-    non_2xx: int
-    rps: float  # ab's own "Requests per second" over the whole run
-    time_taken_s: float
-    latency_max_s: float | None
-    incident_at_s: float  # when the control request was sent, seconds after ab's start
-    incident_s: float
-    phases: list[AbPhase]
-    adds_up: list[str]  # problems: each request in one phase, and as many as ab reported
-
-    def phase(self, name: str) -> AbPhase:
-        return next(p for p in self.phases if p.name == name)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def summarise_ab(

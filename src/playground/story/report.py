@@ -1,48 +1,73 @@
-"""The story's report: per mode a per-second chart with the incident shaded, and one table.
+"""What the story's report says: its tables, its charts and its words, as blocks of the one
+document model (:mod:`playground.report.document`, which writes the Markdown and the HTML).
 
-Markdown (story.md) and HTML (story.html) from the same blocks, charts as PNGs beside them.
+Every verdict it shows was decided when the target was measured (:mod:`.findings`); this
+module only reads them.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+from playground.report.document import (
+    Block,
+    BulletList,
+    Callout,
+    CodeBlock,
+    Heading,
+    Image,
+    Paragraph,
+    Table,
+    render_html,
+    render_markdown,
+)
+from playground.story import charts
+from playground.story.findings import ERROR, held, trusted
+from playground.storymodel import StoryRun, StoryTarget, Sweep
 
-matplotlib.use("Agg")
-from matplotlib import pyplot as plt
-
-Block = tuple[str, object]  # ("h1"|"h2"|"p"|"table"|"img"|"code", content)
+DASH = "-"
 
 
-def _f(value: object, digits: int = 1, unit: str = "") -> str:
+def _f(value: float | int | None, digits: int = 1, unit: str = "") -> str:
     if value is None:
-        return "-"
+        return DASH
     if isinstance(value, float):
         return f"{value:.{digits}f}{unit}"
     return f"{value}{unit}"
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
+    return DASH if value is None else f"{100 * value:.0f}%"
 
 
-def _recovery(s: dict, after_s: float) -> str:
-    if s["recovery_s"] is None:
+def _arrow(values: Sequence[float | None]) -> str:
+    return " → ".join(_f(v, 0) for v in values)
+
+
+def verdict(t: StoryTarget) -> str:
+    """The target's verdict cell: held or collapsed, and whether its figures can be trusted."""
+    if t.error:
+        return "error: " + t.error[:80]
+    says = {True: "held", False: "collapsed", None: DASH}[held(t)]
+    if not trusted(t):
+        return f"{says} (INVALID run: not a headline)"
+    return says
+
+
+def _recovery(t: StoryTarget, after_s: float) -> str:
+    if t.summary is None:
+        return DASH
+    if t.summary.recovery_s is None:
         return f"not within the run (> {after_s:g} s)"
-    return f"{s['recovery_s']:.0f} s"
+    return f"{t.summary.recovery_s:.0f} s"
 
 
 COLUMNS = (
-    "mode",
-    "valid",
+    "target",
+    "verdict",
     "arrivals/s",
-    "goodput/s before",
-    "goodput/s during",
-    "goodput/s after",
+    "goodput/s before → during → after",
     "visits served during",
     "time to recover",
     "attempts/visit",
@@ -53,118 +78,36 @@ COLUMNS = (
     "peak listen queue",
     "threads before → peak",
     "user p99 during",
+    "send lag p99",
 )
 
 
-def summary_rows(data: dict) -> list[list[str]]:
-    after_s = data["settings"]["after_s"]
-    rows = []
-    for m in data["modes"]:
-        if "summary" not in m and "error" not in m:
-            continue  # only the closed loop ran for this mode
-        if "summary" not in m:
-            rows.append(
-                [m["mode"], "error: " + m.get("error", "?")[:80]] + ["-"] * (len(COLUMNS) - 2)
-            )
-            continue
-        s = m["summary"]
-        valid = "yes" if m["check"]["valid"] else "no: " + "; ".join(m["check"]["reasons"])
-        queue = s["peak_listen_queue"]
-        rows.append(
-            [
-                m["mode"],
-                valid,
-                _f(s["arrival_rate"]),
-                _f(s["goodput_before"]),
-                _f(s["goodput_during"]),
-                _f(s["goodput_after"]),
-                _pct(s["visits_served_during"]),
-                _recovery(s, after_s),
-                _f(s["amplification"], 2),
-                _f(s["timeouts"]),
-                _f(s["errors"]),
-                _f(s["wasted_499"]),
-                _f(s["peak_in_flight"]),
-                _f(queue),
-                f"{_f(s['threads_before'])} → {_f(s['peak_threads'])}",
-                _f(s["user_latency_p99_during"], 1, " s"),
-            ]
-        )
-    return rows
-
-
-def plot_mode(entry: dict, settings: dict, path: Path) -> None:
-    rows = entry["seconds"]
-    t = [r["t"] + 0.5 for r in rows]
-    start = entry["incident"]["start"]
-    fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
-    for ax in axes:
-        ax.axvspan(
-            start,
-            start + settings["incident_s"],
-            color="tab:red",
-            alpha=0.08,
-            label="incident (third party slow)",
-        )
-        ax.grid(alpha=0.3)
-
-    def series(key: str) -> list[float | None]:
-        return [r.get(key) for r in rows]
-
-    ax = axes[0]
-    ax.plot(t, series("arrivals"), label="arrivals (new visits)", color="tab:gray")
-    ax.plot(t, series("refreshes"), label="refreshes", color="tab:orange")
-    ax.plot(t, series("goodput"), label="goodput (2xx)", color="tab:green", linewidth=2)
-    ax.plot(
-        t, [r["timeouts"] + r["errors"] for r in rows], label="timeouts + errors", color="tab:red"
-    )
-    ax.set_ylabel("per second")
-    ax.legend(loc="upper left", fontsize=8, ncol=3)
-    ax = axes[1]
-    ax.plot(t, series("in_flight"), label="in flight (client side)", color="tab:blue")
-    if any(r.get("upstream_in_flight") is not None for r in rows):
-        ax.plot(
-            t, series("upstream_in_flight"), label="waiting on the third party", color="tab:purple"
-        )
-    if any(r.get("listen_queue") is not None for r in rows):
-        ax.plot(t, series("listen_queue"), label="app's listen queue (kernel)", color="tab:brown")
-    if any(r.get("busy_cores") is not None for r in rows):
-        ax.plot(
-            t,
-            series("busy_cores"),
-            label="uWSGI busy threads/greenlets",
-            color="tab:olive",
-            linestyle="--",
-        )
-    if any(r.get("threads") is not None for r in rows):
-        ax.plot(t, series("threads"), label="OS threads (app)", color="black", linestyle=":")
-    ax.set_ylabel("requests / threads")
-    ax.legend(loc="upper left", fontsize=8, ncol=2)
-    ax = axes[2]
-    ax.plot(t, series("latency_p50"), label="user latency p50", color="tab:blue")
-    ax.plot(t, series("latency_p99"), label="user latency p99", color="tab:red")
-    ax.axhline(
-        settings["timeout"],
-        color="gray",
-        linestyle="--",
-        linewidth=1,
-        label=f"client timeout ({settings['timeout']:g} s)",
-    )
-    ax.set_ylabel("seconds (from the intended send,\nby arrival second)")
-    ax.set_xlabel("seconds into the run")
-    ax.legend(loc="upper left", fontsize=8, ncol=3)
-    fig.suptitle(
-        f"{entry['mode']}: {settings['rate']:g} visits/s, third party "
-        f"{settings['normal_delay']:g} s → {settings['incident_delay']:g} s → "
-        f"{settings['normal_delay']:g} s"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+def summary_row(t: StoryTarget, after_s: float) -> list[str]:
+    s = t.summary
+    if s is None:
+        return [t.name, verdict(t), *([DASH] * (len(COLUMNS) - 2))]
+    lag = t.check.send_lag_p99_s if t.check else None
+    return [
+        t.name,
+        verdict(t),
+        _f(s.arrival_rate),
+        _arrow([s.goodput_before, s.goodput_during, s.goodput_after]),
+        _pct(s.visits_served_during),
+        _recovery(t, after_s),
+        _f(s.amplification, 2),
+        _f(s.timeouts),
+        _f(s.errors),
+        _f(s.wasted_499),
+        _f(s.peak_in_flight),
+        _f(s.peak_listen_queue),
+        f"{_f(s.threads_before)} → {_f(s.peak_threads)}",
+        _f(s.user_latency_p99_during, 1, " s"),
+        _f(None if lag is None else lag * 1000, 1, " ms"),
+    ]
 
 
 CLOSED_COLUMNS = (
-    "mode",
+    "target",
     "ab c",
     "ab requests/s before → during → after",
     "ab failed",
@@ -176,48 +119,33 @@ CLOSED_COLUMNS = (
 )
 
 
-def _arrow(values: Sequence[float | None]) -> str:
-    return " → ".join(_f(v, 0) for v in values)
-
-
-def closed_loop_rows(data: dict) -> list[list[str]]:
-    rows = []
-    for m in data["modes"]:
-        if "closed_loop" not in m and "closed_loop_error" not in m:
-            continue
-        s = m.get("summary")
-        opened = (
-            [
-                _arrow([s["goodput_before"], s["goodput_during"], s["goodput_after"]]),
-                _f(s["timeouts"]),
-                _f(s["amplification"], 2),
-            ]
-            if s
-            else ["-", "-", "-"]
-        )
-        c = m.get("closed_loop")
-        if c is None:
-            rows.append(
-                [m["mode"], "error: " + m["closed_loop_error"][:80], "-", "-", "-", "-", *opened]
-            )
-            continue
-        per = {p["name"]: p["per_s"] for p in c["phases"]}
-        rows.append(
-            [
-                m["mode"],
-                str(c["concurrency"]),
-                _arrow([per["before"], per["during"], per["after"]]),
-                str(c["failed"]),
-                str(c["non_2xx"]),
-                _f(c["latency_max_s"], 1, " s"),
-                *opened,
-            ]
-        )
-    return rows
+def closed_loop_row(t: StoryTarget) -> list[str]:
+    s = t.summary
+    opened = (
+        [
+            _arrow([s.goodput_before, s.goodput_during, s.goodput_after]),
+            _f(s.timeouts),
+            _f(s.amplification, 2),
+        ]
+        if s
+        else [DASH] * 3
+    )
+    c = t.closed_loop
+    if c is None:
+        return [t.name, "error: " + (t.closed_loop_error or "?")[:80], *([DASH] * 4), *opened]
+    return [
+        t.name,
+        str(c.concurrency),
+        _arrow([c.phase(n).per_s for n in ("before", "during", "after")]),
+        str(c.failed),
+        str(c.non_2xx),
+        _f(c.latency_max_s, 1, " s"),
+        *opened,
+    ]
 
 
 SWEEP_COLUMNS = (
-    "mode",
+    "target",
     "offered/s",
     "measured offered/s",
     "attempts/s",
@@ -231,280 +159,225 @@ SWEEP_COLUMNS = (
 )
 
 
-def sweep_rows(sweep: dict) -> list[list[str]]:
+def sweep_rows(sweep: Sweep) -> list[list[str]]:
     rows = []
-    for m in sweep["modes"]:
-        if "error" in m:
-            rows.append([m["mode"], "error: " + m["error"][:80]] + ["-"] * 9)
-        for st in m.get("steps", []):
-            valid = "yes" if st["valid"] else "no: " + "; ".join(st["check_reasons"])
+    for m in sweep.targets:
+        if m.error:
+            rows.append([m.name, "error: " + m.error[:80], *([DASH] * 9)])
+        for st in m.steps:
+            reasons = st.check.reasons if st.check else ["no self-check"]
             rows.append(
                 [
-                    m["mode"],
-                    f"{st['rate']:g}",
-                    _f(st["offered_per_s"]),
-                    _f(st["attempts_per_s"]),
-                    _f(st["goodput_per_s"]),
-                    str(st["timeouts"]),
-                    str(st["errors"]),
-                    _pct(st["visits_served"]),
-                    _f(st["latency_p50_s"], 2, " s"),
-                    _f(st["latency_p99_s"], 2, " s"),
-                    valid,
+                    m.name,
+                    f"{st.rate:g}",
+                    _f(st.offered_per_s),
+                    _f(st.attempts_per_s),
+                    _f(st.goodput_per_s),
+                    str(st.timeouts),
+                    str(st.errors),
+                    _pct(st.visits_served),
+                    _f(st.latency_p50_s, 2, " s"),
+                    _f(st.latency_p99_s, 2, " s"),
+                    "yes" if st.valid else "no: " + "; ".join(reasons),
                 ]
             )
     return rows
 
 
-SWEEP_STYLE = {
-    "uwsgi-threads": ("tab:red", "-"),
-    "gunicorn-threads": ("tab:orange", "-"),
-    "uwsgi-gevent": ("tab:blue", "--"),
-    "gunicorn-gevent": ("tab:green", "--"),
-}
+def _errors(run: StoryRun) -> list[str]:
+    """Every finding that makes figures untrustworthy, for a callout no reader can miss."""
+    out = [f"{t.name}: {f.message}" for t in run.targets for f in t.findings if f.severity == ERROR]
+    if run.sweep is not None:
+        out += [
+            f"{t.name} (sweep): {f.message}"
+            for t in run.sweep.targets
+            for f in t.findings
+            if f.severity == ERROR
+        ]
+    return out
 
 
-def plot_sweep(sweep: dict, settings: dict, path: Path) -> None:
-    """Goodput against offered load, a line per mode, the ideal diagonal and each thread
-    pool's capacity (workers x threads / delay)."""
-    fig, ax = plt.subplots(figsize=(9, 6))
-    top = max([st["rate"] for m in sweep["modes"] for st in m.get("steps", [])] or [1])
-    ax.plot(
-        [0, top * 1.05],
-        [0, top * 1.05],
-        color="gray",
-        linestyle=":",
-        linewidth=1,
-        label="ideal: goodput = offered",
+def _settings(run: StoryRun) -> Paragraph:
+    s = run.story
+    return Paragraph(
+        f"{s.rate:g} visits/s ({s.arrival}, seed {s.seed}) for {s.duration:g} s; the third "
+        f"party answers in {s.normal_delay:g} s, then in {s.incident_delay:g} s from second "
+        f"{s.before_s:g} for {s.incident_s:g} s, then in {s.normal_delay:g} s again. A user "
+        f"gives up after {s.timeout:g} s, waits {s.refresh_delay:g} s and reloads, up to "
+        f"{s.max_attempts} attempts. Thread pools: {s.workers} processes x {s.threads} "
+        f"threads; gevent: {s.workers} x {s.async_cores}; uWSGI's listen queue {s.listen}."
     )
-    capacities = sorted(
-        {m["capacity_per_s"] for m in sweep["modes"] if m.get("capacity_per_s") and m.get("steps")}
-    )
-    for cap in capacities:
-        ax.axhline(
-            cap,
-            color="black",
-            linestyle="-.",
-            linewidth=1,
-            alpha=0.6,
-            label=f"thread pool's capacity: {settings['workers']} x "
-            f"{settings['threads']} / {sweep['settings']['delay']:g} s = {cap:g}/s",
-        )
-    for m in sweep["modes"]:
-        steps = m.get("steps") or []
-        if not steps:
-            continue
-        color, style = SWEEP_STYLE.get(m["mode"], (None, "-"))
-        ax.plot(
-            [st["rate"] for st in steps],
-            [st["goodput_per_s"] for st in steps],
-            marker="o",
-            color=color,
-            linestyle=style,
-            linewidth=2,
-            label=m["mode"],
-        )
-        bad = [st for st in steps if not st["valid"]]
-        if bad:
-            ax.plot(
-                [st["rate"] for st in bad],
-                [st["goodput_per_s"] for st in bad],
-                linestyle="none",
-                marker="x",
-                color="black",
-                markersize=9,
-            )
-    ax.set_xlim(0, top * 1.05)
-    ax.set_ylim(0, top * 1.1)
-    ax.set_xlabel("offered load (visits/s, Poisson)")
-    ax.set_ylabel("goodput (2xx answers/s, measured window)")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    w = sweep["settings"]
-    fig.suptitle(
-        f"Goodput vs offered load, third party at {w['delay']:g} s; users reload "
-        f"after {settings['timeout']:g} s (x: the generator's self-check failed)",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
-def document(data: dict, charts: dict[str, str]) -> list[Block]:
-    s = data["settings"]
+READING = (
+    "Goodput is answers with status 2xx per second. Latency is a user's, from the intended "
+    "send of the first attempt to the first success, refreshes included; a user never served "
+    "counts with what they had waited when they gave up. Wasted = requests nginx logged as "
+    "499 (the client had gone; the app still worked on them). Time to recover: from the end "
+    "of the incident until goodput is back to 95% of the answers due (visits arriving, "
+    "shifted by the normal latency) over 5 s windows with at most 5% failing, and stays so "
+    "until the arrivals stop (whole seconds, counted from the first after the incident). "
+    "Verdict: held where at least 95% of the visits during the incident were served; a run "
+    "whose load generator did not keep its schedule is marked INVALID and is no headline."
+)
+
+CLOSED_READING = (
+    "ab's requests/s are the requests it sent in each phase (by their start second, as its "
+    "-g file records them); failed and non-2xx are ab's own counts. A closed loop sends its "
+    "next request only when one has returned, so it slows down with the server: it reports "
+    "'slower', where the open loop's users, who keep arriving, see what the table's right "
+    "half shows."
+)
+
+
+def _closed_loop(run: StoryRun) -> list[Block]:
+    measured = [t for t in run.targets if t.closed_loop or t.closed_loop_error]
+    if not measured:
+        return []
+    s = run.story
     blocks: list[Block] = [
-        ("h1", "The war story: an incident at the third party, open-loop users"),
-        (
-            "p",
-            f"{s['rate']:g} visits/s ({s['arrival']}, seed {s['seed']}) for "
-            f"{s['duration']:g} s; the third party answers in {s['normal_delay']:g} s, then "
-            f"in {s['incident_delay']:g} s from second {s['before_s']:g} for "
-            f"{s['incident_s']:g} s, then in {s['normal_delay']:g} s again. A user gives up "
-            f"after {s['timeout']:g} s, waits {s['refresh_delay']:g} s and reloads, up to "
-            f"{s['max_attempts']} attempts. Thread pools: {s['workers']} processes x "
-            f"{s['threads']} threads; gevent: {s['workers']} x {s['async_cores']}; uWSGI's "
-            f"listen queue {s['listen']}.",
+        Heading(2, "The same incident under a closed loop (ab)"),
+        Paragraph(
+            f"ab -c {s.closed_loop_concurrency} (what the open loop keeps in flight normally: "
+            f"rate x normal delay) for {s.duration:g} s through the same incident, the control "
+            f"request sent to the third party the same second. {CLOSED_READING}"
         ),
-        (
-            "p",
-            "Goodput is answers with status 2xx per second. Latency is a user's, from the "
-            "intended send of the first attempt to the first success, refreshes included; "
-            "a user never served counts with what they had waited when they gave up. "
-            "Wasted = requests nginx logged as 499 (the client had gone; the app still "
-            "worked on them). Time to recover: from the end of the incident until goodput "
-            "is back to 95% of the answers due (visits arriving, shifted by the normal "
-            "latency) over 5 s windows with at most 5% failing, and stays so until the "
-            "arrivals stop (whole seconds, counted from the first after the incident).",
-        ),
+        Table(CLOSED_COLUMNS, [closed_loop_row(t) for t in measured]),
     ]
-    incident_rows = summary_rows(data)
-    if incident_rows:
-        blocks.append(("table", (COLUMNS, incident_rows)))
-    closed = closed_loop_rows(data)
-    if closed:
-        blocks += [
-            ("h2", "The same incident under a closed loop (ab)"),
-            (
-                "p",
-                f"ab -c {s.get('closed_loop_concurrency', '?')} (what the open loop keeps in "
-                f"flight normally: rate x normal delay) for {s['duration']:g} s through the "
-                "same incident, the control request sent to the third party the same second. "
-                "ab's requests/s are the requests it sent in each phase (by their start "
-                "second, as its -g file records them); failed and non-2xx are ab's own "
-                "counts. A closed loop sends its next request only when one has returned, "
-                "so it slows down with the server: it reports 'slower', where the open "
-                "loop's users, who keep arriving, see what the table's right half shows.",
-            ),
-            ("table", (CLOSED_COLUMNS, closed)),
-        ]
-        for m in data["modes"]:
-            if m.get("closed_loop", {}).get("adds_up"):
-                blocks.append(
-                    (
-                        "p",
-                        f"{m['mode']} (ab): the requests do NOT add up: "
-                        + "; ".join(m["closed_loop"]["adds_up"]),
-                    )
-                )
-    sweep = data.get("sweep")
-    if sweep:
-        w = sweep["settings"]
-        blocks += [
-            ("h2", "Goodput against offered load"),
-            (
-                "p",
-                f"Per mode, one step per offered rate ({', '.join(f'{r:g}' for r in w['rates'])}"
-                f" visits/s, {s['arrival']}), the third party at {w['delay']:g} s throughout, "
-                f"no incident; {w['warmup_s']:g} s of warm-up, then {w['measure_s']:g} s "
-                f"measured. Users as in the story: they give up after {s['timeout']:g} s and "
-                f"reload, up to {s['max_attempts']} attempts. Goodput: 2xx answers per second "
-                "ending in the window; offered and attempts: first attempts and all attempts "
-                "meant to be sent in it; user latency from the intended send, for the visits "
-                "arriving in it.",
-            ),
-        ]
-        if "sweep" in charts:
-            blocks.append(("img", charts["sweep"]))
-        blocks.append(("table", (SWEEP_COLUMNS, sweep_rows(sweep))))
-        for m in sweep["modes"]:
-            for st in m.get("steps", []):
-                if st["adds_up"]:
-                    blocks.append(
-                        (
-                            "p",
-                            f"{m['mode']} at {st['rate']:g}/s: the attempts do NOT "
-                            "add up: " + "; ".join(st["adds_up"]),
-                        )
-                    )
-            if m.get("commands"):
-                blocks.append(("code", "\n".join(m["commands"])))
-    for m in data["modes"]:
-        if m["mode"] in charts:
-            blocks.append(("h2", m["mode"]))
-            if m.get("adds_up"):
-                blocks.append(
-                    ("p", "The per-second series do NOT add up: " + "; ".join(m["adds_up"]))
-                )
-            blocks.append(("img", charts[m["mode"]]))
-            blocks.append(("code", "\n".join(m.get("commands", []))))
-    for m in data["modes"]:
-        if m.get("closed_loop", {}).get("commands"):
-            blocks.append(("h2", f"{m['mode']}: the closed loop's commands"))
-            blocks.append(("code", "\n".join(m["closed_loop"]["commands"])))
-    blocks.append(("h2", "Command"))
-    blocks.append(("code", data.get("command", "")))
+    for t in measured:
+        if t.closed_loop and t.closed_loop.commands:
+            blocks += [
+                Paragraph(f"{t.name}, the closed loop's commands:"),
+                CodeBlock("\n".join(t.closed_loop.commands)),
+            ]
     return blocks
 
 
-def _md(blocks: Sequence[Block]) -> str:
-    out = []
-    for kind, content in blocks:
-        if kind == "h1":
-            out.append(f"# {content}")
-        elif kind == "h2":
-            out.append(f"## {content}")
-        elif kind == "p":
-            out.append(str(content))
-        elif kind == "table":
-            head, rows = content
-            lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-            out.append("\n".join(lines))
-        elif kind == "img":
-            out.append(f"![{content}]({content})")
-        elif kind == "code":
-            out.append(f"```\n{content}\n```")
-    return "\n\n".join(out) + "\n"
-
-
-def _html(blocks: Sequence[Block], run_dir: Path) -> str:
-    out = [
-        "<!doctype html><meta charset='utf-8'><title>The war story</title>",
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;"
-        "padding:3px 6px}pre{background:#f4f4f4;padding:8px;overflow-x:auto}</style>",
+def _sweep(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
+    s, w = run.story, sweep.settings
+    blocks: list[Block] = [
+        Heading(2, "Goodput against offered load"),
+        Paragraph(
+            f"Per target, one step per offered rate ({', '.join(f'{r:g}' for r in w.rates)} "
+            f"visits/s, {s.arrival}), the third party at {w.delay:g} s throughout, no "
+            f"incident; {w.warmup_s:g} s of warm-up, then {w.measure_s:g} s measured. Users "
+            f"as in the story: they give up after {s.timeout:g} s and reload, up to "
+            f"{s.max_attempts} attempts. Goodput: 2xx answers per second ending in the window; "
+            "offered and attempts: first attempts and all attempts meant to be sent in it; "
+            "user latency from the intended send, for the visits arriving in it. A thread "
+            "pool's capacity is Little's law: workers x threads / delay."
+        ),
     ]
-    for kind, content in blocks:
-        if kind in ("h1", "h2"):
-            out.append(f"<{kind}>{html.escape(str(content))}</{kind}>")
-        elif kind == "p":
-            out.append(f"<p>{html.escape(str(content))}</p>")
-        elif kind == "table":
-            head, rows = content
-            out.append(
-                "<table><tr>"
-                + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-                + "</tr>"
-                + "".join(
-                    "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                    for r in rows
-                )
-                + "</table>"
-            )
-        elif kind == "img":
-            data = base64.b64encode((run_dir / str(content)).read_bytes()).decode()
-            out.append(
-                f"<img alt='{html.escape(str(content))}' "
-                f"src='data:image/png;base64,{data}' style='max-width:100%'>"
-            )
-        elif kind == "code":
-            out.append(f"<pre>{html.escape(str(content))}</pre>")
-    return "\n".join(out) + "\n"
+    if chart:
+        blocks.append(Image(chart, "goodput against offered load"))
+    blocks.append(Table(SWEEP_COLUMNS, sweep_rows(sweep)))
+    for m in sweep.targets:
+        if m.commands:
+            blocks += [
+                Paragraph(f"{m.name}, the sweep's commands:"),
+                CodeBlock("\n".join(m.commands)),
+            ]
+    return blocks
 
 
-def write_report(*, run_dir: Path, data: dict) -> list[Path]:
-    charts = {}
-    for m in data["modes"]:
-        if "seconds" in m:
-            name = f"story-{m['mode']}.png"
-            plot_mode(m, data["settings"], run_dir / name)
-            charts[m["mode"]] = name
-    if any(m.get("steps") for m in (data.get("sweep") or {}).get("modes", [])):
-        plot_sweep(data["sweep"], data["settings"], run_dir / "story-sweep.png")
-        charts["sweep"] = "story-sweep.png"
-    blocks = document(data, charts)
-    md, page = run_dir / "story.md", run_dir / "story.html"
-    md.write_text(_md(blocks))
-    page.write_text(_html(blocks, run_dir))
-    return [md, page, *(run_dir / c for c in charts.values())]
+def document(run: StoryRun, target_charts: dict[str, str], sweep_chart: str | None) -> list[Block]:
+    after_s = run.story.after_s
+    blocks: list[Block] = [
+        Heading(1, "The war story: an incident at the third party, open-loop users"),
+        _settings(run),
+        Paragraph(READING),
+    ]
+    if run.finished_at is None:
+        blocks.append(Callout("This run did not finish: the targets below are the ones it did."))
+    if errors := _errors(run):
+        blocks.append(Callout("Not trusted: " + " | ".join(errors)))
+    measured = [t for t in run.targets if t.summary or t.error]
+    if measured:
+        blocks.append(Table(COLUMNS, [summary_row(t, after_s) for t in measured]))
+    blocks += _closed_loop(run)
+    if run.sweep is not None:
+        blocks += _sweep(run, run.sweep, sweep_chart)
+    for t in run.targets:
+        if t.name not in target_charts:
+            continue
+        blocks += [
+            Heading(2, t.title or t.name),
+            BulletList([f.message for f in t.findings] or ["no findings"]),
+            Image(target_charts[t.name], f"{t.name}: goodput, queues and latency per second"),
+            CodeBlock("\n".join(t.commands)),
+        ]
+    blocks += [
+        Heading(2, "Run"),
+        Paragraph(f"Run {run.run_id}, started {run.started_at}, finished {run.finished_at}."),
+        CodeBlock(run.command or ""),
+    ]
+    return blocks
+
+
+def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
+    """The charts, report.md and a self-contained report.html; the paths, report first."""
+    target_charts: dict[str, str] = {}
+    for t in run.targets:
+        if t.seconds:
+            name = charts.target_chart_name(t)
+            charts.plot_target(t, run.story, run_dir / name)
+            target_charts[t.name] = name
+    sweep_chart = None
+    if run.sweep is not None and any(m.steps for m in run.sweep.targets):
+        sweep_chart = charts.SWEEP_CHART
+        charts.plot_sweep(run.sweep, run.story, run_dir / sweep_chart)
+    blocks = document(run, target_charts, sweep_chart)
+    names = [*target_charts.values(), *([sweep_chart] if sweep_chart else [])]
+    images = {name: (run_dir / name).read_bytes() for name in names}
+    md, page = run_dir / "report.md", run_dir / "report.html"
+    md.write_text(render_markdown(blocks), encoding="utf-8", newline="\n")
+    page.write_text(
+        render_html(blocks, title="The war story", images=images), encoding="utf-8", newline="\n"
+    )
+    return [md, page, *(run_dir / name for name in names)]
+
+
+# --- two story runs side by side ------------------------------------------------------------
+COMPARE_COLUMNS = ("target", "figure", "A", "B")
+COMPARED = (
+    "verdict",
+    "goodput/s during",
+    "visits served during",
+    "time to recover",
+    "attempts/visit",
+    "user p99 during",
+)
+
+
+def _compared(t: StoryTarget | None, run: StoryRun) -> list[str]:
+    if t is None:
+        return ["missing"] * len(COMPARED)
+    s = t.summary
+    return [
+        verdict(t),
+        _f(s.goodput_during if s else None),
+        _pct(s.visits_served_during if s else None),
+        _recovery(t, run.story.after_s),
+        _f(s.amplification if s else None, 2),
+        _f(s.user_latency_p99_during if s else None, 1, " s"),
+    ]
+
+
+def compare_rows(a: StoryRun, b: StoryRun) -> list[list[str]]:
+    """Per target of either run (A's order first), each headline figure of A beside B's."""
+    names = list(dict.fromkeys([*(t.name for t in a.targets), *(t.name for t in b.targets)]))
+    rows = []
+    for name in names:
+        ca, cb = _compared(a.target(name), a), _compared(b.target(name), b)
+        rows += [[name, figure, x, y] for figure, x, y in zip(COMPARED, ca, cb, strict=True)]
+    return rows
+
+
+def settings_differ(a: StoryRun, b: StoryRun) -> list[str]:
+    """Where the two runs' settings differ: their figures answer different questions there."""
+    return [
+        f"settings differ: {name} {getattr(a.story, name)!r} (A) against "
+        f"{getattr(b.story, name)!r} (B)"
+        for name in vars(a.story)
+        if getattr(a.story, name) != getattr(b.story, name)
+    ]

@@ -1,15 +1,15 @@
-"""Runs the story mode by mode: up, load and sample, collect, down; never loses a result.
+"""Runs the story target by target: up, load and sample, collect, down; never loses a result.
 
-For each mode: bring its compose file up, start the server-side sampler, run the open-loop
-generator in the load-generator container on the scenario's network (it sends the incident
-to slow_api at its time), read nginx's access log, bring everything down. story.json is
-written after every mode, so an interrupted run keeps the modes it finished.
+For each target: bring its compose file up, start the server-side sampler, run the open-loop
+generator in the load-generator container on the target's network (it sends the incident
+to slow_api at its time), read nginx's access log, bring everything down, and decide the
+target's findings. The run's results.json is written after every target, so an interrupted
+run keeps the targets it finished.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import urllib.request
@@ -19,141 +19,212 @@ from pathlib import Path
 
 from playground.compose import Docker, DockerError, shown
 from playground.load import AbTool, LoadOutputError, ab_rows
-from playground.results import write_json_atomic
+from playground.model import ModelError
+from playground.results import RunStore
 from playground.sampling import wait_for
-from playground.story import analysis
+from playground.scenarios import Target
+from playground.story import analysis, findings
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import (
     API_PORT,
-    Mode,
-    StorySettings,
-    SweepSettings,
+    STUB_STATUS_PORT,
     ab_args,
     incident_url,
-    loadgen_argv,
     openloop_args,
     sweep_step_args,
 )
-from playground.story.serverside import ServerSampler, Targets, fetch_text, parse_access_log
+from playground.story.serverside import (
+    ServerSample,
+    ServerSampler,
+    Targets,
+    fetch_text,
+    parse_access_log,
+)
 from playground.story.sweep import summarise_step
+from playground.storymodel import (
+    ClosedLoop,
+    Incident,
+    StoryRun,
+    StorySecond,
+    StorySettings,
+    StorySummary,
+    StoryTarget,
+    Sweep,
+    SweepSettings,
+    SweepTarget,
+)
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
+# The generator goes first when the 2 cores are contended: a starved generator would measure
+# itself (its self-check would catch it and mark the run invalid).
+GENERATOR_CPU_SHARES = 4096
 
 
 @dataclass
-class StoryRun:
-    run_dir: Path
-    data: dict
+class Story:
+    """One story run being measured: its typed results and the store that keeps them."""
+
+    run: StoryRun
+    store: RunStore
+    docker: Docker
+    info: Callable[[str], None]
+    warn: Callable[[str], None]
 
     @property
-    def path(self) -> Path:
-        return self.run_dir / "story.json"
+    def raw_dir(self) -> Path:
+        return self.store.raw_dir
 
     def save(self) -> None:
-        write_json_atomic(self.path, self.data)
+        self.store.save_run(self.run)
 
 
-def _targets(docker: Docker, mode: Mode) -> Targets:
+def as_run(target: Target, settings: StorySettings) -> Target:
+    """The target in the shape the settings give it (the STORY_* variables)."""
+    per_worker = settings.threads if target.model == "threads" else settings.async_cores
+    return replace(target, workers=settings.workers, per_worker=per_worker)
+
+
+def _servers(docker: Docker, target: Target) -> Targets:
+    network = docker.network(target.compose_file)
+
     def cid(service: str) -> str:
-        found = docker.container_id(mode.compose_file, service)
+        found = docker.container_id(target.compose_file, service)
         if not found:
-            raise DockerError(f"{mode.compose_file}: no {service} container is running")
+            raise DockerError(f"{target.compose_file}: no {service} container is running")
         return found
 
     app, ingress, api = cid("flask_app"), cid("ingress"), cid("slow_api")
     return Targets(
         app_pid=docker.main_pid(app),
         app_container=app,
-        app_ip=docker.ip_address(app, network=mode.network),
-        ingress_ip=docker.ip_address(ingress, network=mode.network),
-        api_ip=docker.ip_address(api, network=mode.network),
-        uwsgi_stats=mode.server == "uwsgi",
+        app_ip=docker.ip_address(app, network=network),
+        ingress_ip=docker.ip_address(ingress, network=network),
+        api_ip=docker.ip_address(api, network=network),
+        uwsgi_stats=target.server == "uWSGI",
     )
 
 
-def _bring_up(docker: Docker, mode: Mode) -> Targets:
-    docker.up(mode.compose_file)
-    targets = _targets(docker, mode)
-    if targets.ingress_ip and not wait_for(
-        lambda: fetch_text(f"http://{targets.ingress_ip}:8081/stub_status") is not None,
+def _bring_up(docker: Docker, target: Target) -> Targets:
+    docker.up(target.compose_file)
+    servers = _servers(docker, target)
+    if servers.ingress_ip and not wait_for(
+        lambda: (
+            fetch_text(f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status") is not None
+        ),
         timeout=30,
         step=0.2,
     ):
-        raise DockerError(f"{mode.name}: nginx's stub_status did not answer within 30 s")
-    return targets
+        raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
+    return servers
 
 
-def _upstream_in_flight(targets: Targets) -> int | None:
-    body = fetch_text(f"http://{targets.api_ip}:{API_PORT}/control/stats")
+def _upstream_in_flight(servers: Targets) -> int | None:
+    body = fetch_text(f"http://{servers.api_ip}:{API_PORT}/control/stats")
     try:
-        return int(json.loads(body)["in_flight"]) if body else None
-    except (ValueError, KeyError, TypeError):
+        value = json.loads(body).get("in_flight") if body else None
+    except (ValueError, AttributeError):
         return None
+    return value if isinstance(value, int) else None
 
 
-def _settle(targets: Targets, *, limit: float) -> float | None:
+def _settle(servers: Targets, *, limit: float) -> float | None:
     """Wait until nothing waits on the third party for two looks a second apart (the last
     step's backlog is gone); the seconds it took, None if it was still busy at `limit`."""
     started = time.monotonic()
     quiet = 0
     while time.monotonic() - started < limit:
-        quiet = quiet + 1 if _upstream_in_flight(targets) == 0 else 0
+        quiet = quiet + 1 if _upstream_in_flight(servers) == 0 else 0
         if quiet >= 2:
             return round(time.monotonic() - started, 1)
         time.sleep(1.0)
     return None
 
 
-def _access_log(docker: Docker, mode: Mode) -> str:
-    ingress = docker.container_id(mode.compose_file, "ingress")
-    log = (
-        docker.run(
-            ["docker", "exec", ingress, "cat", "/tmp/access.log"],
-            check=False,
-            quiet=True,
-            timeout=60,
-        )
-        if ingress
-        else None
+def _access_log(docker: Docker, target: Target) -> str:
+    ingress = docker.container_id(target.compose_file, "ingress")
+    if not ingress:
+        return ""
+    log = docker.run(
+        ["docker", "exec", ingress, "cat", "/tmp/access.log"], check=False, quiet=True, timeout=60
     )
-    return log.stdout if log is not None else ""
+    return log.stdout
 
 
-def run_mode(
-    *,
-    docker: Docker,
-    mode: Mode,
-    settings: StorySettings,
-    raw_dir: Path,
-    info: Callable[[str], None],
-) -> dict:
-    """One mode through the whole schedule; its entry for story.json."""
-    out_name = f"openloop-{mode.name}.json"
-    tool = openloop_args(settings, out=f"/out/{out_name}")
-    argv = loadgen_argv(
-        network=mode.network,
-        out_dir=str(raw_dir),
-        uid=os.getuid(),
-        gid=os.getgid(),
-        name=f"story-load-{mode.name}",
-        tool_argv=tool,
+def _generator(story: Story, target: Target, tool_argv: list[str], *, name: str) -> list[str]:
+    """`docker run` for the load generator on the target's network, writing into raw/."""
+    return story.docker.loadgen_argv(
+        network=story.docker.network(target.compose_file),
+        tool_argv=tool_argv,
+        name=name,
+        out_dir=story.raw_dir,
+        cpu_shares=GENERATOR_CPU_SHARES,
     )
-    entry: dict = {
-        "mode": mode.name,
-        "pool": mode.pool,
-        "server": mode.server,
-        "compose_file": mode.compose_file,
-        "commands": [shown(docker.compose(mode.compose_file, "up", "-d", "--wait")), shown(argv)],
-    }
-    docker.down(mode.compose_file)
+
+
+def _read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
+    if not path.exists():
+        raise DockerError(f"{what}: the generator wrote no result (exit {exit_code}): {stderr}")
     try:
-        targets = _bring_up(docker, mode)
-        info(
-            f"{mode.name}: {settings.duration:g} s of load, the incident at "
+        return analysis.generator_output(json.loads(path.read_text()))
+    except (ValueError, ModelError) as exc:
+        raise DockerError(f"{what}: {path.name} is not the generator's output: {exc}") from None
+
+
+def measure_incident(
+    *,
+    output: analysis.GeneratorOutput,
+    samples: Sequence[ServerSample],
+    access_text: str,
+    settings: StorySettings,
+) -> tuple[Incident, list[str], StorySummary, list[StorySecond]]:
+    """The generator's rows, the server samples and the access log, as one target's figures:
+    (incident, adds_up problems, summary, per-second rows)."""
+    records = parse_access_log(access_text)
+    access = [(r.end_wall - output.t0_wall, r.status) for r in records]
+    rows = analysis.per_second(
+        output.attempts,
+        seconds=int(settings.duration) + 1,
+        server=samples,
+        t0_monotonic=output.t0_monotonic,
+        access=access,
+    )
+    control = output.events[0] if output.events else None
+    incident = Incident(
+        start=float(control["sent"]) if control else settings.before_s,
+        seconds=settings.incident_s,
+        control=control,
+    )
+    summary = analysis.summarise(
+        attempts=output.attempts,
+        rows=rows,
+        incident=incident,
+        arrivals_end=settings.duration,
+        timeout=settings.timeout,
+        access=records,
+    )
+    return incident, analysis.check_adds_up(output.attempts, rows), summary, rows
+
+
+def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarget:
+    """One target through the whole schedule with the open loop."""
+    settings, docker = story.run.story, story.docker
+    out_name = f"openloop-{target.name}.json"
+    argv = _generator(
+        story,
+        target,
+        openloop_args(settings, target, out=f"/out/{out_name}"),
+        name=f"{target.name}-load",
+    )
+    entry.commands = [shown(docker.compose(target.compose_file, "up", "-d", "--wait")), shown(argv)]
+    docker.down(target.compose_file)
+    try:
+        servers = _bring_up(docker, target)
+        story.info(
+            f"{target.name}: {settings.duration:g} s of load, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
-        with ServerSampler(targets) as sampler:
+        with ServerSampler(servers) as sampler:
             proc = docker.run(
                 argv,
                 check=False,
@@ -161,191 +232,30 @@ def run_mode(
                 + settings.max_attempts * (settings.timeout + settings.refresh_delay)
                 + SLACK_S,
             )
-        entry["generator_exit"] = proc.returncode
-        entry["generator_stderr"] = proc.stderr.strip()[-2000:]
-        access_text = _access_log(docker, mode)
-        (raw_dir / f"access-{mode.name}.log").write_text(access_text)
-        entry["server_samples"] = sampler.samples
+        access_text = _access_log(docker, target)
+        (story.raw_dir / f"access-{target.name}.log").write_text(access_text)
     finally:
-        docker.down(mode.compose_file)
-    result_path = raw_dir / out_name
-    if not result_path.exists():
-        raise DockerError(
-            f"{mode.name}: the generator wrote no result "
-            f"(exit {entry['generator_exit']}): {entry['generator_stderr']}"
-        )
-    result = json.loads(result_path.read_text())
-    entry.update(
-        analyse(
-            result=result,
-            samples=entry.pop("server_samples"),
-            access_text=access_text,
-            settings=settings,
-        )
+        docker.down(target.compose_file)
+    output = _read_output(
+        story.raw_dir / out_name,
+        what=target.name,
+        exit_code=proc.returncode,
+        stderr=proc.stderr.strip()[-500:],
     )
-    return entry
-
-
-def analyse(
-    *, result: dict, samples: Sequence[dict], access_text: str, settings: StorySettings
-) -> dict:
-    """The generator's rows, the server samples and the access log, as one mode's entry."""
-    attempts = analysis.attempts_from(result)
-    seconds = int(settings.duration) + 1
-    rows = analysis.per_second(
-        attempts, seconds=seconds, server=samples, t0_monotonic=result["t0_monotonic"]
+    incident, problems, summary, rows = measure_incident(
+        output=output, samples=sampler.samples, access_text=access_text, settings=settings
     )
-    access = [
-        (r.end_wall - result["t0_wall"], r.status, r.request_time)
-        for r in parse_access_log(access_text)
-    ]
-    for t, status, _ in access:
-        s = int(t)
-        if 0 <= s < len(rows):
-            rows[s]["nginx_499"] = rows[s].get("nginx_499", 0) + (status == 499)
-            rows[s]["nginx_5xx"] = rows[s].get("nginx_5xx", 0) + (500 <= status < 600)
-    events = result.get("events") or []
-    incident_start = events[0]["sent"] if events else settings.before_s
-    return {
-        "check": result["check"],
-        "loop": result.get("loop"),
-        "incident": {
-            "start": incident_start,
-            "seconds": settings.incident_s,
-            "control": events[0] if events else None,
-        },
-        "adds_up": analysis.check_adds_up(attempts, rows),
-        "summary": analysis.summarise(
-            attempts=attempts,
-            rows=rows,
-            incident_start=incident_start,
-            incident_s=settings.incident_s,
-            arrivals_end=settings.duration,
-            timeout=settings.timeout,
-            access=access,
-        ),
-        "seconds": rows,
-    }
-
-
-def run_story(
-    *,
-    docker: Docker,
-    modes: Sequence[Mode],
-    settings: StorySettings,
-    store: StoryRun,
-    info: Callable[[str], None],
-    warn: Callable[[str], None],
-    incident: bool = True,
-    closed_loop: bool = False,
-) -> None:
-    """Mode by mode: the incident with the open loop and/or the same incident with ab (the
-    closed loop); story.json after each mode."""
-    raw_dir = store.run_dir / "raw"
-    raw_dir.mkdir(parents=True, exist_ok=True)
-    for mode in modes if incident or closed_loop else ():
-        started = time.monotonic()
-        entry: dict = {"mode": mode.name, "pool": mode.pool, "server": mode.server}
-        try:
-            if incident:
-                entry = run_mode(
-                    docker=docker, mode=mode, settings=settings, raw_dir=raw_dir, info=info
-                )
-        except DockerError as exc:
-            warn(f"{mode.name}: {exc}")
-            entry["error"] = str(exc)
-        if closed_loop:
-            try:
-                entry["closed_loop"] = run_closed_loop(
-                    docker=docker, mode=mode, settings=settings, raw_dir=raw_dir, info=info
-                )
-            except DockerError as exc:
-                warn(f"{mode.name} (ab): {exc}")
-                entry["closed_loop_error"] = str(exc)
-        entry["wall_s"] = round(time.monotonic() - started, 1)
-        store.data["modes"].append(entry)
-        store.save()
-        if "summary" in entry:
-            s = entry["summary"]
-            info(
-                f"{mode.name}: goodput {s['goodput_before'] or 0:.0f}/s before, "
-                f"{s['goodput_during'] or 0:.0f}/s during, {s['goodput_after'] or 0:.0f}/s "
-                f"after; amplification {s['amplification'] or 0:.2f}; "
-                f"{'valid' if entry['check']['valid'] else 'INVALID'}"
-            )
-
-
-def run_sweep_mode(
-    *,
-    docker: Docker,
-    mode: Mode,
-    settings: StorySettings,
-    sweep: SweepSettings,
-    raw_dir: Path,
-    info: Callable[[str], None],
-) -> dict:
-    """One mode through every rate of the sweep, on one bring-up; its entry for
-    story.json's `sweep.modes`. Between steps the servers drain (see `_settle`)."""
-    entry: dict = {
-        "mode": mode.name,
-        "pool": mode.pool,
-        "server": mode.server,
-        "capacity_per_s": (sweep.capacity(settings) if mode.pool == "threads" else None),
-        "commands": [shown(docker.compose(mode.compose_file, "up", "-d", "--wait"))],
-        "steps": [],
-    }
-    docker.down(mode.compose_file)
-    try:
-        targets = _bring_up(docker, mode)
-        for rate in sweep.rates:
-            settled = _settle(targets, limit=sweep.settle_s)
-            out_name = f"sweep-{mode.name}-{rate:g}.json"
-            argv = loadgen_argv(
-                network=mode.network,
-                out_dir=str(raw_dir),
-                uid=os.getuid(),
-                gid=os.getgid(),
-                name=f"story-sweep-{mode.name}",
-                tool_argv=sweep_step_args(settings, sweep, rate=rate, out=f"/out/{out_name}"),
-            )
-            entry["commands"].append(shown(argv))
-            info(
-                f"{mode.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
-                f"{sweep.delay:g} s"
-            )
-            proc = docker.run(
-                argv,
-                check=False,
-                timeout=sweep.step_s
-                + settings.max_attempts * (settings.timeout + settings.refresh_delay)
-                + SLACK_S,
-            )
-            path = raw_dir / out_name
-            if not path.exists():
-                raise DockerError(
-                    f"{mode.name} at {rate:g}/s: the generator wrote no result "
-                    f"(exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
-                )
-            result = json.loads(path.read_text())
-            step = replace(
-                summarise_step(
-                    attempts=analysis.attempts_from(result),
-                    check=result["check"],
-                    rate=rate,
-                    warmup_s=sweep.warmup_s,
-                    measure_s=sweep.measure_s,
-                ),
-                settled_before_s=settled,
-            )
-            entry["steps"].append(step.as_dict())
-            info(
-                f"{mode.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
-                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
-                f"{'valid' if step.valid else 'INVALID'}"
-            )
-    finally:
-        docker.down(mode.compose_file)
-    return entry
+    return replace(
+        entry,
+        generator_exit=proc.returncode,
+        generator_stderr=proc.stderr.strip()[-2000:],
+        check=output.check,
+        loop=output.loop,
+        incident=incident,
+        adds_up=problems,
+        summary=summary,
+        seconds=rows,
+    )
 
 
 def _send_incident(url: str, at_wall: float, sent: list[float]) -> None:
@@ -359,35 +269,23 @@ def _send_incident(url: str, at_wall: float, sent: list[float]) -> None:
         pass  # the caller finds `sent` empty and says so
 
 
-def run_closed_loop(
-    *,
-    docker: Docker,
-    mode: Mode,
-    settings: StorySettings,
-    raw_dir: Path,
-    info: Callable[[str], None],
-) -> dict:
+def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
     """The same incident with ab instead of the open loop: ab runs for the story's duration
     at c connections; the control request goes to slow_api (from this host, at its address
-    on the scenario's network) `before_s` after ab starts. Returns `modes[].closed_loop`."""
-    tsv = f"ab-{mode.name}.tsv"
-    tool = ab_args(settings, gnuplot=f"/out/{tsv}")
-    argv = loadgen_argv(
-        network=mode.network,
-        out_dir=str(raw_dir),
-        uid=os.getuid(),
-        gid=os.getgid(),
-        name=f"story-ab-{mode.name}",
-        tool_argv=tool,
+    on the target's network) `before_s` after ab starts."""
+    settings, docker = story.run.story, story.docker
+    tsv = f"ab-{target.name}.tsv"
+    argv = _generator(
+        story, target, ab_args(settings, target, gnuplot=f"/out/{tsv}"), name=f"{target.name}-ab"
     )
     c = settings.closed_loop_concurrency
-    docker.down(mode.compose_file)
+    docker.down(target.compose_file)
     try:
-        targets = _bring_up(docker, mode)
-        if not targets.api_ip:
-            raise DockerError(f"{mode.name}: slow_api has no address on {mode.network}")
-        info(
-            f"{mode.name}: ab -c {c} for {settings.duration:g} s, the incident at "
+        servers = _bring_up(docker, target)
+        if not servers.api_ip:
+            raise DockerError(f"{target.name}: slow_api has no address on its network")
+        story.info(
+            f"{target.name}: ab -c {c} for {settings.duration:g} s, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
         sent: list[float] = []
@@ -395,7 +293,7 @@ def run_closed_loop(
             target=_send_incident,
             daemon=True,
             args=(
-                incident_url(settings, host=targets.api_ip),
+                incident_url(settings, host=servers.api_ip),
                 time.time() + settings.before_s,
                 sent,
             ),
@@ -403,19 +301,19 @@ def run_closed_loop(
         control.start()
         proc = docker.run(argv, check=False, timeout=settings.duration + SLACK_S)
         control.join(timeout=15)
-        access_text = _access_log(docker, mode)
-        (raw_dir / f"ab-access-{mode.name}.log").write_text(access_text)
+        access_text = _access_log(docker, target)
+        (story.raw_dir / f"ab-access-{target.name}.log").write_text(access_text)
     finally:
-        docker.down(mode.compose_file)
-    (raw_dir / f"ab-{mode.name}.txt").write_text(proc.stdout + proc.stderr)
+        docker.down(target.compose_file)
+    (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
-        raise DockerError(f"{mode.name}: the incident was never sent to slow_api")
+        raise DockerError(f"{target.name}: the incident was never sent to slow_api")
     try:
         result = AbTool().parse(stdout=proc.stdout + proc.stderr, per_request=None, concurrency=c)
-        rows = ab_rows((raw_dir / tsv).read_text())
+        rows = ab_rows((story.raw_dir / tsv).read_text())
     except (LoadOutputError, OSError) as exc:
         raise DockerError(
-            f"{mode.name}: ab gave no report (exit {proc.returncode}): {exc}"
+            f"{target.name}: ab gave no report (exit {proc.returncode}): {exc}"
         ) from None
     closed = summarise_ab(
         requests=rows,
@@ -427,47 +325,152 @@ def run_closed_loop(
     statuses: dict[str, int] = {}
     for r in parse_access_log(access_text):
         statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
-    entry = {
-        **closed.as_dict(),
-        "nginx_statuses": statuses,
-        "incident_control": incident_url(settings) + f" at {settings.before_s:g} s",
-        "commands": [
-            shown(docker.compose(mode.compose_file, "up", "-d", "--wait")),
+    closed = replace(
+        closed,
+        nginx_statuses=statuses,
+        incident_control=incident_url(settings) + f" at {settings.before_s:g} s",
+        commands=[
+            shown(docker.compose(target.compose_file, "up", "-d", "--wait")),
             shown(argv),
             f"curl -X POST '{incident_url(settings)}'  "
             f"# {closed.incident_at_s:.1f} s after ab's start",
         ],
-    }
+    )
     b, d, a = (closed.phase(n).per_s or 0 for n in ("before", "during", "after"))
-    info(
-        f"{mode.name} (ab): {b:.0f} → {d:.0f} → {a:.0f} requests/s, {closed.failed} failed, "
+    story.info(
+        f"{target.name} (ab): {b:.0f} → {d:.0f} → {a:.0f} requests/s, {closed.failed} failed, "
         f"max {closed.latency_max_s or 0:.1f} s"
     )
+    return closed
+
+
+def _headline(t: StoryTarget) -> str:
+    s = t.summary
+    if s is None:
+        return f"{t.name}: {t.error or 'not measured'}"
+    verdicts = "; ".join(f.message for f in t.findings)
+    return (
+        f"{t.name}: goodput {s.goodput_before or 0:.0f}/s before, {s.goodput_during or 0:.0f}/s "
+        f"during, {s.goodput_after or 0:.0f}/s after; {s.amplification or 0:.2f} attempts per "
+        f"visit; {verdicts}"
+    )
+
+
+def run_story(
+    story: Story, targets: Sequence[Target], *, incident: bool = True, closed_loop: bool = False
+) -> None:
+    """Target by target: the incident with the open loop and/or the same incident with ab
+    (the closed loop); results.json after each target."""
+    for base in targets if incident or closed_loop else ():
+        target = as_run(base, story.run.story)
+        started = time.monotonic()
+        entry = StoryTarget(
+            name=target.name,
+            title=target.title,
+            model=target.model,
+            server=target.server,
+            compose_file=target.compose_file,
+            workers=target.workers,
+            per_worker=target.per_worker,
+        )
+        if incident:
+            try:
+                entry = run_incident(story, target, entry)
+            except DockerError as exc:
+                story.warn(f"{target.name}: {exc}")
+                entry.error = str(exc)
+        if closed_loop:
+            try:
+                entry.closed_loop = run_closed_loop(story, target)
+            except DockerError as exc:
+                story.warn(f"{target.name} (ab): {exc}")
+                entry.closed_loop_error = str(exc)
+        entry.findings = findings.for_target(entry)
+        entry.wall_s = round(time.monotonic() - started, 1)
+        story.run.targets.append(entry)
+        story.save()
+        if entry.summary is not None:
+            story.info(_headline(entry))
+
+
+def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
+    """One target through every rate of the sweep, on one bring-up. Between steps the
+    servers drain (see `_settle`)."""
+    settings, docker = story.run.story, story.docker
+    entry = SweepTarget(
+        name=target.name,
+        title=target.title,
+        model=target.model,
+        server=target.server,
+        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
+        commands=[shown(docker.compose(target.compose_file, "up", "-d", "--wait"))],
+    )
+    docker.down(target.compose_file)
+    try:
+        servers = _bring_up(docker, target)
+        for rate in sweep.rates:
+            settled = _settle(servers, limit=sweep.settle_s)
+            out_name = f"sweep-{target.name}-{rate:g}.json"
+            argv = _generator(
+                story,
+                target,
+                sweep_step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
+                name=f"{target.name}-sweep",
+            )
+            entry.commands.append(shown(argv))
+            story.info(
+                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
+                f"{sweep.delay:g} s"
+            )
+            proc = docker.run(
+                argv,
+                check=False,
+                timeout=sweep.step_s
+                + settings.max_attempts * (settings.timeout + settings.refresh_delay)
+                + SLACK_S,
+            )
+            output = _read_output(
+                story.raw_dir / out_name,
+                what=f"{target.name} at {rate:g}/s",
+                exit_code=proc.returncode,
+                stderr=proc.stderr.strip()[-500:],
+            )
+            step = summarise_step(
+                attempts=output.attempts,
+                check=output.check,
+                rate=rate,
+                warmup_s=sweep.warmup_s,
+                measure_s=sweep.measure_s,
+                settled_before_s=settled,
+            )
+            entry.steps.append(step)
+            story.info(
+                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
+                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
+                f"{'valid' if step.valid else 'INVALID'}"
+            )
+    finally:
+        docker.down(target.compose_file)
     return entry
 
 
-def run_sweep(
-    *,
-    docker: Docker,
-    modes: Sequence[Mode],
-    settings: StorySettings,
-    sweep: SweepSettings,
-    store: StoryRun,
-    info: Callable[[str], None],
-    warn: Callable[[str], None],
-) -> None:
-    raw_dir = store.run_dir / "raw"
-    raw_dir.mkdir(parents=True, exist_ok=True)
-    store.data["sweep"] = {"settings": sweep.as_dict(), "modes": []}
-    for mode in modes:
+def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
+    story.run.sweep = Sweep(settings=sweep)
+    for base in targets:
+        target = as_run(base, story.run.story)
         started = time.monotonic()
         try:
-            entry = run_sweep_mode(
-                docker=docker, mode=mode, settings=settings, sweep=sweep, raw_dir=raw_dir, info=info
-            )
+            entry = run_sweep_target(story, target, sweep)
         except DockerError as exc:
-            warn(f"{mode.name} (sweep): {exc}")
-            entry = {"mode": mode.name, "pool": mode.pool, "server": mode.server, "error": str(exc)}
-        entry["wall_s"] = round(time.monotonic() - started, 1)
-        store.data["sweep"]["modes"].append(entry)
-        store.save()
+            story.warn(f"{target.name} (sweep): {exc}")
+            entry = SweepTarget(
+                name=target.name,
+                title=target.title,
+                model=target.model,
+                server=target.server,
+                error=str(exc),
+            )
+        entry.findings = findings.for_sweep_target(entry)
+        entry.wall_s = round(time.monotonic() - started, 1)
+        story.run.sweep.targets.append(entry)
+        story.save()

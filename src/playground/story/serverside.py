@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from playground.sampling import Periodic, ProcReader, StatsReader, reader_for
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
@@ -40,7 +41,7 @@ def accept_queue(net_tcp_text: str, *, port: int) -> int | None:
     return found
 
 
-def uwsgi_figures(stats: dict) -> dict:
+def uwsgi_figures(stats: dict[str, Any]) -> dict[str, int | None]:
     """Busy workers, busy cores (threads or greenlets in a request) and uWSGI's listen queue."""
     workers = stats.get("workers") or []
     cores = [c for w in workers for c in (w.get("cores") or [])]
@@ -53,7 +54,7 @@ def uwsgi_figures(stats: dict) -> dict:
     }
 
 
-def stub_status_figures(text: str) -> dict:
+def stub_status_figures(text: str) -> dict[str, int | None]:
     """nginx's stub_status: connections open now, and those waiting for the upstream's
     answer (writing) or reading the request."""
     lines = text.splitlines()
@@ -98,7 +99,8 @@ def parse_access_log(text: str) -> list[AccessRecord]:
 def fetch_text(url: str) -> str | None:
     try:
         with urllib.request.urlopen(url, timeout=POLL_TIMEOUT_S) as resp:
-            return resp.read().decode("utf-8", "replace")
+            body: bytes = resp.read()
+            return body.decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
 
@@ -113,6 +115,28 @@ class Targets:
     ingress_ip: str | None
     api_ip: str | None
     uwsgi_stats: bool
+
+
+@dataclass
+class ServerSample:
+    """What the servers showed at one moment (None: not read, or not this kind of server)."""
+
+    monotonic: float  # the machine's monotonic clock, shared by every container
+    listen_queue: int | None = None
+    uwsgi_listen_queue: int | None = None
+    uwsgi_listen_queue_errors: int | None = None
+    busy_workers: int | None = None
+    busy_cores: int | None = None
+    cores: int | None = None
+    nginx_active: int | None = None
+    nginx_reading: int | None = None
+    nginx_writing: int | None = None
+    nginx_waiting: int | None = None
+    upstream_in_flight: int | None = None
+    threads: int | None = None
+    processes: int | None = None
+    cpu_pct: float | None = None
+    rss_mb: float | None = None
 
 
 class ServerSampler(Periodic):
@@ -131,47 +155,47 @@ class ServerSampler(Periodic):
         super().__init__(interval=interval, name="story-sampler")
         self.t = targets
         self.fetch = fetch
-        self.samples: list[dict] = []
+        self.samples: list[ServerSample] = []
         self._reader: ProcReader | StatsReader = reader_for(
             container=targets.app_container, pid=targets.app_pid
         )
 
-    def sample_once(self) -> dict:
-        now = time.monotonic()
-        row: dict = {"monotonic": now}
+    def _json(self, url: str) -> dict[str, Any] | None:
+        body = self.fetch(url)
+        try:
+            value = json.loads(body) if body else None
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def sample_once(self) -> ServerSample:
+        row = ServerSample(monotonic=time.monotonic())
         if self.t.app_pid:
             try:
                 text = Path(f"/proc/{self.t.app_pid}/net/tcp").read_text()
-                queued = accept_queue(text, port=APP_PORT)
-                if queued is not None:
-                    row["listen_queue"] = queued
+                row.listen_queue = accept_queue(text, port=APP_PORT)
             except OSError:
                 pass
+        figures: dict[str, int | None] = {}
         if self.t.uwsgi_stats and self.t.app_ip:
-            body = self.fetch(f"http://{self.t.app_ip}:{STATS_PORT}/")
-            if body:
-                try:
-                    row.update(uwsgi_figures(json.loads(body)))
-                except ValueError:
-                    pass
+            stats = self._json(f"http://{self.t.app_ip}:{STATS_PORT}/")
+            if stats is not None:
+                figures.update(uwsgi_figures(stats))
         if self.t.ingress_ip:
             body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
             if body:
-                row.update(stub_status_figures(body))
+                figures.update(stub_status_figures(body))
         if self.t.api_ip:
-            body = self.fetch(f"http://{self.t.api_ip}:{API_PORT}/control/stats")
-            if body:
-                try:
-                    row["upstream_in_flight"] = json.loads(body).get("in_flight")
-                except ValueError:
-                    pass
-        sample = self._reader.read(now)
+            upstream = self._json(f"http://{self.t.api_ip}:{API_PORT}/control/stats")
+            if upstream is not None and isinstance(upstream.get("in_flight"), int):
+                figures["upstream_in_flight"] = upstream["in_flight"]
+        for name, value in figures.items():
+            setattr(row, name, value)
+        sample = self._reader.read(row.monotonic)
         if sample is not None:
-            row.update(
-                threads=sample.threads,
-                processes=sample.processes,
-                cpu_pct=round(sample.cpu_pct, 1),
-                rss_mb=round(sample.rss_mb, 1),
-            )
+            row.threads = sample.threads
+            row.processes = sample.processes
+            row.cpu_pct = round(sample.cpu_pct, 1)
+            row.rss_mb = round(sample.rss_mb, 1)
         self.samples.append(row)
         return row

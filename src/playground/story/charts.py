@@ -1,0 +1,152 @@
+"""The story's charts: per target a per-second chart with the incident shaded, and the sweep's
+goodput against offered load. PNGs beside the report, which embeds them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import pyplot as plt
+
+from playground.storymodel import StorySecond, StorySettings, StoryTarget, Sweep
+
+SWEEP_STYLE = {
+    "threads": ("-", "o"),
+    "gevent": ("--", "s"),
+}
+
+
+def target_chart_name(target: StoryTarget) -> str:
+    return f"story-{target.name.removeprefix('story-')}.png"
+
+
+SWEEP_CHART = "story-sweep.png"
+
+
+def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:
+    return [getattr(r, name) for r in rows]
+
+
+def _has(rows: Sequence[StorySecond], name: str) -> bool:
+    return any(getattr(r, name) is not None for r in rows)
+
+
+def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> None:
+    rows = target.seconds
+    t = [r.t + 0.5 for r in rows]
+    start = target.incident.start if target.incident else settings.before_s
+    fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
+    for ax in axes:
+        ax.axvspan(
+            start,
+            start + settings.incident_s,
+            color="tab:red",
+            alpha=0.08,
+            label="incident (third party slow)",
+        )
+        ax.grid(alpha=0.3)
+    ax = axes[0]
+    ax.plot(t, _series(rows, "arrivals"), label="arrivals (new visits)", color="tab:gray")
+    ax.plot(t, _series(rows, "refreshes"), label="refreshes", color="tab:orange")
+    ax.plot(t, _series(rows, "goodput"), label="goodput (2xx)", color="tab:green", linewidth=2)
+    ax.plot(t, [r.timeouts + r.errors for r in rows], label="timeouts + errors", color="tab:red")
+    ax.set_ylabel("per second")
+    ax.legend(loc="upper left", fontsize=8, ncol=3)
+    ax = axes[1]
+    ax.plot(t, _series(rows, "in_flight"), label="in flight (client side)", color="tab:blue")
+    for name, label, color, style in (
+        ("upstream_in_flight", "waiting on the third party", "tab:purple", "-"),
+        ("listen_queue", "app's listen queue (kernel)", "tab:brown", "-"),
+        ("busy_cores", "uWSGI busy threads/greenlets", "tab:olive", "--"),
+        ("threads", "OS threads (app)", "black", ":"),
+    ):
+        if _has(rows, name):
+            ax.plot(t, _series(rows, name), label=label, color=color, linestyle=style)
+    ax.set_ylabel("requests / threads")
+    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    ax = axes[2]
+    ax.plot(t, _series(rows, "latency_p50"), label="user latency p50", color="tab:blue")
+    ax.plot(t, _series(rows, "latency_p99"), label="user latency p99", color="tab:red")
+    ax.axhline(
+        settings.timeout,
+        color="gray",
+        linestyle="--",
+        linewidth=1,
+        label=f"client timeout ({settings.timeout:g} s)",
+    )
+    ax.set_ylabel("seconds (from the intended send,\nby arrival second)")
+    ax.set_xlabel("seconds into the run")
+    ax.legend(loc="upper left", fontsize=8, ncol=3)
+    fig.suptitle(
+        f"{target.name}: {settings.rate:g} visits/s, third party "
+        f"{settings.normal_delay:g} s → {settings.incident_delay:g} s → "
+        f"{settings.normal_delay:g} s"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
+    """Goodput against offered load, a line per target, the ideal diagonal and each thread
+    pool's capacity (workers x threads / delay)."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
+    ax.plot(
+        [0, top * 1.05],
+        [0, top * 1.05],
+        color="gray",
+        linestyle=":",
+        linewidth=1,
+        label="ideal: goodput = offered",
+    )
+    capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
+    for cap in capacities:
+        ax.axhline(
+            cap,
+            color="black",
+            linestyle="-.",
+            linewidth=1,
+            alpha=0.6,
+            label=f"thread pool's capacity: {settings.workers} x "
+            f"{settings.threads} / {sweep.settings.delay:g} s = {cap:g}/s",
+        )
+    for m in sweep.targets:
+        if not m.steps:
+            continue
+        style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
+        ax.plot(
+            [st.rate for st in m.steps],
+            [st.goodput_per_s for st in m.steps],
+            marker=marker,
+            linestyle=style,
+            linewidth=2,
+            label=m.name,
+        )
+        bad = [st for st in m.steps if not st.valid]
+        if bad:
+            ax.plot(
+                [st.rate for st in bad],
+                [st.goodput_per_s for st in bad],
+                linestyle="none",
+                marker="x",
+                color="black",
+                markersize=9,
+            )
+    ax.set_xlim(0, top * 1.05)
+    ax.set_ylim(0, top * 1.1)
+    ax.set_xlabel("offered load (visits/s, Poisson)")
+    ax.set_ylabel("goodput (2xx answers/s, measured window)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(
+        f"Goodput vs offered load, third party at {sweep.settings.delay:g} s; users reload "
+        f"after {settings.timeout:g} s (x: the generator's self-check failed)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,165 @@
+"""The story's verdicts, decided once when a target is measured and stored with it.
+
+Each rule reads a target's measured figures and says, as a :class:`~playground.model.Finding`,
+whether they can be trusted (the generator's self-check, the counts adding up) and what they
+show (the service held or collapsed during the incident, recovered or not). The report,
+`playground compare` and the command's exit status read these findings; none of them decides
+anything again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from playground.model import Finding
+from playground.storymodel import StoryRun, StoryTarget, SweepTarget
+
+#: A target *held* through the incident when at least this share of the visits that arrived
+#: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,
+#: runs of 2026-11-23) the gevent targets and uWSGI's pool at 2 s served 100%, the pools that
+#: collapsed 46-87%.
+HELD_SHARE = 0.95
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
+
+
+def generator(check_valid: bool, reasons: Iterable[str], *, where: str) -> list[Finding]:
+    """The generator's self-check: a run that did not keep its schedule is no headline."""
+    if check_valid:
+        return []
+    why = "; ".join(reasons) or "no reason recorded"
+    return [
+        Finding(
+            code="generator-invalid",
+            severity=ERROR,
+            message=f"{where}: the load generator did not keep its schedule ({why}); its "
+            "latencies and goodput are not trusted",
+            figures={"reasons": list(reasons)},
+        )
+    ]
+
+
+def adds_up(problems: list[str], *, where: str) -> list[Finding]:
+    if not problems:
+        return []
+    return [
+        Finding(
+            code="counts-do-not-add-up",
+            severity=ERROR,
+            message=f"{where}: the counts do NOT add up: " + "; ".join(problems),
+            figures={"problems": problems},
+        )
+    ]
+
+
+def incident(target: StoryTarget) -> list[Finding]:
+    """Held or collapsed, recovered or not: what the incident did to this target."""
+    s = target.summary
+    if s is None:
+        return []
+    out: list[Finding] = []
+    served = s.visits_served_during
+    figures = {
+        "visits_served_during": served,
+        "goodput_during": s.goodput_during,
+        "arrivals_during": s.arrivals_during,
+        "held_share": HELD_SHARE,
+    }
+    if served is not None and served >= HELD_SHARE:
+        out.append(
+            Finding(
+                code="held",
+                severity=INFO,
+                message=f"held: {_pct(served)} of the visits during the incident were served",
+                figures=figures,
+            )
+        )
+    elif served is not None:
+        out.append(
+            Finding(
+                code="collapsed",
+                severity=WARNING,
+                message=f"collapsed: only {_pct(served)} of the visits during the incident were "
+                f"served (held means at least {_pct(HELD_SHARE)})",
+                figures=figures,
+            )
+        )
+    if s.recovery_s is not None:
+        out.append(
+            Finding(
+                code="recovered",
+                severity=INFO,
+                message=f"recovered {s.recovery_s:.0f} s after the third party did",
+                figures={"recovery_s": s.recovery_s},
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                code="not-recovered",
+                severity=WARNING,
+                message="did not recover within the run after the third party did",
+                figures={"recovery_s": None},
+            )
+        )
+    return out
+
+
+def for_target(target: StoryTarget) -> list[Finding]:
+    """Every finding of one target through the incident (and its closed loop)."""
+    out: list[Finding] = []
+    if target.check is not None:
+        out += generator(target.check.valid, target.check.reasons, where="open loop")
+    out += adds_up(target.adds_up, where="open loop")
+    out += incident(target)
+    if target.closed_loop is not None:
+        out += adds_up(target.closed_loop.adds_up, where="closed loop (ab)")
+    return out
+
+
+def for_sweep_target(target: SweepTarget) -> list[Finding]:
+    out: list[Finding] = []
+    for step in target.steps:
+        where = f"{step.rate:g} visits/s"
+        if step.check is not None:
+            out += generator(step.check.valid, step.check.reasons, where=where)
+        out += adds_up(step.adds_up, where=where)
+    return out
+
+
+def failed(run: StoryRun) -> list[str]:
+    """The targets whose measurement failed or cannot be trusted (an error, or a finding of
+    severity error): the command exits 1 when there is any."""
+    bad = [
+        t.name
+        for t in run.targets
+        if t.error or t.closed_loop_error or any(f.severity == ERROR for f in t.findings)
+    ]
+    if run.sweep is not None:
+        bad += [
+            f"{t.name} (sweep)"
+            for t in run.sweep.targets
+            if t.error or any(f.severity == ERROR for f in t.findings)
+        ]
+    return bad
+
+
+def held(target: StoryTarget) -> bool | None:
+    """The verdict the report headlines: True held, False collapsed, None not measured."""
+    codes = {f.code for f in target.findings}
+    if "held" in codes:
+        return True
+    if "collapsed" in codes:
+        return False
+    return None
+
+
+def trusted(target: StoryTarget) -> bool:
+    """No error finding: its figures can be a headline."""
+    return target.error is None and not any(f.severity == ERROR for f in target.findings)

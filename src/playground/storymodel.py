@@ -1,0 +1,433 @@
+"""The story's results model: a `playground story` run as typed objects with one JSON form.
+
+A story run is stored like every run (`results/<run-id>/results.json`, by
+:class:`playground.results.RunStore`) and converted by the same functions as a bench run
+(:mod:`playground.model`): a missing key reads as its default, a value of the wrong type is a
+:class:`~playground.model.ModelError` naming where, unknown keys are kept. Its header is the
+bench run's (:class:`~playground.model.RunHeader`, ``kind`` "story"); its body is the story's
+settings, one :class:`StoryTarget` per target through the incident, and the sweep.
+
+The settings are typed here too (:class:`StorySettings`, :class:`SweepSettings`): the command
+line builds them, the runner reads them, the file keeps them, and the report reads them back;
+a value no story can run with is refused with a reason (:class:`StoryError`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from playground.errors import UsageError
+from playground.model import SCHEMA_VERSION as SCHEMA_VERSION
+from playground.model import Finding, ModelError, RunHeader, _doc, _from_json, _to_json
+
+#: slow_api refuses a longer delay (its MAX_DELAY).
+MAX_UPSTREAM_DELAY_S = 60.0
+#: ab's -c range (`playground.load.AB_MAX_CONCURRENCY`), for the closed loop's connections.
+AB_MAX_CONCURRENCY = 20000
+
+
+class StoryError(UsageError):
+    """Settings that cannot make a story; the message says which and why."""
+
+
+def _finite(value: float) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class StorySettings:
+    """The incident and its users (the defaults are the war story's ratios, scaled by 5)."""
+
+    rate: float = _doc("visits per second, the same before, during and after", 60.0)
+    normal_delay: float = _doc("seconds the third party takes normally", 0.7)
+    incident_delay: float = _doc("... and during the incident", 2.0)
+    before_s: float = _doc("seconds of normal load before the incident", 20.0)
+    incident_s: float = _doc("seconds the incident lasts", 30.0)
+    after_s: float = _doc("seconds of normal load after it: time to recover", 40.0)
+    timeout: float = _doc("seconds a user waits before giving up", 4.0)
+    refresh_delay: float = _doc("seconds a user waits before reloading", 1.0)
+    max_attempts: int = _doc("attempts per visit, the first included; 1 = nobody reloads", 3)
+    arrival: str = _doc("`poisson` or `constant` arrivals", "poisson")
+    seed: int = _doc("seed of the arrivals: the same seed gives the same visits", 1)
+    workers: int = _doc("processes per app server", 2)
+    threads: int = _doc("threads per process (the thread-pool targets)", 64)
+    async_cores: int = _doc("greenlets per process (the gevent targets)", 1000)
+    listen: int = _doc("uWSGI's listen queue", 100)
+    ab_concurrency: int | None = _doc(
+        "ab's connections for the closed loop; null: what the open loop keeps in flight "
+        "normally, rate x normal delay"
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("rate", "timeout", "incident_s"):
+            value = getattr(self, name)
+            if not (_finite(value) and value > 0):
+                raise StoryError(f"{name} must be above 0, got {value}")
+        for name in ("normal_delay", "before_s", "after_s", "refresh_delay"):
+            value = getattr(self, name)
+            if not (_finite(value) and value >= 0):
+                raise StoryError(f"{name} must be 0 or more, got {value}")
+        if not self.incident_delay > self.normal_delay:
+            raise StoryError(
+                f"the incident's delay ({self.incident_delay:g} s) must be longer "
+                f"than the normal one ({self.normal_delay:g} s)"
+            )
+        if self.incident_delay > MAX_UPSTREAM_DELAY_S:
+            raise StoryError("the incident's delay must be at most 60 s (slow_api's MAX_DELAY)")
+        for name in ("max_attempts", "workers", "threads", "async_cores", "listen"):
+            if getattr(self, name) < 1:
+                raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.arrival not in ("poisson", "constant"):
+            raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
+        if self.ab_concurrency is not None and not 1 <= self.ab_concurrency <= AB_MAX_CONCURRENCY:
+            raise StoryError(
+                f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, got {self.ab_concurrency}"
+            )
+
+    @property
+    def closed_loop_concurrency(self) -> int:
+        """ab's connections: as given, or the requests the open loop has in flight normally."""
+        if self.ab_concurrency is not None:
+            return self.ab_concurrency
+        return max(1, round(self.rate * self.normal_delay))
+
+    @property
+    def duration(self) -> float:
+        return self.before_s + self.incident_s + self.after_s
+
+    @property
+    def extra_delay(self) -> float:
+        """Seconds the incident adds to every call to the third party."""
+        return round(self.incident_delay - self.normal_delay, 6)
+
+    def compose_env(self) -> dict[str, str]:
+        """The STORY_* variables the story's compose files read."""
+        return {
+            "STORY_WORKERS": str(self.workers),
+            "STORY_THREADS": str(self.threads),
+            "STORY_ASYNC_CORES": str(self.async_cores),
+            "STORY_LISTEN": str(self.listen),
+        }
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """Goodput against offered load: one short constant-rate step per rate, the third party
+    at a fixed delay, no incident. Users, pools and arrivals are the story's, refreshes
+    included, so a collapse shows as goodput falling while attempts rise."""
+
+    rates: list[float] = _doc(
+        "offered visits per second, one step each", factory=lambda: [20.0, 40.0, 60.0, 80.0, 100.0]
+    )
+    delay: float = _doc("seconds the third party takes, throughout", 2.0)
+    warmup_s: float = _doc("load before each step's measured window (not counted), s", 5.0)
+    measure_s: float = _doc("each step's measured window, s", 20.0)
+    settle_s: float = _doc("at most this long between steps for the servers to drain, s", 30.0)
+
+    def __post_init__(self) -> None:
+        if not self.rates:
+            raise StoryError("the sweep needs at least one rate")
+        for rate in self.rates:
+            if not (_finite(rate) and rate > 0):
+                raise StoryError(f"every sweep rate must be above 0, got {rate:g}")
+        if not (_finite(self.delay) and 0 < self.delay <= MAX_UPSTREAM_DELAY_S):
+            raise StoryError(
+                f"the sweep's delay must be above 0 and at most 60 s "
+                f"(slow_api's MAX_DELAY), got {self.delay:g}"
+            )
+        if not (_finite(self.warmup_s) and self.warmup_s >= 0):
+            raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
+        for name in ("measure_s", "settle_s"):
+            value = getattr(self, name)
+            if not (_finite(value) and value >= 1):
+                raise StoryError(f"the sweep's {name} must be at least 1 s, got {value:g}")
+
+    @property
+    def step_s(self) -> float:
+        return self.warmup_s + self.measure_s
+
+    def capacity(self, story: StorySettings) -> float:
+        """A fixed pool's answers per second at this delay: workers x threads / delay."""
+        return story.workers * story.threads / self.delay
+
+
+@dataclass(frozen=True)
+class GeneratorCheck:
+    """The open-loop generator's self-check: did it keep its schedule?"""
+
+    valid: bool = _doc("every send close enough to its intended time (see `reasons`)", False)
+    reasons: list[str] = _doc("why not, one sentence each", factory=list)
+    send_lag_p50_s: float | None = _doc("median lag of a send behind its intended time, s")
+    send_lag_p99_s: float | None = _doc("99th percentile of the send lag, s")
+    send_lag_max_s: float | None = _doc("the largest send lag, s")
+
+
+@dataclass(frozen=True)
+class StorySecond:
+    """One second of a run: what users sent and got, and what the servers showed."""
+
+    t: int = _doc("seconds since the generator started (this row is [t, t+1))", 0)
+    arrivals: int = _doc("first attempts meant to be sent in this second (new visits)", 0)
+    refreshes: int = _doc("attempts after the first (users reloading)", 0)
+    goodput: int = _doc("attempts that ended with a 2xx in this second", 0)
+    timeouts: int = _doc("attempts whose user gave up in this second", 0)
+    errors: int = _doc("attempts that ended otherwise (refused, reset, non-2xx)", 0)
+    in_flight: int = _doc("attempts open at the end of the second (client side)", 0)
+    latency_p50: float | None = _doc(
+        "user latency p50 of the visits that arrived in this second, s"
+    )
+    latency_p99: float | None = _doc("... and p99, s")
+    nginx_499: int | None = _doc("requests nginx logged as 499 (client gone) ending here")
+    nginx_5xx: int | None = _doc("requests nginx answered 5xx ending here")
+    listen_queue: int | None = _doc("connections in the app's kernel accept queue")
+    uwsgi_listen_queue: int | None = _doc("uWSGI's own listen-queue figure (stats server)")
+    uwsgi_listen_queue_errors: int | None = _doc("uWSGI's listen-queue errors (stats server)")
+    busy_workers: int | None = _doc("uWSGI workers in a request")
+    busy_cores: int | None = _doc("uWSGI threads or greenlets in a request")
+    cores: int | None = _doc("uWSGI threads or greenlets in all")
+    nginx_active: int | None = _doc("connections nginx holds (stub_status)")
+    nginx_reading: int | None = _doc("... reading a request")
+    nginx_writing: int | None = _doc("... waiting for the app's answer or writing it")
+    nginx_waiting: int | None = _doc("... idle keep-alive")
+    upstream_in_flight: int | None = _doc("calls waiting on the third party (slow_api's count)")
+    threads: int | None = _doc("OS threads of the app's processes")
+    processes: int | None = _doc("the app's processes")
+    cpu_pct: float | None = _doc("the app's CPU, 100 = one core")
+    rss_mb: float | None = _doc("the app's resident memory, MB")
+
+
+@dataclass(frozen=True)
+class StorySummary:
+    """One target's figures through the incident (the report's row)."""
+
+    visits: int = _doc("users who arrived", 0)
+    attempts: int = _doc("requests they sent, reloads included", 0)
+    amplification: float | None = _doc("attempts / visits")
+    arrival_rate: float | None = _doc("new visits per second (from second 5 to the end)")
+    goodput_before: float | None = _doc("2xx answers per second before the incident")
+    goodput_during: float | None = _doc("... during it")
+    goodput_after: float | None = _doc("... after it")
+    arrivals_during: float | None = _doc("new visits per second during the incident")
+    attempts_during: float | None = _doc("attempts per second during it, reloads included")
+    recovery_s: float | None = _doc(
+        "seconds from the incident's end until goodput is back to 95% of the answers due "
+        "and stays so; null: not within the run"
+    )
+    normal_latency_s: float | None = _doc("user latency p50 before the incident, s")
+    visits_served_before: float | None = _doc("share of the visits before it served")
+    visits_served_during: float | None = _doc("share of the visits during it served")
+    visits_never_served: int = _doc("visits that never got an answer", 0)
+    user_latency_p50_during: float | None = _doc("user latency p50 of the visits during it, s")
+    user_latency_p99_during: float | None = _doc("... p99, s")
+    timeouts: int = _doc("attempts whose user gave up", 0)
+    errors: int = _doc("attempts that ended otherwise", 0)
+    outcomes: dict[str, int] = _doc(
+        "attempts by outcome (ok, timeout, http 503, ...)", factory=dict
+    )
+    wasted_499: int = _doc(
+        "requests nginx passed on whose client had gone (499): the app still worked on each", 0
+    )
+    nginx_requests: int = _doc("requests in nginx's access log", 0)
+    peak_in_flight: float | None = _doc("most attempts open at once (client side)")
+    peak_listen_queue: float | None = _doc("longest kernel accept queue of the app")
+    peak_uwsgi_listen_queue: float | None = _doc("uWSGI's longest listen-queue figure")
+    peak_busy_cores: float | None = _doc("most uWSGI threads or greenlets busy at once")
+    peak_upstream_in_flight: float | None = _doc("most calls waiting on the third party")
+    peak_nginx_active: float | None = _doc("most connections nginx held")
+    peak_threads: float | None = _doc("most OS threads of the app")
+    threads_before: int | None = _doc("the app's OS threads at the start")
+    peak_cpu_pct: float | None = _doc("the app's highest CPU sample, 100 = one core")
+    timeout_s: float | None = _doc("the users' timeout, s")
+
+
+@dataclass(frozen=True)
+class Incident:
+    """When the third party slowed down, as the generator sent it."""
+
+    start: float = _doc("seconds into the run the control request was sent", 0.0)
+    seconds: float = _doc("how long the incident lasted, s", 0.0)
+    control: dict[str, Any] | None = _doc("the control request as the generator recorded it")
+
+
+@dataclass(frozen=True)
+class AbPhase:
+    """ab's requests in one phase of the incident."""
+
+    name: str = _doc("before, during or after the incident", "")
+    start_s: float = _doc("seconds since ab's first request (its start second)", 0.0)
+    end_s: float = _doc("end of the phase, s", 0.0)
+    requests: int = _doc("requests ab sent in the phase (and finished)", 0)
+    per_s: float | None = _doc("... per second of the phase")
+    latency_p50_s: float | None = _doc("their median response time, s")
+    latency_max_s: float | None = _doc("their longest response time, s")
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """One target's ab run through the same incident (a closed loop)."""
+
+    concurrency: int = _doc("ab -c", 0)
+    requests: int = _doc("rows of ab's -g file: every request it finished", 0)
+    complete: int = _doc("ab's Complete requests", 0)
+    failed: int = _doc("ab's Failed requests (failure events)", 0)
+    non_2xx: int = _doc("ab's Non-2xx responses", 0)
+    rps: float = _doc("ab's own Requests per second over the whole run", 0.0)
+    time_taken_s: float = _doc("ab's run time, s", 0.0)
+    latency_max_s: float | None = _doc("the longest response time, s")
+    incident_at_s: float = _doc("when the control request was sent, s after ab's start", 0.0)
+    incident_s: float = _doc("how long the incident lasted, s", 0.0)
+    phases: list[AbPhase] = _doc("before, during, after", factory=list)
+    adds_up: list[str] = _doc(
+        "problems: each request in one phase, and as many as ab reported", factory=list
+    )
+    nginx_statuses: dict[str, int] = _doc("nginx's access log: requests by status", factory=dict)
+    incident_control: str | None = _doc("the control request and when it was sent")
+    commands: list[str] = _doc("what a reader types to repeat it", factory=list)
+
+    def phase(self, name: str) -> AbPhase:
+        return next(p for p in self.phases if p.name == name)
+
+
+@dataclass
+class StoryTarget:
+    """One target (a registry entry of kind `story`) through the incident."""
+
+    SECTION: ClassVar[str] = "story target"
+
+    name: str = _doc("target name from the registry", "")
+    title: str | None = _doc("human title of the target")
+    model: str = _doc("`threads` (a fixed pool) or `gevent`", "")
+    server: str = _doc("the program that runs the app (uWSGI, Gunicorn, ...)", "")
+    compose_file: str | None = _doc("the compose file the target runs from")
+    workers: int | None = _doc("processes of the app")
+    per_worker: int | None = _doc("threads or greenlets per process, as run")
+    commands: list[str] = _doc("what a reader types to repeat it", factory=list)
+    check: GeneratorCheck | None = _doc("the generator's self-check")
+    loop: str | None = _doc("the generator's event loop (uvloop or asyncio)")
+    generator_exit: int | None = _doc("the generator's exit status")
+    generator_stderr: str | None = _doc("the end of what the generator printed")
+    incident: Incident | None = _doc("when the incident started, as sent")
+    adds_up: list[str] = _doc(
+        "problems: every attempt counted once when sent and once when ended", factory=list
+    )
+    summary: StorySummary | None = _doc("the figures through the incident")
+    seconds: list[StorySecond] = _doc("one row per second of the run", factory=list)
+    closed_loop: ClosedLoop | None = _doc("the same incident under ab (--closed-loop)")
+    closed_loop_error: str | None = _doc("why the closed loop could not be measured")
+    findings: list[Finding] = _doc(
+        "the verdicts, computed once when measured (playground.story.findings)", factory=list
+    )
+    error: str | None = _doc("why the target could not be measured")
+    wall_s: float | None = _doc("seconds the target took, bring-up to teardown")
+    extra: dict[str, Any] = _doc("keys this version does not know", factory=dict)
+
+
+@dataclass(frozen=True)
+class SweepStep:
+    """One offered rate of one target in the sweep."""
+
+    rate: float = _doc("offered visits per second (the setting)", 0.0)
+    offered_per_s: float = _doc("first attempts meant to be sent per second in the window", 0.0)
+    attempts_per_s: float = _doc("... with the reloads", 0.0)
+    goodput_per_s: float = _doc("2xx answers per second that ended in the window", 0.0)
+    timeouts: int = _doc("attempts that timed out in the window", 0)
+    errors: int = _doc("attempts that ended otherwise in the window", 0)
+    visits: int = _doc("visits that arrived in the window", 0)
+    visits_served: float | None = _doc("share of them served, reloads included")
+    latency_p50_s: float | None = _doc("user latency p50 from the intended send, s")
+    latency_p99_s: float | None = _doc("... p99, s")
+    check: GeneratorCheck | None = _doc("the generator's self-check for this step")
+    adds_up: list[str] = _doc(
+        "problems: every attempt counted once when sent and once when ended", factory=list
+    )
+    window_s: float = _doc("seconds in the measured window", 0.0)
+    settled_before_s: float | None = _doc(
+        "seconds the servers took to drain before the step; null: still busy when the "
+        "settle time ran out (the step started anyway)",
+        0.0,
+    )
+
+    @property
+    def valid(self) -> bool:
+        return self.check is not None and self.check.valid
+
+
+@dataclass
+class SweepTarget:
+    """One target through every rate of the sweep, on one bring-up."""
+
+    name: str = _doc("target name from the registry", "")
+    title: str | None = _doc("human title of the target")
+    model: str = _doc("`threads` or `gevent`", "")
+    server: str = _doc("the program that runs the app", "")
+    capacity_per_s: float | None = _doc(
+        "a thread pool's answers per second at the sweep's delay: workers x threads / delay "
+        "(Little's law); null for gevent"
+    )
+    commands: list[str] = _doc("what a reader types to repeat it", factory=list)
+    steps: list[SweepStep] = _doc("one per offered rate", factory=list)
+    findings: list[Finding] = _doc("the verdicts, computed once when measured", factory=list)
+    error: str | None = _doc("why the target could not be measured")
+    wall_s: float | None = _doc("seconds it took")
+    extra: dict[str, Any] = _doc("keys this version does not know", factory=dict)
+
+
+@dataclass
+class Sweep:
+    """Goodput against offered load (`--sweep`)."""
+
+    settings: SweepSettings = _doc("the sweep's rates and windows", factory=SweepSettings)
+    targets: list[SweepTarget] = _doc("one per target", factory=list)
+
+
+@dataclass
+class StoryRun(RunHeader):
+    """One `playground story`: its header, its settings and what each target did."""
+
+    KIND: ClassVar[str] = "story"
+
+    kind: str = _doc("`story`", "story")
+    story: StorySettings = _doc("the incident and its users", factory=StorySettings)
+    targets: list[StoryTarget] = _doc("one per target through the incident", factory=list)
+    sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = _to_json(self)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "results") -> StoryRun:
+        if not isinstance(data, dict):
+            raise ModelError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        if data.get("schema_version") != SCHEMA_VERSION or data.get("kind") != cls.KIND:
+            raise ModelError(
+                f"{where}: not a story run of schema {SCHEMA_VERSION} "
+                f"(schema_version {data.get('schema_version')!r}, kind {data.get('kind')!r})"
+            )
+        try:
+            run: StoryRun = _from_json(cls, data, where)
+        except StoryError as exc:
+            raise ModelError(f"{where}: {exc}") from None
+        return run
+
+    def target(self, name: str) -> StoryTarget | None:
+        return next((t for t in self.targets if t.name == name), None)
+
+
+SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
+    (StoryRun, "StoryRun (the whole file of a `playground story` run)"),
+    (StorySettings, "StorySettings (`story`)"),
+    (StoryTarget, "StoryTarget (each of `targets`)"),
+    (GeneratorCheck, "GeneratorCheck (`check`)"),
+    (Incident, "Incident (`incident`)"),
+    (StorySummary, "StorySummary (`summary`)"),
+    (StorySecond, "StorySecond (each of `seconds`)"),
+    (ClosedLoop, "ClosedLoop (`closed_loop`)"),
+    (AbPhase, "AbPhase (each of `closed_loop.phases`)"),
+    (Sweep, "Sweep (`sweep`)"),
+    (SweepSettings, "SweepSettings (`sweep.settings`)"),
+    (SweepTarget, "SweepTarget (each of `sweep.targets`)"),
+    (SweepStep, "SweepStep (each of `sweep.targets[].steps`)"),
+)
