@@ -6,6 +6,7 @@ No Docker: the Markdown and tests/data are read as files.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -187,3 +188,23 @@ def test_the_scrub_check_leaves_tool_versions_alone(sample: str) -> None:
 @pytest.mark.parametrize("path", recorded_files(), ids=lambda p: p.name)
 def test_recorded_data_carries_no_trace_of_the_recording_machine(path: Path) -> None:
     assert machine_traces(path.read_text(encoding="utf-8", errors="replace")) == []
+
+
+def test_recording_scrubs_what_a_run_writes_of_its_machine() -> None:
+    """trim_fixtures.py scrubs a fresh recording: results.json as the runner writes it."""
+    from tests.conftest import load_module
+
+    trim = load_module("trim_fixtures", "tests/data/trim_fixtures.py")
+    run = {
+        "command": "playground run devserver -q --results-dir /tmp/tmp.Ab12Cd/main",
+        "environment": {
+            "kernel": "6.1.0-26-amd64",
+            "platform": "Linux-6.1.0-26-amd64-x86_64-with-glibc2.36",
+            "hostname": "builder-7",
+            "python": "3.11.2",
+        },
+    }
+    text = json.dumps(trim.scrub(run))
+    assert machine_traces(text) == [] and "builder-7" not in text
+    assert run["command"].endswith("--results-dir $out/main")
+    assert run["environment"]["python"] == "3.11.2"
