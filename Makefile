@@ -22,8 +22,8 @@ STORY_FILES := story/uwsgi-threads.yml story/uwsgi-gevent.yml story/gunicorn-thr
 CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 	contenders/uvicorn-wsgi.yml contenders/flask-async-views.yml contenders/quart-hypercorn.yml \
 	contenders/freethreaded-gunicorn.yml
-# Compose reads .env from the first file's folder, so files below the root (demos/, compose/)
-# are pointed at the root's by hand when it exists (the offline stand-ins).
+# Compose reads .env from the first file's folder: base-images links the root's into every
+# folder of compose files (offline/link-env.sh), and the image builds below also name it.
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
@@ -50,7 +50,8 @@ scale: venv base-images
 	$(PLAYGROUND) scale $(ARGS)
 
 ## story: the war story (docs/story.md): open-loop users through an incident at the third
-## party, thread pools against gevent behind nginx (about 10 minutes). The same incident
+## party, thread pools against gevent behind nginx (about 7 minutes: inferred from the 14 the
+## closed loop took, not timed alone). The same incident
 ## under ab: `make story ARGS=--closed-loop` (about 14 minutes); goodput against offered
 ## load: `make story ARGS="--no-incident --sweep"` (about 13 minutes)
 story: venv base-images
@@ -76,6 +77,7 @@ $(VENV)/.installed: pyproject.toml
 base-images:
 	@if [ -f .env ]; then \
 		echo "base images: local stand-ins (.env; delete it to use the official images)"; \
+		bash offline/link-env.sh; \
 	elif docker image inspect $(PROBE_IMAGE) >/dev/null 2>&1 || \
 			timeout 60 docker pull --quiet $(PROBE_IMAGE) >/dev/null 2>&1; then \
 		echo "base images: official, from the registry"; \

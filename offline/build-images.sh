@@ -2,7 +2,8 @@
 # Build local stand-ins for every registry image the scenarios start FROM, out of Debian's own
 # packages, for machines that can reach Debian and PyPI but no container registry.
 #
-#   offline/build-images.sh          build the missing stand-ins, then write .env
+#   offline/build-images.sh          build the missing stand-ins, then write .env (and
+#                                    link it into every folder of compose files)
 #   FORCE=1 offline/build-images.sh  rebuild them all
 #   MIRROR=URI offline/build-images.sh  build from that Debian archive (default: apt's own)
 #
@@ -99,3 +100,5 @@ NGINX_IMAGE=$PREFIX/nginx:trixie
 POSTGRES_IMAGE=$PREFIX/postgres:17
 ENV
 echo "offline-images: wrote .env (the compose files now build FROM the local stand-ins)"
+# Compose reads .env from the first -f file's folder: the folders below the root link to it.
+bash offline/link-env.sh

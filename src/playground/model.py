@@ -145,8 +145,9 @@ class Entry:
         factory=list,
     )
     connect_max_ms: float | None = _doc(
-        "slowest TCP connect, ms (about 1000 apart from "
-        "the others: a SYN retransmit; see the findings)"
+        "slowest TCP connect, ms; from `diagnosis.SYN_RETRANSMIT_MS` on, a SYN retransmit where "
+        "ab's per-request file shows a gap of about a second between connect times or there is "
+        "no such file, otherwise the finding `slow-connects`"
     )
     # What `top -H` shows.
     threads_before: int | None = _doc("threads before the load")

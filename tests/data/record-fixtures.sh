@@ -3,7 +3,8 @@
 # capture) from real runs of the runner. Needs Docker and the project's images (make images);
 # about 6 minutes. Run it from anywhere:
 #     tests/data/record-fixtures.sh
-# Nothing here is written by hand: the fixtures are the runner's own results.json, trimmed.
+# Nothing here is written by hand: the fixtures are the runner's own results.json, trimmed and
+# scrubbed of this machine (its temporary folder, kernel and host name; see trim_fixtures.py).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)

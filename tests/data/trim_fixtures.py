@@ -7,29 +7,64 @@
 * results_sweep.json: the sweep run's results.json.
 * ab_devserver_serial_n10_c5_1s.{txt,tsv}: ab's report and per-request file of the serial
   dev server at the tutorial's load (the steady-state test's capture).
+
+Every results file is scrubbed of the machine that recorded it: the temporary results folder
+in its command line becomes `$out/...` (record-fixtures.sh's name for it), and the kernel,
+platform and host name are left out. `trim_fixtures.py --scrub FILE...` scrubs files already
+recorded. tests/unit/test_docs.py checks that nothing of the kind is left.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent
+LEFT_OUT = "left out of the fixture"
+# The machine's own facts in results.json's environment (playground.environment.collect).
+MACHINE_KEYS = ("kernel", "platform", "hostname")
+
+
+def scrub(run: dict) -> dict:
+    """The run without its recording machine: results folder, kernel, platform, host name."""
+    command = run.get("command")
+    if command:
+        run["command"] = re.sub(
+            r"(--results-dir[ =])(\S+)",
+            lambda m: f"{m.group(1)}$out/{Path(m.group(2)).name}",
+            command,
+        )
+    environment = run.get("environment") or {}
+    for key in MACHINE_KEYS:
+        if key in environment:
+            environment[key] = LEFT_OUT
+    return run
+
+
+def write(path: Path, run: dict) -> None:
+    path.write_text(json.dumps(scrub(run), indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--main", type=Path, required=True)
-    parser.add_argument("--sweep", type=Path, required=True)
+    parser.add_argument("--main", type=Path)
+    parser.add_argument("--sweep", type=Path)
+    parser.add_argument("--scrub", type=Path, nargs="+", metavar="FILE", default=[])
     args = parser.parse_args()
+    for path in args.scrub:
+        write(path, json.loads(path.read_text()))
+    if args.scrub and not (args.main or args.sweep):
+        return
+    if not (args.main and args.sweep):
+        parser.error("--main and --sweep are both needed to record")
     main_run = json.loads((args.main / "results.json").read_text())
-    (DATA / "results_recorded.json").write_text(json.dumps(main_run, indent=2) + "\n")
+    write(DATA / "results_recorded.json", main_run)
     partial = {**main_run, "finished_at": None, "scenarios": main_run["scenarios"][:1]}
-    (DATA / "results_partial.json").write_text(json.dumps(partial, indent=2) + "\n")
-    sweep = json.loads((args.sweep / "results.json").read_text())
-    (DATA / "results_sweep.json").write_text(json.dumps(sweep, indent=2) + "\n")
+    write(DATA / "results_partial.json", partial)
+    write(DATA / "results_sweep.json", json.loads((args.sweep / "results.json").read_text()))
     for suffix in ("txt", "tsv"):
         shutil.copyfile(
             args.main / "raw" / f"devserver-c5-r1.{suffix}",

@@ -1,6 +1,6 @@
 """No dead code in the runner's own modules: every function, class and method they define is
-used somewhere in src/ besides its own definition (issue 11 found `Series.first/last/as_dicts`
-and `sampling.wait_for` defined and never called)."""
+used somewhere in src/ besides its own definition (`Series.first/last/as_dicts` and
+`sampling.wait_for` were once defined and never called)."""
 
 from __future__ import annotations
 

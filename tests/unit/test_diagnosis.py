@@ -44,7 +44,7 @@ def codes(findings) -> list[str]:
     return [f.code for f in findings]
 
 
-# ---- noisy repeats (issue 12: spread over --repeat runs above 5% is flagged) ---------------------
+# ---- noisy repeats (a spread over --repeat runs above 5% is flagged) -----------------------------
 def test_spread_is_max_minus_min_over_the_median():
     assert relative_spread([100.0, 104.0, 102.0]) == pytest.approx(4 / 102)
     assert relative_spread([100.0]) is None

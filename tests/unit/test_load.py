@@ -755,7 +755,7 @@ def test_every_capture_is_used() -> None:
 
 
 def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() -> None:
-    """Issue 11: the serial dev server at n=10 c=5 served 0.98 requests/s; c / mean response
+    """The serial dev server at n=10 c=5 served 0.98 requests/s; c / mean response
     time read 1.4 because the run never got past its start-up. Recorded with the runner
     (tests/data/record-fixtures.sh)."""
     from playground.diagnosis import MIN_STEADY_WAVES

@@ -130,8 +130,8 @@ def test_recorded_run_round_trips_into_a_report_that_says_what_was_measured(tmp_
 def test_a_short_run_shows_what_it_served_not_c_over_mean(
     tmp_path: Path, name: str, served: float
 ) -> None:
-    """Issue 11: "steady 1.4 rps" for a dev server that served 0.98/s, "2.0" for the bonus
-    without psycogreen that served 1.5/s. No figure may exceed what was measured."""
+    """A report once read "steady 1.4 rps" for a dev server that served 0.98/s, "2.0" for the
+    bonus without psycogreen that served 1.5/s. No figure may exceed what was measured."""
     data = load("recorded")
     devserver = Entry.from_json(entry_named(data, name))
     assert devserver.rps == pytest.approx(served, abs=0.1)
@@ -303,7 +303,7 @@ def test_a_new_kind_gets_its_own_section_by_one_line(tmp_path: Path, monkeypatch
     assert summary.index("### The open-loop story") < summary.index("### The nine scenarios")
 
 
-# ---- spread over repeats (issue 12) ----------------------------------------------------------------
+# ---- spread over repeats ---------------------------------------------------------------------------
 def test_spread_is_shown_and_a_noisy_entry_is_flagged(tmp_path: Path) -> None:
     results = load("recorded")
     gevent = entry_named(results, "gevent-pywsgi")

@@ -1,0 +1,210 @@
+"""What a reader of the repository sees: links that lead somewhere, recorded data free of the
+recording machine.
+
+No Docker: the Markdown and tests/data are read as files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+def markdown_files() -> list[Path]:
+    """Every Markdown file of the repository: git's list where there is one, else a walk that
+    leaves out what git ignores here (the virtualenv, results, builds)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        listed = []
+    if listed:
+        return [ROOT / name for name in listed]
+    skip = {"results", "build", "node_modules"}
+    return [
+        path
+        for path in ROOT.rglob("*.md")
+        if not any(p.startswith(".") or p in skip or p.endswith(".egg-info") for p in path.parts)
+    ]
+
+
+# ---- links --------------------------------------------------------------------------------------
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+# Inline code may run over a line break, never over a blank line.
+INLINE_CODE = re.compile(r"`(?:[^`\n]|\n(?!\s*\n))*`")
+# [text](target "title") and ![alt](target); the target ends at a space or the closing bracket.
+INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# [label]: target
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def prose(text: str) -> str:
+    """A Markdown text without its code: fenced blocks and inline code."""
+    return INLINE_CODE.sub("", FENCE.sub("", text))
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets of a Markdown text's links and images, outside code."""
+    text = prose(text)
+    return INLINE_LINK.findall(text) + REFERENCE.findall(text)
+
+
+def broken_links(text: str, *, folder: Path) -> list[str]:
+    """The relative links of a page in `folder` (anchor dropped) that lead to no file or
+    folder of the repository, or out of it."""
+    broken = []
+    for target in link_targets(text):
+        if SCHEME.match(target) or target.startswith("#"):
+            continue  # a web address, or a heading of the same page
+        path = target.split("#", 1)[0].split("?", 1)[0]
+        resolved = (folder / path).resolve()
+        if not resolved.is_relative_to(ROOT):
+            broken.append(f"{target} (outside the repository)")
+        elif not resolved.exists():
+            broken.append(target)
+    return broken
+
+
+def test_the_link_finder_sees_links_images_and_references() -> None:
+    text = (
+        'See [the spec](SPEC.md), ![a chart](story/c.png "title") and [web](https://x.org/a).\n'
+        "[ref]: notes/ref.md\n"
+        "`[in code](nowhere.md)`\n"
+        "```\n[in a block](nowhere.md)\n```\n"
+        "[a heading](#top), [a page's](findings.md#faults), [gone](gone.md#more)\n"
+        "[back](../README.md), ![a real chart](story/sweep-2s.png)\n"
+    )
+    assert sorted(broken_links(text, folder=ROOT / "docs")) == [
+        "SPEC.md",
+        "gone.md#more",
+        "notes/ref.md",
+        "story/c.png",
+    ]
+
+
+def test_a_link_out_of_the_repository_is_broken_even_if_the_file_exists() -> None:
+    outside = "../" * 5 + "etc/hostname"
+    assert Path("/etc/hostname").exists()
+    assert broken_links(f"[spec]({outside})", folder=ROOT / "docs") == [
+        f"{outside} (outside the repository)"
+    ]
+
+
+def test_the_pages_are_found() -> None:
+    names = {p.relative_to(ROOT).as_posix() for p in markdown_files()}
+    assert {"README.md", "docs/story.md", "docs/scenarios.md", "scale/README.md"} <= names
+
+
+# A page named in the text without a link ("see SCENARIOS.md"): a reader looks for it too.
+NAMED_PAGE = re.compile(r"(?<![\w./-])([\w./-]*\w\.md)\b")
+
+
+def missing_pages(text: str, *, folder: Path) -> list[str]:
+    """Markdown files named in the prose (outside code and link targets) that exist neither
+    beside the page nor from the repository's root."""
+    words = INLINE_LINK.sub("", prose(text))
+    return [
+        name
+        for name in NAMED_PAGE.findall(words)
+        if not (folder / name).exists() and not (ROOT / name).exists()
+    ]
+
+
+def test_a_page_named_in_prose_must_exist() -> None:
+    text = "See SCENARIOS.md and scale/README.md, [faults](faults.md), `notes.md` and findings.md."
+    assert missing_pages(text, folder=ROOT / "docs") == ["SCENARIOS.md"]
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_leads_to_a_file_of_the_repository(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert broken_links(text, folder=page.parent) == []
+    assert missing_pages(text, folder=page.parent) == []
+
+
+# ---- recorded data ------------------------------------------------------------------------------
+# What a recording leaves behind of the machine it ran on: its temporary or home folders, and
+# its kernel (platform.release(), uname -a).
+MACHINE_PATH = re.compile(r"/(?:tmp|home|root|work)/")
+KERNEL = re.compile(
+    r"\b\d+\.\d+\.\d+-(?:\d+-)?[a-z][\w.+-]*"  # 6.1.0-26-amd64, 5.15.0-91-generic, 6.18.44-fc-v669
+    r"|\bLinux[- ]\S*\d+\.\d+\.\d+"  # platform.platform(), uname -a
+    r"|PREEMPT|#\d+ SMP"
+)
+
+
+def recorded_files() -> list[Path]:
+    """The recorded data: everything under tests/data but the scripts that record it."""
+    return sorted(p for p in DATA.iterdir() if p.is_file() and p.suffix not in {".py", ".sh"})
+
+
+def machine_traces(text: str) -> list[str]:
+    return [m.group(0) for m in MACHINE_PATH.finditer(text)] + [
+        m.group(0) for m in KERNEL.finditer(text)
+    ]
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "--results-dir /tmp/tmp.6QTqfxx0i0/main",
+        "/home/ann/flask/results",
+        "/root/results",
+        "/work/repo/results",
+        '"kernel": "6.18.44-fc-v669"',
+        '"kernel": "6.1.0-26-amd64"',
+        "5.15.0-91-generic",
+        "Linux-6.1.0-26-cloud-amd64-x86_64-with-glibc2.36",
+        "Linux vm 6.1.0 #1 SMP PREEMPT_DYNAMIC Debian 6.1.112-1",
+    ],
+)
+def test_the_scrub_check_sees_a_machine(sample: str) -> None:
+    assert machine_traces(sample)
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        '"compose_version": "2.26.1-4"',
+        "wrk debian/4.1.0-3+b2 [epoll]",
+        '"docker_version": "20.10.24+dfsg1"',
+        "GET /tmpfoo HTTP/1.0",
+        "http://ingress:8080/?delay=1",
+    ],
+)
+def test_the_scrub_check_leaves_tool_versions_alone(sample: str) -> None:
+    assert machine_traces(sample) == []
+
+
+@pytest.mark.parametrize("path", recorded_files(), ids=lambda p: p.name)
+def test_recorded_data_carries_no_trace_of_the_recording_machine(path: Path) -> None:
+    assert machine_traces(path.read_text(encoding="utf-8", errors="replace")) == []
+
+
+def test_recording_scrubs_what_a_run_writes_of_its_machine() -> None:
+    """trim_fixtures.py scrubs a fresh recording: results.json as the runner writes it."""
+    from tests.conftest import load_module
+
+    trim = load_module("trim_fixtures", "tests/data/trim_fixtures.py")
+    run = {
+        "command": "playground run devserver -q --results-dir /tmp/tmp.Ab12Cd/main",
+        "environment": {
+            "kernel": "6.1.0-26-amd64",
+            "platform": "Linux-6.1.0-26-amd64-x86_64-with-glibc2.36",
+            "hostname": "builder-7",
+            "python": "3.11.2",
+        },
+    }
+    text = json.dumps(trim.scrub(run))
+    assert machine_traces(text) == [] and "builder-7" not in text
+    assert run["command"].endswith("--results-dir $out/main")
+    assert run["environment"]["python"] == "3.11.2"
