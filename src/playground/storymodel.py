@@ -292,11 +292,12 @@ class ClosedLoop:
 
 @dataclass
 class StoryTarget:
-    """One target (a registry entry of kind `story`) through the incident."""
+    """One target (a registry entry of kind `story`) through the incident, once."""
 
     SECTION: ClassVar[str] = "story target"
 
     name: str = _doc("target name from the registry", "")
+    repeat: int = _doc("which measurement of this target (1 to the run's `repeat`)", 1)
     title: str | None = _doc("human title of the target")
     model: str = _doc("`threads` (a fixed pool) or `gevent`", "")
     server: str = _doc("the program that runs the app (uWSGI, Gunicorn, ...)", "")
@@ -382,6 +383,37 @@ class Sweep:
     targets: list[SweepTarget] = _doc("one per target", factory=list)
 
 
+@dataclass(frozen=True)
+class FigureSpread:
+    """One headline figure over a target's trusted repeats."""
+
+    name: str = _doc("the StorySummary field", "")
+    median: float | None = _doc("median over the trusted repeats")
+    min: float | None = _doc("the smallest")
+    max: float | None = _doc("the largest")
+    values: list[float | None] = _doc("each trusted repeat's, in order", factory=list)
+
+
+@dataclass
+class TargetSpread:
+    """A target's repeats (`--repeat`) side by side: the headline figures' median and
+    min-max, and each repeat's verdict."""
+
+    name: str = _doc("target name from the registry", "")
+    repeats: int = _doc("measurements made", 0)
+    trusted: int = _doc("... whose figures can be trusted (no error finding)", 0)
+    verdicts: list[str] = _doc(
+        "each trusted repeat's verdict: `held`, `collapsed` or `-`", factory=list
+    )
+    figures: list[FigureSpread] = _doc("the headline figures", factory=list)
+    findings: list[Finding] = _doc(
+        "e.g. `verdict-split`: held in some repeats, collapsed in others", factory=list
+    )
+
+    def figure(self, name: str) -> FigureSpread | None:
+        return next((f for f in self.figures if f.name == name), None)
+
+
 @dataclass
 class StoryRun(RunHeader):
     """One `playground story`: its header, its settings and what each target did."""
@@ -390,7 +422,13 @@ class StoryRun(RunHeader):
 
     kind: str = _doc("`story`", "story")
     story: StorySettings = _doc("the incident and its users", factory=StorySettings)
-    targets: list[StoryTarget] = _doc("one per target through the incident", factory=list)
+    repeat: int = _doc("measurements per target, each on a fresh bring-up (`--repeat`)", 1)
+    targets: list[StoryTarget] = _doc(
+        "one per target and repeat through the incident, in the order measured", factory=list
+    )
+    spreads: list[TargetSpread] = _doc(
+        "with more than one repeat: per target, the spread of its headline figures", factory=list
+    )
     sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
 
     def to_json(self) -> dict[str, Any]:
@@ -413,7 +451,11 @@ class StoryRun(RunHeader):
         return run
 
     def target(self, name: str) -> StoryTarget | None:
+        """The target's first measurement (see `spread` for all of them)."""
         return next((t for t in self.targets if t.name == name), None)
+
+    def spread(self, name: str) -> TargetSpread | None:
+        return next((s for s in self.spreads if s.name == name), None)
 
 
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
@@ -430,4 +472,6 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (SweepSettings, "SweepSettings (`sweep.settings`)"),
     (SweepTarget, "SweepTarget (each of `sweep.targets`)"),
     (SweepStep, "SweepStep (each of `sweep.targets[].steps`)"),
+    (TargetSpread, "TargetSpread (each of `spreads`)"),
+    (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
 )

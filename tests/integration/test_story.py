@@ -3,22 +3,32 @@
 A small pool (2 x 8 threads) and an incident that needs far more than it has (30 visits/s x
 2 s = 60 in flight), so the shape is unmistakable on a busy 2-core machine: during the incident
 the thread pool's goodput is clearly below gevent's, and gevent's stays near the arrivals.
-About two minutes: two modes, 30 s of load each, plus bringing them up and down. The same
-incident is then driven by ab (a closed loop, --closed-loop) on both modes (about a minute and
-a half more), and a sweep of two offered rates runs on a thread mode with a pool of 8 and on a
-gevent mode (about two minutes).
+About two minutes: two targets, 30 s of load each, plus bringing them up and down. The same
+incident is then driven by ab (a closed loop, --closed-loop) on both targets (about a minute
+and a half more), and a sweep of two offered rates runs on a thread target with a pool of 8
+and on a gevent target (about two minutes). Last, a story is stopped with SIGTERM half-way:
+nothing is left behind and the target it finished is kept (under a minute).
 """
 
 from __future__ import annotations
 
-import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from playground import cli
+from playground import cli, results
+from playground.story import findings
+from playground.storymodel import StoryRun, StoryTarget
+from tests.integration.conftest import ROOT, leftovers, sh
 
 pytestmark = pytest.mark.integration
 
+PLAYGROUND = str(Path(sys.executable).with_name("playground"))
 SHORT = [
     "--rate",
     "30",
@@ -48,8 +58,24 @@ SHORT = [
 ]
 
 
+def _run(results_dir: Path) -> StoryRun:
+    (path,) = results_dir.glob("*-story/results.json")
+    run = results.load_run(path)
+    assert isinstance(run, StoryRun)
+    return run
+
+
+def _exit_code_follows_the_findings(code: int, run: StoryRun) -> None:
+    """Exit 1 exactly where a target errored or its figures cannot be trusted."""
+    assert code == (1 if findings.failed(run) else 0), findings.failed(run)
+    # Nothing may have failed but the generator's self-check on a busy machine.
+    for t in run.targets:
+        assert t.error is None and t.closed_loop_error is None, t.name
+        assert {f.code for f in t.findings if f.severity == "error"} <= {"generator-invalid"}
+
+
 @pytest.fixture(scope="module")
-def story(tmp_path_factory) -> dict:
+def story(tmp_path_factory) -> dict[str, StoryTarget]:
     results_dir = tmp_path_factory.mktemp("story")
     code = cli.main(
         [
@@ -62,51 +88,55 @@ def story(tmp_path_factory) -> dict:
             str(results_dir),
         ]
     )
-    (path,) = results_dir.glob("*-story/story.json")
-    data = json.loads(path.read_text())
-    assert code == 0, [m.get("error") or m.get("adds_up") for m in data["modes"]]
-    return {m["mode"]: m for m in data["modes"]}
+    run = _run(results_dir)
+    _exit_code_follows_the_findings(code, run)
+    assert run.finished_at is not None
+    assert (results_dir / run.run_id / "report.md").exists()
+    return {t.name.removeprefix("story-"): t for t in run.targets}
 
 
 def test_every_attempt_is_accounted_for_exactly_once(story):
-    for mode, entry in story.items():
-        assert entry["adds_up"] == [], mode
-        s, rows = entry["summary"], entry["seconds"]
-        assert sum(r["arrivals"] for r in rows) == s["visits"]
-        assert sum(r["arrivals"] + r["refreshes"] for r in rows) == s["attempts"]
-        assert sum(r["goodput"] + r["timeouts"] + r["errors"] for r in rows) == s["attempts"]
+    for name, t in story.items():
+        assert t.adds_up == [], name
+        s, rows = t.summary, t.seconds
+        assert sum(r.arrivals for r in rows) == s.visits
+        assert sum(r.arrivals + r.refreshes for r in rows) == s.attempts
+        assert sum(r.goodput + r.timeouts + r.errors for r in rows) == s.attempts
 
 
 def test_the_thread_pool_collapses_where_gevent_holds(story):
-    threads, gevent = story["uwsgi-threads"]["summary"], story["uwsgi-gevent"]["summary"]
-    assert gevent["goodput_during"] >= 0.8 * gevent["arrivals_during"], gevent
-    assert threads["goodput_during"] < 0.6 * gevent["goodput_during"], (threads, gevent)
+    threads, gevent = story["uwsgi-threads"].summary, story["uwsgi-gevent"].summary
+    assert gevent.goodput_during >= 0.8 * gevent.arrivals_during, gevent
+    assert threads.goodput_during < 0.6 * gevent.goodput_during, (threads, gevent)
     # Users who gave up came back: more attempts per visit than where nobody had to.
-    assert threads["amplification"] > gevent["amplification"] + 0.2
+    assert threads.amplification > gevent.amplification + 0.2
+    # ... and the verdicts, decided when measured, say so.
+    assert findings.held(story["uwsgi-threads"]) is False
+    assert findings.held(story["uwsgi-gevent"]) is True
 
 
 def test_the_servers_were_watched(story):
-    for mode, entry in story.items():
-        sampled = [r for r in entry["seconds"] if r.get("nginx_active") is not None]
-        assert len(sampled) > 20, mode
-        assert any(r.get("busy_cores") for r in entry["seconds"]), mode
-    # The pool was full: all 16 threads busy at once, and the gevent mode had more than that.
-    assert story["uwsgi-threads"]["summary"]["peak_busy_cores"] == 16
-    assert story["uwsgi-gevent"]["summary"]["peak_busy_cores"] > 16
+    for name, t in story.items():
+        sampled = [r for r in t.seconds if r.nginx_active is not None]
+        assert len(sampled) > 20, name
+        assert any(r.busy_cores for r in t.seconds), name
+    # The pool was full: all 16 threads busy at once, and the gevent target had more than that.
+    assert story["uwsgi-threads"].summary.peak_busy_cores == 16
+    assert story["uwsgi-gevent"].summary.peak_busy_cores > 16
 
 
 def test_ab_through_the_same_incident_slows_down_instead_of_failing(story):
     """The closed loop hides the collapse: ab sends fewer requests while the third party is
     slow and almost none fail, where the open loop's users time out by the dozen."""
-    for mode, entry in story.items():
-        ab = entry["closed_loop"]
-        assert ab["adds_up"] == [], mode
-        per = {p["name"]: p for p in ab["phases"]}
-        assert sum(p["requests"] for p in ab["phases"]) == ab["requests"] == ab["complete"]
+    for name, t in story.items():
+        ab = t.closed_loop
+        assert ab is not None and ab.adds_up == [], name
+        per = {p.name: p for p in ab.phases}
+        assert sum(p.requests for p in ab.phases) == ab.requests == ab.complete
         # 0.2 s -> 2 s: a closed loop of c connections sends far fewer requests meanwhile.
-        assert per["during"]["per_s"] < 0.5 * per["before"]["per_s"], (mode, per)
-        assert ab["failed"] + ab["non_2xx"] <= 0.02 * ab["requests"] + 2, (mode, ab)
-    assert story["uwsgi-threads"]["summary"]["timeouts"] > 20
+        assert per["during"].per_s < 0.5 * per["before"].per_s, (name, per)
+        assert ab.failed + ab.non_2xx <= 0.02 * ab.requests + 2, (name, ab)
+    assert story["uwsgi-threads"].summary.timeouts > 20
 
 
 SWEEP = [
@@ -145,11 +175,12 @@ def sweep(tmp_path_factory) -> dict:
     code = cli.main(
         ["story", "uwsgi-threads", "gunicorn-gevent", *SWEEP, "--results-dir", str(results_dir)]
     )
-    (path,) = results_dir.glob("*-story/story.json")
-    data = json.loads(path.read_text())
-    assert code == 0, [m.get("error") for m in data["sweep"]["modes"]]
-    assert (path.parent / "story-sweep.png").stat().st_size > 10_000
-    return {m["mode"]: {s["rate"]: s for s in m["steps"]} for m in data["sweep"]["modes"]}
+    run = _run(results_dir)
+    assert run.sweep is not None
+    assert code == (1 if findings.failed(run) else 0)
+    assert all(t.error is None for t in run.sweep.targets), run.sweep.targets
+    assert (results_dir / run.run_id / "story-sweep.png").stat().st_size > 10_000
+    return {t.name.removeprefix("story-"): {s.rate: s for s in t.steps} for t in run.sweep.targets}
 
 
 def test_a_full_thread_pool_answers_below_the_offered_load_where_gevent_does_not(sweep):
@@ -157,8 +188,104 @@ def test_a_full_thread_pool_answers_below_the_offered_load_where_gevent_does_not
     (users reload, attempts rise above the offered rate); gevent follows the offered load."""
     threads, gevent = sweep["uwsgi-threads"], sweep["gunicorn-gevent"]
     for steps in (threads, gevent):
-        assert all(s["adds_up"] == [] for s in steps.values())
-        assert steps[4.0]["goodput_per_s"] >= 0.6 * steps[4.0]["offered_per_s"], steps[4.0]
-    assert threads[16.0]["goodput_per_s"] < 0.75 * threads[16.0]["offered_per_s"], threads
-    assert threads[16.0]["attempts_per_s"] > 1.2 * threads[16.0]["offered_per_s"], threads
-    assert gevent[16.0]["goodput_per_s"] >= 0.8 * gevent[16.0]["offered_per_s"], gevent
+        assert all(s.adds_up == [] for s in steps.values())
+        assert steps[4.0].goodput_per_s >= 0.6 * steps[4.0].offered_per_s, steps[4.0]
+    assert threads[16.0].goodput_per_s < 0.75 * threads[16.0].offered_per_s, threads
+    assert threads[16.0].attempts_per_s > 1.2 * threads[16.0].offered_per_s, threads
+    assert gevent[16.0].goodput_per_s >= 0.8 * gevent[16.0].offered_per_s, gevent
+
+
+# --- stopped half-way ----------------------------------------------------------------------
+TINY = [
+    "--rate",
+    "10",
+    "--normal-delay",
+    "0.2",
+    "--incident-delay",
+    "0.5",
+    "--before",
+    "2",
+    "--incident",
+    "3",
+    "--after",
+    "3",
+    "--threads",
+    "8",
+    "--async-cores",
+    "100",
+    "--quiet",
+    "--no-build",
+]
+PROJECTS = ("story-uwsgi-threads", "story-uwsgi-gevent")
+
+
+def _targets_done(results_dir: Path) -> int:
+    found = list(results_dir.glob("*-story/results.json"))
+    if not found:
+        return 0
+    try:
+        return len(results.load_run(found[0]).targets)  # type: ignore[union-attr]
+    except results.ResultsError:
+        return 0  # caught between two writes: the file is replaced atomically, so retry
+
+
+def _wait(predicate, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path):
+    env = {**os.environ, "PLAYGROUND_LOCK": str(tmp_path / "runner.lock")}
+    proc = subprocess.Popen(
+        [
+            PLAYGROUND,
+            "story",
+            "uwsgi-threads",
+            "uwsgi-gevent",
+            *TINY,
+            "--results-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait(lambda: _targets_done(tmp_path) == 1, timeout=240, what="the first target")
+        # The second target's load generator is running: stop the story in the middle of it.
+        _wait(
+            lambda: (
+                "story-uwsgi-gevent-load"
+                in sh("docker", "ps", "--format", "{{.Names}}").stdout.split()
+            ),
+            timeout=120,
+            what="the second target's load",
+        )
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    for project in PROJECTS:
+        assert not any(leftovers(project).values()), project
+    assert not [
+        n
+        for n in sh("docker", "ps", "-a", "--format", "{{.Names}}").stdout.split()
+        if n.startswith("story-")
+    ]
+    run = _run(tmp_path)
+    assert run.finished_at is None
+    (kept,) = run.targets
+    assert kept.name == "story-uwsgi-threads" and kept.summary is not None
+    assert kept.summary.visits > 0 and kept.adds_up == []
+    assert (tmp_path / run.run_id / "report.md").exists()

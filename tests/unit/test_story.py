@@ -602,3 +602,53 @@ def test_a_story_and_a_bench_run_are_not_compared(tmp_path, capsys):
     shutil.copy(DATA / "results_recorded.json", bench / "results.json")
     assert cli.main(["compare", a.name, bench.name, "--results-dir", str(tmp_path)]) == 2
     assert "runs of different kinds" in capsys.readouterr().err
+
+
+# --- repeats ----------------------------------------------------------------------------------
+def _repeat(k: int, *, served: float, goodput: float, valid: bool = True) -> StoryTarget:
+    t = _target()
+    t.repeat = k
+    t.summary = replace(t.summary, visits_served_during=served, goodput_during=goodput)
+    if not valid:
+        t.check = GeneratorCheck(valid=False, reasons=["send lag p99 9.0 ms > 5 ms"])
+    t.findings = findings.for_target(t)
+    return t
+
+
+def test_repeats_give_the_median_and_range_of_the_trusted_runs_only():
+    from playground.story import repeats
+
+    runs = [
+        _repeat(1, served=1.0, goodput=59.0),
+        _repeat(2, served=1.0, goodput=57.0),
+        _repeat(3, served=0.2, goodput=3.0, valid=False),  # not trusted: left out
+        _repeat(4, served=0.99, goodput=58.0),
+    ]
+    (sp,) = repeats.spreads(runs)
+    assert (sp.repeats, sp.trusted, sp.verdicts) == (4, 3, ["held", "held", "held"])
+    g = sp.figure("goodput_during")
+    assert (g.median, g.min, g.max) == (58.0, 57.0, 59.0)
+    assert [f.code for f in sp.findings] == ["repeats-left-out"]
+
+
+def test_a_verdict_that_changes_between_repeats_is_flagged(tmp_path):
+    from playground.story import repeats
+
+    runs = [
+        _repeat(1, served=1.0, goodput=59.0),
+        _repeat(2, served=0.6, goodput=29.0),
+        _repeat(3, served=0.97, goodput=41.0),
+    ]
+    (sp,) = repeats.spreads(runs)
+    assert sp.verdicts == ["held", "collapsed", "held"]
+    assert [f.code for f in sp.findings] == ["verdict-split"]
+    run = _run(*runs)
+    run.repeat, run.spreads = 3, [sp]
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
+    assert (
+        "| story-uwsgi-threads | SPLIT: held 2, collapsed 1 of 3 trusted (3 measured) "
+        "| 41.0 (29.0-59.0) |" in md
+    )
+    assert "| story-uwsgi-threads \\#2 | collapsed |" in md
+    assert (tmp_path / "story-uwsgi-threads-3.png").exists()

@@ -135,6 +135,13 @@ def add_parser(sub: Any) -> None:
             default=getattr(w, attr),
             help=f"{text} (default {getattr(w, attr):g})",
         )
+    p.add_argument(
+        "--repeat",
+        type=options.positive(int),
+        default=1,
+        help="measure each target N times, each on a fresh bring-up; the report gives each "
+        "headline figure as median and min-max (default 1)",
+    )
     p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
     p.add_argument("--no-refresh", action="store_true", help="users never reload")
     p.set_defaults(handler=cmd_story)
@@ -172,6 +179,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
                 root=options.ROOT, docker=docker, tool="openloop", tool_version=None
             ),
             story=settings,
+            repeat=args.repeat,
         )
         story = Story(
             run=run,

@@ -19,8 +19,9 @@ SWEEP_STYLE = {
 }
 
 
-def target_chart_name(target: StoryTarget) -> str:
-    return f"story-{target.name.removeprefix('story-')}.png"
+def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
+    suffix = f"-{target.repeat}" if repeated else ""
+    return f"story-{target.name.removeprefix('story-')}{suffix}.png"
 
 
 SWEEP_CHART = "story-sweep.png"

@@ -24,7 +24,7 @@ from playground.report.document import (
 )
 from playground.story import charts
 from playground.story.findings import ERROR, held, trusted
-from playground.storymodel import StoryRun, StoryTarget, Sweep
+from playground.storymodel import StoryRun, StoryTarget, Sweep, TargetSpread
 
 DASH = "-"
 
@@ -82,13 +82,18 @@ COLUMNS = (
 )
 
 
-def summary_row(t: StoryTarget, after_s: float) -> list[str]:
+def label(t: StoryTarget, run: StoryRun) -> str:
+    """The target's name, and which repeat where there are several."""
+    return f"{t.name} #{t.repeat}" if run.repeat > 1 else t.name
+
+
+def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list[str]:
     s = t.summary
     if s is None:
-        return [t.name, verdict(t), *([DASH] * (len(COLUMNS) - 2))]
+        return [name or t.name, verdict(t), *([DASH] * (len(COLUMNS) - 2))]
     lag = t.check.send_lag_p99_s if t.check else None
     return [
-        t.name,
+        name or t.name,
         verdict(t),
         _f(s.arrival_rate),
         _arrow([s.goodput_before, s.goodput_during, s.goodput_after]),
@@ -182,6 +187,50 @@ def sweep_rows(sweep: Sweep) -> list[list[str]]:
                 ]
             )
     return rows
+
+
+SPREAD_COLUMNS = (
+    "target",
+    "verdicts (trusted repeats)",
+    "goodput/s during",
+    "goodput/s after",
+    "visits served during",
+    "time to recover (s)",
+    "attempts/visit",
+    "user p99 during (s)",
+)
+
+
+def _median_range(spread: TargetSpread, name: str, digits: int, scale: float = 1.0) -> str:
+    f = spread.figure(name)
+    if f is None or f.median is None or f.min is None or f.max is None:
+        return DASH
+    m, lo, hi = (v * scale for v in (f.median, f.min, f.max))
+    return f"{m:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
+
+
+def spread_row(spread: TargetSpread) -> list[str]:
+    counts = {v: spread.verdicts.count(v) for v in dict.fromkeys(spread.verdicts)}
+    verdicts = ", ".join(f"{v} {n}" for v, n in counts.items()) or "none trusted"
+    if any(f.code == "verdict-split" for f in spread.findings):
+        verdicts = f"SPLIT: {verdicts}"
+    recovered = spread.figure("recovery_s")
+    missing = recovered is not None and any(v is None for v in recovered.values)
+    recovery = _median_range(spread, "recovery_s", 0)
+    if recovery == DASH and missing:
+        recovery = "not within the run"
+    elif missing:
+        recovery += " (not within the run in some)"
+    return [
+        spread.name,
+        f"{verdicts} of {spread.trusted} trusted ({spread.repeats} measured)",
+        _median_range(spread, "goodput_during", 1),
+        _median_range(spread, "goodput_after", 1),
+        _median_range(spread, "visits_served_during", 0, 100.0),
+        recovery,
+        _median_range(spread, "amplification", 2),
+        _median_range(spread, "user_latency_p99_during", 1),
+    ]
 
 
 def _errors(run: StoryRun) -> list[str]:
@@ -292,18 +341,32 @@ def document(run: StoryRun, target_charts: dict[str, str], sweep_chart: str | No
     if errors := _errors(run):
         blocks.append(Callout("Not trusted: " + " | ".join(errors)))
     measured = [t for t in run.targets if t.summary or t.error]
+    if run.spreads:
+        blocks += [
+            Heading(2, f"Each target over {run.repeat} repeats"),
+            Paragraph(
+                "Median (min-max) over the repeats whose figures can be trusted, each on a "
+                "fresh bring-up; visits served in %. A verdict marked SPLIT held in some "
+                "repeats and collapsed in others: these runs do not settle it."
+            ),
+            Table(SPREAD_COLUMNS, [spread_row(sp) for sp in run.spreads]),
+            *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
+            Heading(2, "Every measurement"),
+        ]
     if measured:
-        blocks.append(Table(COLUMNS, [summary_row(t, after_s) for t in measured]))
+        blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
     blocks += _closed_loop(run)
     if run.sweep is not None:
         blocks += _sweep(run, run.sweep, sweep_chart)
     for t in run.targets:
-        if t.name not in target_charts:
+        chart = target_charts.get(label(t, run))
+        if chart is None:
             continue
+        title = t.title or t.name
         blocks += [
-            Heading(2, t.title or t.name),
+            Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
             BulletList([f.message for f in t.findings] or ["no findings"]),
-            Image(target_charts[t.name], f"{t.name}: goodput, queues and latency per second"),
+            Image(chart, f"{t.name}: goodput, queues and latency per second"),
             CodeBlock("\n".join(t.commands)),
         ]
     blocks += [
@@ -319,9 +382,9 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
     target_charts: dict[str, str] = {}
     for t in run.targets:
         if t.seconds:
-            name = charts.target_chart_name(t)
+            name = charts.target_chart_name(t, repeated=run.repeat > 1)
             charts.plot_target(t, run.story, run_dir / name)
-            target_charts[t.name] = name
+            target_charts[label(t, run)] = name
     sweep_chart = None
     if run.sweep is not None and any(m.steps for m in run.sweep.targets):
         sweep_chart = charts.SWEEP_CHART

@@ -23,7 +23,7 @@ from playground.model import ModelError
 from playground.results import RunStore
 from playground.sampling import wait_for
 from playground.scenarios import Target
-from playground.story import analysis, findings
+from playground.story import analysis, findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import (
     API_PORT,
@@ -360,37 +360,51 @@ def run_story(
     story: Story, targets: Sequence[Target], *, incident: bool = True, closed_loop: bool = False
 ) -> None:
     """Target by target: the incident with the open loop and/or the same incident with ab
-    (the closed loop); results.json after each target."""
-    for base in targets if incident or closed_loop else ():
-        target = as_run(base, story.run.story)
-        started = time.monotonic()
-        entry = StoryTarget(
-            name=target.name,
-            title=target.title,
-            model=target.model,
-            server=target.server,
-            compose_file=target.compose_file,
-            workers=target.workers,
-            per_worker=target.per_worker,
-        )
-        if incident:
-            try:
-                entry = run_incident(story, target, entry)
-            except DockerError as exc:
-                story.warn(f"{target.name}: {exc}")
-                entry.error = str(exc)
-        if closed_loop:
-            try:
-                entry.closed_loop = run_closed_loop(story, target)
-            except DockerError as exc:
-                story.warn(f"{target.name} (ab): {exc}")
-                entry.closed_loop_error = str(exc)
-        entry.findings = findings.for_target(entry)
-        entry.wall_s = round(time.monotonic() - started, 1)
-        story.run.targets.append(entry)
-        story.save()
-        if entry.summary is not None:
-            story.info(_headline(entry))
+    (the closed loop); results.json after each target. With `repeat` above 1 every target
+    is measured again, round after round (each on a fresh bring-up: the machine's drift
+    falls on every target alike), and the spreads are brought up to date after each."""
+    rounds = story.run.repeat if incident or closed_loop else 0
+    for repeat in range(1, rounds + 1):
+        for base in targets:
+            _measure(story, as_run(base, story.run.story), repeat, incident, closed_loop)
+        if story.run.repeat > 1:
+            story.run.spreads = repeats.spreads(story.run.targets)
+            story.save()
+
+
+def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_loop: bool) -> None:
+    """One measurement of one target, its findings decided, saved at once."""
+    started = time.monotonic()
+    if story.run.repeat > 1:
+        story.info(f"{target.name}: repeat {repeat} of {story.run.repeat}")
+    entry = StoryTarget(
+        name=target.name,
+        repeat=repeat,
+        title=target.title,
+        model=target.model,
+        server=target.server,
+        compose_file=target.compose_file,
+        workers=target.workers,
+        per_worker=target.per_worker,
+    )
+    if incident:
+        try:
+            entry = run_incident(story, target, entry)
+        except DockerError as exc:
+            story.warn(f"{target.name}: {exc}")
+            entry.error = str(exc)
+    if closed_loop:
+        try:
+            entry.closed_loop = run_closed_loop(story, target)
+        except DockerError as exc:
+            story.warn(f"{target.name} (ab): {exc}")
+            entry.closed_loop_error = str(exc)
+    entry.findings = findings.for_target(entry)
+    entry.wall_s = round(time.monotonic() - started, 1)
+    story.run.targets.append(entry)
+    story.save()
+    if entry.summary is not None:
+        story.info(_headline(entry))
 
 
 def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
