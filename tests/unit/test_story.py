@@ -652,3 +652,36 @@ def test_a_verdict_that_changes_between_repeats_is_flagged(tmp_path):
     )
     assert "| story-uwsgi-threads \\#2 | collapsed |" in md
     assert (tmp_path / "story-uwsgi-threads-3.png").exists()
+
+
+# --- Little's law's prediction ------------------------------------------------------------------
+def test_the_incidents_own_numbers_tip_the_pool_at_2_13_s():
+    from playground.story.capacity import predict
+
+    # 8 processes x 40 threads x 2 servers = 640 at 300 requests/s: full at 2.13 s.
+    p = predict(workers=16, threads=40, upstream_s=2.0, rate=300, timeout_s=4)
+    assert p.pool == 640 and p.capacity_per_s == 320 and not p.over and p.lasts_s is None
+    assert p.tipping_delay_s == pytest.approx(2.1333, abs=1e-4)
+
+
+def test_the_storys_pool_holds_at_2_s_and_lasts_about_9_s_at_2_5_s():
+    from playground.story.capacity import predict
+
+    s = StorySettings()
+    at_2 = predict(workers=2, threads=64, upstream_s=2.0, rate=s.rate, timeout_s=s.timeout)
+    assert at_2.capacity_per_s == 64 and not at_2.over
+    assert at_2.tipping_delay_s == pytest.approx(128 / 60)
+    at_2_5 = predict(workers=2, threads=64, upstream_s=2.5, rate=60, timeout_s=4)
+    # 51.2 answers/s against 60 arrivals: the backlog grows by 8.8/s; a user waits 2.5 s of
+    # upstream plus backlog / 51.2, and gives up past 4 s: when the backlog passes 76.8.
+    assert at_2_5.capacity_per_s == pytest.approx(51.2) and at_2_5.over
+    assert at_2_5.lasts_s == pytest.approx(76.8 / 8.8)
+    # An upstream slower than the users' patience loses every user at once.
+    assert predict(workers=2, threads=64, upstream_s=5, rate=60, timeout_s=4).lasts_s == 0.0
+
+
+def test_a_prediction_refuses_what_is_not_a_pool():
+    from playground.story.capacity import predict
+
+    with pytest.raises(ValueError, match="workers|pool"):
+        predict(workers=0, threads=64, upstream_s=2, rate=60, timeout_s=4)
