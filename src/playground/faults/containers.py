@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.compose import Docker
+from playground.compose import ComposeFiles, Docker
 from playground.sampling import ProcStat, process_tree
 
 
@@ -22,14 +22,12 @@ class ServerState:
     processes: tuple[tuple[int, str], ...]  # the server's own process tree: (pid, command)
 
 
-def server_state(
-    *, docker: Docker, compose_file: str | tuple[str, ...], service: str
-) -> ServerState:
+def server_state(*, docker: Docker, compose_file: ComposeFiles, service: str) -> ServerState:
     cid = docker.container_id(compose_file, service)
-    if not cid:
-        return ServerState(service, None, None, None, 0, False, ())
-    state = docker.state(cid)
-    root = state.get("Pid") or 0
+    state = docker.state(cid) if cid else None
+    if not cid or state is None:
+        return ServerState(service, cid or None, None, None, 0, False, ())
+    root = state.pid
     rows = docker.processes(cid)
     commands = {pid: cmd for pid, _, cmd in rows}
     stats = [
@@ -39,10 +37,10 @@ def server_state(
     return ServerState(
         service=service,
         container=cid,
-        status=state.get("Status"),
-        started_at=state.get("StartedAt"),
-        restarts=state.get("RestartCount", 0),
-        oom_killed=bool(state.get("OOMKilled")),
+        status=state.status,
+        started_at=state.started_at,
+        restarts=state.restarts,
+        oom_killed=state.oom_killed,
         processes=tuple(sorted(tree)),
     )
 
