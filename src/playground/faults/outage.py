@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import ClassVar
 
 from playground.faults.analysis import (
     count_kinds,
@@ -20,7 +21,8 @@ from playground.faults.analysis import (
     timeline,
     unexpected_answers,
 )
-from playground.faults.fault import Fault
+from playground.faults.containers import ContainerCheck, check_problems
+from playground.faults.fault import Fault, Record
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.session import Session, sleep_until, target_base
 from playground.scenarios import Target
@@ -31,6 +33,8 @@ UPSTREAM_GRACE_S = 5.0
 
 
 class Outage(Fault):
+    stopped_service: ClassVar[str]
+
     def describe(self, session: Session) -> None:
         s, service = session.settings, self.stopped_service
         session.record("stop", service)
@@ -71,10 +75,10 @@ class Outage(Fault):
         clients: int,
         outcomes: Sequence[Outcome],
         marks: dict[str, float],
-        containers: dict,
+        containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> dict:
+    ) -> Record:
         """The phases of one target's outcomes and what must hold of them."""
         s, service = session.settings, self.stopped_service
         stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
@@ -99,19 +103,19 @@ class Outage(Fault):
             problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
         if stuck:
             problems.append(stuck_reason)
-        problems += [p for c in containers.values() for p in c["problems"]]
+        problems += check_problems(containers)
         notes = []
-        if not any(k != "200" for k in during["kinds"]):
+        if not any(k != "200" for k in during.kinds):
             notes.append(f"no request failed while {service} was down")
         return {
             **target_base(target, clients=clients, delay=s.delay),
             "requests": len(outcomes),
             "kinds": kinds,
             "phases": {
-                "before": phase_stats(outcomes, start=marks["start"], end=stop_at),
-                "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
-                "during": during,
-                "after": phase_stats(outcomes, start=back_at, end=marks["end"]),
+                "before": phase_stats(outcomes, start=marks["start"], end=stop_at).to_json(),
+                "stopping": phase_stats(outcomes, start=stop_at, end=down_at).to_json(),
+                "during": during.to_json(),
+                "after": phase_stats(outcomes, start=back_at, end=marks["end"]).to_json(),
             },
             "longest_while_down_s": longest,
             "answer_bound_s": bound,

@@ -13,14 +13,26 @@ from pathlib import Path
 from playground import load as loadmod
 from playground.compose import shown
 from playground.diagnosis import SYN_RETRANSMIT_MS
-from playground.faults.analysis import phase_stats, stuck_verdict, timeline, unexpected_answers
-from playground.faults.containers import container_checks
-from playground.faults.fault import Fault
+from playground.faults.analysis import (
+    PhaseStats,
+    phase_stats,
+    stuck_verdict,
+    timeline,
+    unexpected_answers,
+)
+from playground.faults.containers import (
+    ContainerCheck,
+    check_problems,
+    checks_json,
+    container_checks,
+)
+from playground.faults.fault import Fault, Record
 from playground.faults.probe import Prober, timed_request
-from playground.faults.session import FaultSettings, Session, running, target_base
+from playground.faults.session import FaultSettings, Session, probe_port, running, target_base
 from playground.scenarios import Target
 
 OVERLOAD_PROBE_CONCURRENCY = 10
+DASH = "—"
 
 
 # Bursts after a slow first one before the verdict is "capacity lost" (see Overload.one).
@@ -48,9 +60,10 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
 class Overload(Fault):
     name = "overload"
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> Record:
         """ab at c=2000 from inside the network, one target at a time."""
-        out, all_containers = [], {}
+        out: list[Record] = []
+        all_containers: dict[str, ContainerCheck] = {}
         for target in session.targets:
             entry, containers = self.one(
                 session=session, target=target, run_id=run_id, raw_dir=raw_dir
@@ -60,14 +73,15 @@ class Overload(Fault):
         return {
             "fault": self.name,
             "stopped_service": None,
-            "containers": all_containers,
+            "containers": checks_json(all_containers),
             "targets": out,
         }
 
     def one(
         self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
-    ) -> tuple[dict, dict]:
+    ) -> tuple[Record, dict[str, ContainerCheck]]:
         s = session.settings
+        port = probe_port(target)
         network = session.docker.network(session.compose_file)
         before_burst = session.burst(target)
         states_before = session.states()
@@ -77,7 +91,7 @@ class Overload(Fault):
         session.docker.remove(name)
         prober = Prober(
             host="127.0.0.1",
-            port=target.host_port,
+            port=port,
             concurrency=OVERLOAD_PROBE_CONCURRENCY,
             delay=s.delay,
             timeout_s=s.probe_timeout_s,
@@ -101,11 +115,13 @@ class Overload(Fault):
         # A server may still be working through requests whose clients have gone (a queue
         # never forgets): one fresh request shows how long until it answers normally again.
         drain_s, drain_answer = timed_request(
-            host="127.0.0.1", port=target.host_port, delay=s.delay, timeout_s=s.drain_limit_s
+            host="127.0.0.1", port=port, delay=s.delay, timeout_s=s.drain_limit_s
         )
         session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
         after_burst = session.burst(target)
         containers = container_checks(before=states_before, after=session.states())
+        ab: loadmod.LoadResult | None
+        ab_error: str | None
         try:
             ab = loadmod.TOOLS["ab"].parse(
                 stdout=stdout + "\n" + stderr, per_request=None, concurrency=s.overload_concurrency
@@ -122,8 +138,10 @@ class Overload(Fault):
                 "exit_code": exit_code,
                 "error": None,
             }
+            ab_error = None
         except loadmod.LoadOutputError as exc:
-            ab, ab_figures = None, {"exit_code": exit_code, "error": str(exc)}
+            ab, ab_error = None, str(exc)
+            ab_figures = {"exit_code": exit_code, "error": ab_error}
         stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         notes = []
         # A thread pool may answer the fresh request from its one free thread while the rest
@@ -139,7 +157,7 @@ class Overload(Fault):
             after_burst = session.burst(target)
             stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         probe = phase_stats(outcomes, start=start, end=end)
-        problems = unexpected_answers(probe["kinds"], allowed={200, 502, 503, 504})
+        problems = unexpected_answers(probe.kinds, allowed={200, 502, 503, 504})
         if drain_answer != "200":
             stuck = True
             stuck_reason = (
@@ -153,15 +171,15 @@ class Overload(Fault):
                 "server first worked through the queued requests of clients that "
                 "had gone"
             )
-        problems += [p for c in containers.values() for p in c["problems"]]
+        problems += check_problems(containers)
         entry = {
             **target_base(target, clients=s.overload_concurrency, delay=s.delay),
             "ab": ab_figures,
-            "probe": probe,
+            "probe": probe.to_json(),
             "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
             "shed": shed_summary(
                 ab=ab,
-                ab_error=ab_figures.get("error"),
+                ab_error=ab_error,
                 probe=probe,
                 delay=s.delay,
                 concurrency=s.overload_concurrency,
@@ -172,7 +190,7 @@ class Overload(Fault):
             "burst_after": asdict(after_burst),
             "stuck": stuck,
             "stuck_reason": stuck_reason,
-            "containers": containers,
+            "containers": checks_json(containers),
             "timeline": timeline(outcomes),
             "problems": problems,
             "notes": notes,
@@ -184,7 +202,7 @@ def shed_summary(
     *,
     ab: loadmod.LoadResult | None,
     ab_error: str | None,
-    probe: dict,
+    probe: PhaseStats,
     delay: float,
     concurrency: int,
 ) -> list[str]:
@@ -210,9 +228,9 @@ def shed_summary(
         p50 = ab.latency_ms.get("p50")
         p99 = ab.latency_ms.get("p99")
         if p50 is not None and p50 > 2 * delay * 1000:
+            tail = DASH if p99 is None else f"{p99 / 1000:.1f} s"
             said.append(
-                f"queueing: median {p50 / 1000:.1f} s, p99 {p99 / 1000:.1f} s for a "
-                f"{delay:g} s upstream"
+                f"queueing: median {p50 / 1000:.1f} s, p99 {tail} for a {delay:g} s upstream"
             )
         elif p99 is not None and p99 > 3 * delay * 1000:
             said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
@@ -221,11 +239,11 @@ def shed_summary(
                 f"nothing shed: all {ab.complete} answered at about the delay "
                 f"(median {(p50 or 0) / 1000:.2f} s)"
             )
-    kinds = {k: n for k, n in probe["kinds"].items() if k != "200"}
+    kinds = {k: n for k, n in probe.kinds.items() if k != "200"}
     if kinds:
         said.append(f"regular clients meanwhile got {kinds}")
-    if probe["p50_s"] is not None and probe["p50_s"] > 2 * delay:
+    if probe.p50_s is not None and probe.p50_s > 2 * delay:
         said.append(
-            f"regular clients waited {probe['p50_s']:.1f} s (median) for a {delay:g} s request"
+            f"regular clients waited {probe.p50_s:.1f} s (median) for a {delay:g} s request"
         )
     return said

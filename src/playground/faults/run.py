@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from playground.compose import Docker, DockerError
-from playground.faults.fault import Fault
+from playground.faults.fault import Fault, Record
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
-from playground.faults.session import FaultSettings, Session
+from playground.faults.session import FaultSettings, Session, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
 from playground.faults.store import FaultStore
 from playground.scenarios import Target
@@ -40,8 +40,7 @@ def run_faults(
     """For each compose file: up once, every fault that applies in turn, down."""
     by_file: dict[tuple[str, ...], list[Target]] = {}
     for t in targets:
-        if t.host_port is None:
-            raise ValueError(f"{t.name} has no published port to probe")
+        probe_port(t)  # every target must have one, before anything is brought up
         by_file.setdefault(t.compose_files, []).append(t)
     for compose_file, group in by_file.items():
         todo = [f for f in faults if any(applies(f, t) for t in group)]
@@ -86,7 +85,7 @@ def run_faults(
 
 def one_fault(
     *, session: Session, fault: Fault, store: FaultStore, info: Callable[[str], None]
-) -> dict:
+) -> Record:
     s = session.settings
     info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")

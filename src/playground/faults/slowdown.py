@@ -16,7 +16,8 @@ from playground.faults.analysis import (
     stuck_verdict,
     timeline,
 )
-from playground.faults.fault import Fault
+from playground.faults.containers import ContainerCheck, check_problems
+from playground.faults.fault import Fault, Record
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.session import Session, sleep_until, target_base
 from playground.scenarios import Target
@@ -57,17 +58,17 @@ class UpstreamSlowdown(Fault):
         clients: int,
         outcomes: Sequence[Outcome],
         marks: dict[str, float],
-        containers: dict,
+        containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> dict:
+    ) -> Record:
         """Latency before, while slow and after; queueing; the time to settle back."""
         s = session.settings
         slow_at, back_at = marks["slow_at"], marks["back_at"]
         phase_before = phase_stats(outcomes, start=marks["start"], end=slow_at)
         slow = phase_stats(outcomes, start=slow_at, end=back_at)
         phase_after = phase_stats(outcomes, start=back_at, end=marks["end"])
-        limit = max((phase_before["p90_s"] or s.delay) * 1.5, s.delay + 0.5)
+        limit = max((phase_before.p90_s or s.delay) * 1.5, s.delay + 0.5)
         settle = settle_time(outcomes, since=back_at, limit_s=limit)
         stuck, stuck_reason = stuck_verdict(before=before, after=after)
         kinds = count_kinds(outcomes)
@@ -79,16 +80,16 @@ class UpstreamSlowdown(Fault):
             )
         if stuck:
             problems.append(stuck_reason)
-        problems += [p for c in containers.values() for p in c["problems"]]
+        problems += check_problems(containers)
         notes = []
-        if slow["excess_p50_s"] is not None and slow["excess_p50_s"] > 0.5:
+        if slow.excess_p50_s is not None and slow.excess_p50_s > 0.5:
             notes.append(
                 f"requests queued while the upstream was slow: the median waited "
-                f"{slow['excess_p50_s']:.2f} s beyond its {s.slow_delay:g} s delay"
+                f"{slow.excess_p50_s:.2f} s beyond its {s.slow_delay:g} s delay"
             )
-        elif slow["p50_s"] is not None:
+        elif slow.p50_s is not None:
             notes.append(
-                f"latency followed the upstream ({slow['p50_s']:.2f} s median at "
+                f"latency followed the upstream ({slow.p50_s:.2f} s median at "
                 f"{s.slow_delay:g} s delay), no queueing"
             )
         return {
@@ -96,7 +97,11 @@ class UpstreamSlowdown(Fault):
             "slow_delay": s.slow_delay,
             "requests": len(outcomes),
             "kinds": kinds,
-            "phases": {"before": phase_before, "slow": slow, "after": phase_after},
+            "phases": {
+                "before": phase_before.to_json(),
+                "slow": slow.to_json(),
+                "after": phase_after.to_json(),
+            },
             "settle_s": settle,
             "settle_limit_s": round(limit, 3),
             "burst_before": asdict(before),
