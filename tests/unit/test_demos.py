@@ -13,6 +13,7 @@ from playground import demos
 from playground.cli import build_parser
 from playground.compose import Docker
 from playground.load import TOOLS
+from playground.model import Run
 from playground.report import demo_shape, demo_table, write_report
 from playground.scenarios import REGISTRY, SCENARIOS
 from tests.conftest import load_module
@@ -269,7 +270,7 @@ def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
     assert "9,000 requests in 10.0 s" in section  # wrk: its rate x its time
     assert "**Serialised:** workers-sync-patched." in section
     console = Console(record=True, width=250)
-    console.print(demo_table(results=results))
+    console.print(demo_table(results=Run.from_json(results)))
     text = console.export_text()
     assert "serialised" in text and "concurrent" in text
-    assert demo_table(results={**results, "scenarios": []}) is None
+    assert demo_table(results=Run.from_json({**results, "scenarios": []})) is None
