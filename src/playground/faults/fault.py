@@ -2,24 +2,20 @@
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
 on a :class:`~playground.faults.session.Session` and checks what the prober saw against what a
-serving mode must do, returning the record faults.json keeps for it.
+serving mode must do, returning its verdict on each (:mod:`.records`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from playground.faults.containers import ContainerCheck, checks_json, container_checks
+from playground.faults.containers import ContainerCheck, container_checks
 from playground.faults.probe import Burst, Outcome, Prober
+from playground.faults.records import FaultRun, Verdict
 from playground.faults.session import Session, running
 from playground.scenarios import Target
-
-# A fault's record, and each target's within it, in the JSON form faults.json keeps: written to
-# disk as it is and read back only by the report (faults/render.py). The figures inside the run
-# are typed (PhaseStats, ContainerCheck, Burst) until they go into a record.
-Record = dict[str, Any]
 
 
 class Fault:
@@ -30,7 +26,7 @@ class Fault:
     def applies(self, target: Target) -> bool:
         return True
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> Record:
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
         """Probe every target through the fault's phases, then judge each target against
         what it did before the fault (a burst, its server state)."""
         s, skip = session.settings, self.stopped_service
@@ -58,12 +54,7 @@ class Fault:
             )
             for target, prober, outcomes in zip(session.targets, probers, results, strict=True)
         ]
-        return {
-            "fault": self.name,
-            "stopped_service": skip,
-            "containers": checks_json(containers),
-            "targets": out,
-        }
+        return FaultRun(fault=self.name, stopped_service=skip, containers=containers, targets=out)
 
     def describe(self, session: Session) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""
@@ -83,6 +74,6 @@ class Fault:
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> Record:
+    ) -> Verdict:
         """The phases of one target's outcomes and what must hold of them."""
         raise NotImplementedError

@@ -9,7 +9,6 @@ service's return, without a restart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import ClassVar
 
 from playground.faults.analysis import (
@@ -22,9 +21,10 @@ from playground.faults.analysis import (
     unexpected_answers,
 )
 from playground.faults.containers import ContainerCheck, check_problems
-from playground.faults.fault import Fault, Record
+from playground.faults.fault import Fault
 from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.session import Session, sleep_until, target_base
+from playground.faults.records import Aftermath, OutageVerdict, Probed
+from playground.faults.session import Session, sleep_until
 from playground.scenarios import Target
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
@@ -78,7 +78,7 @@ class Outage(Fault):
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> Record:
+    ) -> OutageVerdict:
         """The phases of one target's outcomes and what must hold of them."""
         s, service = session.settings, self.stopped_service
         stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
@@ -107,27 +107,29 @@ class Outage(Fault):
         notes = []
         if not any(k != "200" for k in during.kinds):
             notes.append(f"no request failed while {service} was down")
-        return {
-            **target_base(target, clients=clients, delay=s.delay),
-            "requests": len(outcomes),
-            "kinds": kinds,
-            "phases": {
-                "before": phase_stats(outcomes, start=marks["start"], end=stop_at).to_json(),
-                "stopping": phase_stats(outcomes, start=stop_at, end=down_at).to_json(),
-                "during": during.to_json(),
-                "after": phase_stats(outcomes, start=back_at, end=marks["end"]).to_json(),
+        return OutageVerdict(
+            probed=Probed.of(target, clients=clients, delay=s.delay),
+            requests=len(outcomes),
+            kinds=kinds,
+            phases={
+                "before": phase_stats(outcomes, start=marks["start"], end=stop_at),
+                "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
+                "during": during,
+                "after": phase_stats(outcomes, start=back_at, end=marks["end"]),
             },
-            "longest_while_down_s": longest,
-            "answer_bound_s": bound,
-            "recover_s": recover,
-            "burst_before": asdict(before),
-            "burst_after": asdict(after),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
+            longest_while_down_s=longest,
+            answer_bound_s=bound,
+            recover_s=recover,
+            aftermath=Aftermath(
+                burst_before=before,
+                burst_after=after,
+                stuck=stuck,
+                stuck_reason=stuck_reason,
+                timeline=timeline(outcomes),
+                problems=problems,
+                notes=notes,
+            ),
+        )
 
 
 class UpstreamOutage(Outage):

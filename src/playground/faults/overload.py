@@ -7,7 +7,6 @@ probing from the host saw meanwhile.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from pathlib import Path
 
 from playground import load as loadmod
@@ -20,15 +19,11 @@ from playground.faults.analysis import (
     timeline,
     unexpected_answers,
 )
-from playground.faults.containers import (
-    ContainerCheck,
-    check_problems,
-    checks_json,
-    container_checks,
-)
-from playground.faults.fault import Fault, Record
+from playground.faults.containers import check_problems, container_checks
+from playground.faults.fault import Fault
 from playground.faults.probe import Prober, timed_request
-from playground.faults.session import FaultSettings, Session, probe_port, running, target_base
+from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
+from playground.faults.session import FaultSettings, Session, probe_port, running
 from playground.scenarios import Target
 
 OVERLOAD_PROBE_CONCURRENCY = 10
@@ -60,26 +55,18 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
 class Overload(Fault):
     name = "overload"
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> Record:
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
         """ab at c=2000 from inside the network, one target at a time."""
-        out: list[Record] = []
-        all_containers: dict[str, ContainerCheck] = {}
-        for target in session.targets:
-            entry, containers = self.one(
-                session=session, target=target, run_id=run_id, raw_dir=raw_dir
-            )
-            out.append(entry)
-            all_containers.update(containers)
-        return {
-            "fault": self.name,
-            "stopped_service": None,
-            "containers": checks_json(all_containers),
-            "targets": out,
-        }
+        out = [
+            self.one(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
+            for target in session.targets
+        ]
+        containers = {service: c for verdict in out for service, c in verdict.containers.items()}
+        return FaultRun(fault=self.name, stopped_service=None, containers=containers, targets=out)
 
     def one(
         self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
-    ) -> tuple[Record, dict[str, ContainerCheck]]:
+    ) -> OverloadVerdict:
         s = session.settings
         port = probe_port(target)
         network = session.docker.network(session.compose_file)
@@ -126,22 +113,9 @@ class Overload(Fault):
             ab = loadmod.TOOLS["ab"].parse(
                 stdout=stdout + "\n" + stderr, per_request=None, concurrency=s.overload_concurrency
             )
-            ab_figures = {
-                "complete": ab.complete,
-                "failed": ab.failed,
-                "failures": ab.failures,
-                "non_2xx": ab.non_2xx,
-                "rps": ab.rps,
-                "time_taken_s": ab.time_taken_s,
-                "latency_ms": ab.latency_ms,
-                "connect_max_ms": ab.connect_max_ms,
-                "exit_code": exit_code,
-                "error": None,
-            }
             ab_error = None
         except loadmod.LoadOutputError as exc:
             ab, ab_error = None, str(exc)
-            ab_figures = {"exit_code": exit_code, "error": ab_error}
         stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         notes = []
         # A thread pool may answer the fresh request from its one free thread while the rest
@@ -172,30 +146,33 @@ class Overload(Fault):
                 "had gone"
             )
         problems += check_problems(containers)
-        entry = {
-            **target_base(target, clients=s.overload_concurrency, delay=s.delay),
-            "ab": ab_figures,
-            "probe": probe.to_json(),
-            "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
-            "shed": shed_summary(
+        return OverloadVerdict(
+            probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
+            ab=ab,
+            ab_exit_code=exit_code,
+            ab_error=ab_error,
+            probe=probe,
+            probe_concurrency=OVERLOAD_PROBE_CONCURRENCY,
+            shed=shed_summary(
                 ab=ab,
                 ab_error=ab_error,
                 probe=probe,
                 delay=s.delay,
                 concurrency=s.overload_concurrency,
             ),
-            "drain_s": round(drain_s, 3),
-            "drain_answer": drain_answer,
-            "burst_before": asdict(before_burst),
-            "burst_after": asdict(after_burst),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "containers": checks_json(containers),
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
-        return entry, containers
+            drain_s=round(drain_s, 3),
+            drain_answer=drain_answer,
+            containers=containers,
+            aftermath=Aftermath(
+                burst_before=before_burst,
+                burst_after=after_burst,
+                stuck=stuck,
+                stuck_reason=stuck_reason,
+                timeline=timeline(outcomes),
+                problems=problems,
+                notes=notes,
+            ),
+        )
 
 
 def shed_summary(

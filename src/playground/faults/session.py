@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from playground.compose import WAIT_TIMEOUT_S, Docker, shown
 from playground.errors import UsageError
@@ -123,15 +122,3 @@ def probe_port(target: Target) -> int:
     if target.host_port is None:
         raise UsageError(f"{target.name} has no published port to probe")
     return target.host_port
-
-
-def target_base(target: Target, *, clients: int, delay: float) -> dict[str, Any]:
-    """The start of each target's record in faults.json: what was probed, and how."""
-    return {
-        "name": target.name,
-        "title": target.title,
-        "service": target.service,
-        "url": target.host_url(delay=delay),
-        "concurrency": clients,
-        "delay": delay,
-    }

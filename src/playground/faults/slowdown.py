@@ -7,7 +7,6 @@ the upstream is quick again, how long until latency is back to what it was?
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 
 from playground.faults.analysis import (
     count_kinds,
@@ -17,9 +16,10 @@ from playground.faults.analysis import (
     timeline,
 )
 from playground.faults.containers import ContainerCheck, check_problems
-from playground.faults.fault import Fault, Record
+from playground.faults.fault import Fault
 from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.session import Session, sleep_until, target_base
+from playground.faults.records import Aftermath, Probed, SlowdownVerdict
+from playground.faults.session import Session, sleep_until
 from playground.scenarios import Target
 
 
@@ -61,7 +61,7 @@ class UpstreamSlowdown(Fault):
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> Record:
+    ) -> SlowdownVerdict:
         """Latency before, while slow and after; queueing; the time to settle back."""
         s = session.settings
         slow_at, back_at = marks["slow_at"], marks["back_at"]
@@ -92,23 +92,21 @@ class UpstreamSlowdown(Fault):
                 f"latency followed the upstream ({slow.p50_s:.2f} s median at "
                 f"{s.slow_delay:g} s delay), no queueing"
             )
-        return {
-            **target_base(target, clients=clients, delay=s.delay),
-            "slow_delay": s.slow_delay,
-            "requests": len(outcomes),
-            "kinds": kinds,
-            "phases": {
-                "before": phase_before.to_json(),
-                "slow": slow.to_json(),
-                "after": phase_after.to_json(),
-            },
-            "settle_s": settle,
-            "settle_limit_s": round(limit, 3),
-            "burst_before": asdict(before),
-            "burst_after": asdict(after),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
+        return SlowdownVerdict(
+            probed=Probed.of(target, clients=clients, delay=s.delay),
+            slow_delay=s.slow_delay,
+            requests=len(outcomes),
+            kinds=kinds,
+            phases={"before": phase_before, "slow": slow, "after": phase_after},
+            settle_s=settle,
+            settle_limit_s=round(limit, 3),
+            aftermath=Aftermath(
+                burst_before=before,
+                burst_after=after,
+                stuck=stuck,
+                stuck_reason=stuck_reason,
+                timeline=timeline(outcomes),
+                problems=problems,
+                notes=notes,
+            ),
+        )
