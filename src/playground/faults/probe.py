@@ -123,7 +123,7 @@ class Prober:
         self.outcomes: list[Outcome] = []
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"prober-{port}", daemon=True)
 
