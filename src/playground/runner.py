@@ -26,7 +26,15 @@ from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.model import Entry, Repeat, Sample, Spread
 from playground.results import RunStore, entry_key
-from playground.sampling import ProcReader, Sampler, Series, StatsReader, combine, reader_for
+from playground.sampling import (
+    ProcReader,
+    Sampler,
+    Series,
+    StatsReader,
+    combine,
+    open_files_limit,
+    reader_for,
+)
 from playground.scenarios import REGISTRY, Target
 from playground.steady import Timeline, parse_timeline, waves
 
@@ -658,17 +666,6 @@ def median_measurement(measured: list[Measured]) -> Measured:
     """The median repeat by its headline figure supplies latency and sampling figures."""
     order = sorted(measured, key=lambda m: m.headline or 0)
     return order[len(order) // 2]
-
-
-def open_files_limit(pid: int | None) -> int | None:
-    """The soft open-files limit of a process (its container's, inherited from the daemon)."""
-    try:
-        for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
-            if line.startswith("Max open files"):
-                return int(line.split()[3])
-    except (OSError, ValueError, IndexError, TypeError):
-        return None
-    return None
 
 
 def _per_request_kb(*, before: float | None, peak: float | None, concurrency: int) -> float | None:

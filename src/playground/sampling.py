@@ -89,6 +89,22 @@ def read_process(pid: int) -> ProcStat | None:
     )
 
 
+def open_files_limit(pid: int | None, *, proc: Path = Path("/proc")) -> int | None:
+    """The soft open-files limit of a process (a container's is the daemon's, inherited); None
+    if it is gone, unlimited or unreadable."""
+    if pid is None:
+        return None
+    try:
+        text = (proc / str(pid) / "limits").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("Max open files"):
+            fields = line.split()
+            return int(fields[3]) if len(fields) > 3 and fields[3].isdigit() else None
+    return None
+
+
 def process_tree(stats: list[ProcStat], root: int) -> list[ProcStat]:
     """The processes among `stats` that are `root` or descend from it."""
     by_pid = {s.pid: s for s in stats}
