@@ -8,6 +8,7 @@ serving mode must do, returning its verdict on each (:mod:`.records`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +17,17 @@ from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import FaultRun, Verdict
 from playground.faults.session import Session, running
 from playground.scenarios import Target
+
+
+@dataclass(frozen=True)
+class Phases:
+    """When each phase of a fault began, on the session's clock (s)."""
+
+    start: float  # the probe started
+    fault_at: float  # the fault began (the delay raised, `stop` sent)
+    in_effect_at: float  # it was in full effect (an outage: once `stop` had returned)
+    back_at: float  # it was over (the delay back, `start` returned)
+    end: float  # the probe stopping
 
 
 class Fault:
@@ -59,8 +71,8 @@ class Fault:
     def describe(self, session: Session) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
-        """Drive the fault while the probers run; the marks (session clock) of its phases."""
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
+        """Drive the fault while the probers run; when each of its phases began."""
         raise NotImplementedError
 
     def judge(
@@ -70,7 +82,7 @@ class Fault:
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
+        marks: Phases,
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,

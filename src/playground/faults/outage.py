@@ -21,7 +21,7 @@ from playground.faults.analysis import (
     unexpected_answers,
 )
 from playground.faults.containers import ContainerCheck, check_problems
-from playground.faults.fault import Fault
+from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, OutageVerdict, Probed
 from playground.faults.session import Session, sleep_until
@@ -45,7 +45,7 @@ class Outage(Fault):
         ]
         session.record("start", service)
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
         """Stop the service under load, start it again."""
         s, service = session.settings, self.stopped_service
         start = session.mark("probe started")
@@ -59,13 +59,7 @@ class Outage(Fault):
         back_at = session.mark(f"{service} started")
         sleep_until(session, back_at + s.recovery_s)
         end = session.mark("probe stopping")
-        return {
-            "start": start,
-            "stop_at": stop_at,
-            "down_at": down_at,
-            "back_at": back_at,
-            "end": end,
-        }
+        return Phases(start=start, fault_at=stop_at, in_effect_at=down_at, back_at=back_at, end=end)
 
     def judge(
         self,
@@ -74,14 +68,14 @@ class Outage(Fault):
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
+        marks: Phases,
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
     ) -> OutageVerdict:
         """The phases of one target's outcomes and what must hold of them."""
         s, service = session.settings, self.stopped_service
-        stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
+        stop_at, down_at, back_at = marks.fault_at, marks.in_effect_at, marks.back_at
         bound = s.delay + UPSTREAM_GRACE_S
         longest = longest_overlapping(outcomes, start=stop_at, end=back_at)
         recover = time_to_recover(outcomes, back_at=back_at)
@@ -112,10 +106,10 @@ class Outage(Fault):
             requests=len(outcomes),
             kinds=kinds,
             phases={
-                "before": phase_stats(outcomes, start=marks["start"], end=stop_at),
+                "before": phase_stats(outcomes, start=marks.start, end=stop_at),
                 "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
                 "during": during,
-                "after": phase_stats(outcomes, start=back_at, end=marks["end"]),
+                "after": phase_stats(outcomes, start=back_at, end=marks.end),
             },
             longest_while_down_s=longest,
             answer_bound_s=bound,

@@ -16,7 +16,7 @@ from playground.faults.analysis import (
     timeline,
 )
 from playground.faults.containers import ContainerCheck, check_problems
-from playground.faults.fault import Fault
+from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, Probed, SlowdownVerdict
 from playground.faults.session import Session, sleep_until
@@ -34,7 +34,7 @@ class UpstreamSlowdown(Fault):
             f"?delay={s.delay:g} again"
         )
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
         """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
         s = session.settings
         start = session.mark(f"probe started at delay={s.delay:g}")
@@ -48,7 +48,7 @@ class UpstreamSlowdown(Fault):
             p.delay = s.delay
         sleep_until(session, back_at + s.recovery_s)
         end = session.mark("probe stopping")
-        return {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
+        return Phases(start=start, fault_at=slow_at, in_effect_at=slow_at, back_at=back_at, end=end)
 
     def judge(
         self,
@@ -57,17 +57,17 @@ class UpstreamSlowdown(Fault):
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
+        marks: Phases,
         containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
     ) -> SlowdownVerdict:
         """Latency before, while slow and after; queueing; the time to settle back."""
         s = session.settings
-        slow_at, back_at = marks["slow_at"], marks["back_at"]
-        phase_before = phase_stats(outcomes, start=marks["start"], end=slow_at)
+        slow_at, back_at = marks.fault_at, marks.back_at
+        phase_before = phase_stats(outcomes, start=marks.start, end=slow_at)
         slow = phase_stats(outcomes, start=slow_at, end=back_at)
-        phase_after = phase_stats(outcomes, start=back_at, end=marks["end"])
+        phase_after = phase_stats(outcomes, start=back_at, end=marks.end)
         limit = max((phase_before.p90_s or s.delay) * 1.5, s.delay + 0.5)
         settle = settle_time(outcomes, since=back_at, limit_s=limit)
         stuck, stuck_reason = stuck_verdict(before=before, after=after)
