@@ -18,8 +18,8 @@ from playground.faults.records import (
     Probed,
     SlowdownVerdict,
 )
-from playground.load import LoadResult
 from playground.scenarios import REGISTRY
+from tests.unit.test_faults import ab_result
 
 TARGET = REGISTRY["gunicorn-threads"]
 PROBED = Probed.of(TARGET, clients=20, delay=1.0)
@@ -56,16 +56,8 @@ def test_an_outage_verdict_keeps_its_keys_and_order() -> None:
         aftermath=AFTER,
     )
     data = verdict.to_json()
-    assert list(data) == [
-        *HEAD,
-        "requests",
-        "kinds",
-        "phases",
-        "longest_while_down_s",
-        "answer_bound_s",
-        "recover_s",
-        *TAIL,
-    ]
+    own = "requests kinds phases longest_while_down_s answer_bound_s recover_s".split()
+    assert list(data) == [*HEAD, *own, *TAIL]
     assert data["phases"]["during"] == PHASE.to_json()
     assert data["burst_before"] == {"k": 200, "delay": 1.0, "kinds": {"200": 200}, "seconds": 1.2}
 
@@ -81,32 +73,12 @@ def test_a_slowdown_verdict_keeps_its_keys_and_order() -> None:
         settle_limit_s=1.5,
         aftermath=AFTER,
     )
-    assert list(verdict.to_json()) == [
-        *HEAD,
-        "slow_delay",
-        "requests",
-        "kinds",
-        "phases",
-        "settle_s",
-        "settle_limit_s",
-        *TAIL,
-    ]
+    own = "slow_delay requests kinds phases settle_s settle_limit_s".split()
+    assert list(verdict.to_json()) == [*HEAD, *own, *TAIL]
 
 
 def test_an_overload_verdict_writes_abs_figures_or_why_there_were_none() -> None:
-    ab = LoadResult(
-        tool="ab",
-        complete=6000,
-        failed=0,
-        failures={"connect": 0, "receive": 0, "length": 0, "exceptions": 0},
-        non_2xx=0,
-        time_taken_s=20.0,
-        rps=300.0,
-        latency_ms={"p50": 1050.0, "p90": 1100.0, "p99": 1200.0, "max": 1300.0},
-        connect_max_ms=3.0,
-        steady_rps=None,
-        mean_latency_ms=None,
-    )
+    ab = ab_result()
     verdict = OverloadVerdict(
         probed=PROBED,
         ab=ab,
@@ -192,3 +164,12 @@ def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
         "targets": [{"name": TARGET.name, "title": TARGET.title}],
         "error": "did not become healthy",
     }
+
+
+def test_the_aftermath_adds_stuck_workers_then_the_containers_problems() -> None:
+    slower = Burst(k=200, delay=1.0, kinds={"200": 200}, seconds=4.5)
+    judged = Aftermath.judged([], BURST, slower, {"flask_app": CHECK}, ["2 x 502"], [])
+    assert judged.stuck and "capacity lost" in judged.stuck_reason
+    assert judged.problems == ["2 x 502", judged.stuck_reason, "lost 1"]
+    calm = Aftermath.judged([], BURST, BURST, {}, [], ["n"])
+    assert not calm.stuck and calm.problems == [] and calm.notes == ["n"]

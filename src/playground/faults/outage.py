@@ -15,12 +15,10 @@ from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
     phase_stats,
-    stuck_verdict,
     time_to_recover,
-    timeline,
     unexpected_answers,
 )
-from playground.faults.containers import ContainerCheck, check_problems
+from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, OutageVerdict, Probed
@@ -79,7 +77,6 @@ class Outage(Fault):
         bound = s.delay + UPSTREAM_GRACE_S
         longest = longest_overlapping(outcomes, start=stop_at, end=back_at)
         recover = time_to_recover(outcomes, back_at=back_at)
-        stuck, stuck_reason = stuck_verdict(before=before, after=after)
         kinds = count_kinds(outcomes)
         # While down: from the moment `stop` returned (until then the service may still finish
         # the requests it had) to the moment `start` returned.
@@ -95,9 +92,6 @@ class Outage(Fault):
             )
         if recover is None:
             problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
-        if stuck:
-            problems.append(stuck_reason)
-        problems += check_problems(containers)
         notes = []
         if not any(k != "200" for k in during.kinds):
             notes.append(f"no request failed while {service} was down")
@@ -114,15 +108,7 @@ class Outage(Fault):
             longest_while_down_s=longest,
             answer_bound_s=bound,
             recover_s=recover,
-            aftermath=Aftermath(
-                burst_before=before,
-                burst_after=after,
-                stuck=stuck,
-                stuck_reason=stuck_reason,
-                timeline=timeline(outcomes),
-                problems=problems,
-                notes=notes,
-            ),
+            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
         )
 
 

@@ -16,7 +16,6 @@ from playground.faults.analysis import (
     PhaseStats,
     phase_stats,
     stuck_verdict,
-    timeline,
     unexpected_answers,
 )
 from playground.faults.containers import check_problems, container_checks
@@ -163,12 +162,10 @@ class Overload(Fault):
             drain_s=round(drain_s, 3),
             drain_answer=drain_answer,
             containers=containers,
-            aftermath=Aftermath(
-                burst_before=before_burst,
-                burst_after=after_burst,
-                stuck=stuck,
-                stuck_reason=stuck_reason,
-                timeline=timeline(outcomes),
+            aftermath=Aftermath.of(
+                outcomes,
+                bursts=(before_burst, after_burst),
+                stuck=(stuck, stuck_reason),
                 problems=problems,
                 notes=notes,
             ),

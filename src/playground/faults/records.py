@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from playground import load as loadmod
-from playground.faults.analysis import PhaseStats
-from playground.faults.containers import ContainerCheck, checks_json
-from playground.faults.probe import Burst
+from playground.faults.analysis import PhaseStats, stuck_verdict, timeline
+from playground.faults.containers import ContainerCheck, check_problems, checks_json
+from playground.faults.probe import Burst, Outcome
 from playground.scenarios import Target
 
 Json = dict[str, Any]
@@ -60,6 +60,37 @@ class Aftermath:
     timeline: list[dict[str, float]]
     problems: list[str]
     notes: list[str]
+
+    @classmethod
+    def of(
+        cls,
+        outcomes: Sequence[Outcome],
+        *,
+        bursts: tuple[Burst, Burst],
+        stuck: tuple[bool, str],
+        problems: list[str],
+        notes: list[str],
+    ) -> Aftermath:
+        """From the prober's outcomes, the bursts before and after, and the stuck verdict."""
+        return cls(*bursts, *stuck, timeline(outcomes), problems, notes)
+
+    @classmethod
+    def judged(
+        cls,
+        outcomes: Sequence[Outcome],
+        before: Burst,
+        after: Burst,
+        containers: dict[str, ContainerCheck],
+        problems: list[str],
+        notes: list[str],
+    ) -> Aftermath:
+        """The stuck verdict from the bursts; the problems found so far, then stuck workers
+        and the containers' own problems."""
+        stuck, reason = stuck_verdict(before=before, after=after)
+        found = [*problems, *([reason] if stuck else []), *check_problems(containers)]
+        return cls.of(
+            outcomes, bursts=(before, after), stuck=(stuck, reason), problems=found, notes=notes
+        )
 
     def to_json(self, *, containers: dict[str, ContainerCheck] | None = None) -> Json:
         """The record's last keys; an overload's containers go between the bursts and the

@@ -12,10 +12,8 @@ from playground.faults.analysis import (
     count_kinds,
     phase_stats,
     settle_time,
-    stuck_verdict,
-    timeline,
 )
-from playground.faults.containers import ContainerCheck, check_problems
+from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, Probed, SlowdownVerdict
@@ -70,7 +68,6 @@ class UpstreamSlowdown(Fault):
         phase_after = phase_stats(outcomes, start=back_at, end=marks.end)
         limit = max((phase_before.p90_s or s.delay) * 1.5, s.delay + 0.5)
         settle = settle_time(outcomes, since=back_at, limit_s=limit)
-        stuck, stuck_reason = stuck_verdict(before=before, after=after)
         kinds = count_kinds(outcomes)
         problems = [f"{n} x {k}" for k, n in kinds.items() if k != "200"]
         if settle is None:
@@ -78,9 +75,6 @@ class UpstreamSlowdown(Fault):
                 f"latency not back under {limit:.2f} s {s.recovery_s:g} s after "
                 "the upstream sped up again"
             )
-        if stuck:
-            problems.append(stuck_reason)
-        problems += check_problems(containers)
         notes = []
         if slow.excess_p50_s is not None and slow.excess_p50_s > 0.5:
             notes.append(
@@ -100,13 +94,5 @@ class UpstreamSlowdown(Fault):
             phases={"before": phase_before, "slow": slow, "after": phase_after},
             settle_s=settle,
             settle_limit_s=round(limit, 3),
-            aftermath=Aftermath(
-                burst_before=before,
-                burst_after=after,
-                stuck=stuck,
-                stuck_reason=stuck_reason,
-                timeline=timeline(outcomes),
-                problems=problems,
-                notes=notes,
-            ),
+            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
         )
