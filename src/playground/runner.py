@@ -39,9 +39,9 @@ from playground.scenarios import REGISTRY, Target
 from playground.steady import Timeline, parse_timeline, waves
 
 MIN_LOAD_S = 10.0
+WARMUP_REQUESTS = 20
 # The readers of the app's containers, by service.
 Readers = dict[str, ProcReader | StatsReader]
-WARMUP_REQUESTS = 20
 
 
 @dataclass(frozen=True)
@@ -681,9 +681,10 @@ class Failed:
     error: str
 
 
-def _peak(attr: str, samples: Sequence[Sample]) -> Any:
+def _peak(attr: str, samples: Sequence[Sample]) -> float | None:
     """The highest value of one figure over samples (None without samples)."""
-    return max((getattr(s, attr) for s in samples), default=None)
+    values: list[float] = [getattr(s, attr) for s in samples]
+    return max(values, default=None)
 
 
 def cpu_seconds(rows: Sequence[Sample]) -> float | None:
