@@ -27,9 +27,8 @@ CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos contenders scale story test unit-test integration-test venv base-images offline-images \
-	images \
-	lock down clean
+.PHONY: bench demos contenders scale story test unit-test integration-test lint venv base-images \
+	offline-images images lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
 bench: venv base-images
@@ -67,10 +66,16 @@ unit-test: venv
 integration-test: venv base-images images
 	$(PYTEST) tests/integration $(ARGS)
 
+## lint: ruff (lint and format check) and mypy on src/ (configured in pyproject.toml)
+lint: venv
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/mypy
+
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet -e '.[test]'
+	$(VENV)/bin/pip install --quiet -e '.[test,lint]'
 	touch $@
 
 ## base-images: use the official images when a registry answers, else local stand-ins

@@ -19,15 +19,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from playground.errors import PlaygroundError
 from playground.pinning import CpuPinning
 
 LOADGEN_IMAGE = "flask-playground/loadgen"
 LOADGEN_COMPOSE = "compose/loadgen.yml"
 WAIT_TIMEOUT_S = 120
+# A compose file, or a file with its overrides (`-f FILE -f OVERRIDE ...`).
+ComposeFiles = str | Sequence[str]
 
 
-class DockerError(RuntimeError):
+class DockerError(PlaygroundError, RuntimeError):
     """A docker command failed; the message is meant for a person (no traceback)."""
 
 
@@ -66,6 +70,28 @@ def deferred_signals() -> Iterator[None]:
             signal.signal(sig, handler)
     if received:
         raise KeyboardInterrupt(f"signal {received[0]}")
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """What `docker inspect` says of a container's state: the fields the runner reads."""
+
+    pid: int  # the main process, on the host (0 once it has stopped)
+    status: str | None
+    started_at: str | None
+    oom_killed: bool
+    restarts: int
+
+    @classmethod
+    def of(cls, state: dict[str, Any], *, restarts: int) -> ContainerState:
+        """From `{{json .State}}` and `{{.RestartCount}}`."""
+        return cls(
+            pid=int(state.get("Pid") or 0),
+            status=state.get("Status"),
+            started_at=state.get("StartedAt"),
+            oom_killed=bool(state.get("OOMKilled")),
+            restarts=restarts,
+        )
 
 
 @dataclass
@@ -111,7 +137,7 @@ class Docker:
             raise DockerError(f"failed ({proc.returncode}): {shown(argv)}\n{tail(proc)}")
         return proc
 
-    def compose(self, compose_file: str | Sequence[str], *args: str) -> list[str]:
+    def compose(self, compose_file: ComposeFiles, *args: str) -> list[str]:
         """`docker compose -f FILE [-f OVERRIDE ...] ARGS`; a file may come with overrides."""
         files = [compose_file] if isinstance(compose_file, str) else list(compose_file)
         # Compose reads .env from the first file's folder: one below the root (demos/) needs
@@ -189,8 +215,9 @@ class Docker:
         """compose/loadgen.yml lives below the root, so point it at the root's .env by hand."""
         return ["--env-file", ".env"] if (self.root / ".env").exists() else []
 
-    def image_ids(self, names: Sequence[str]) -> dict[str, str]:
-        ids = {}
+    def image_ids(self, names: Sequence[str]) -> dict[str, str | None]:
+        """Each image's id (None: not built)."""
+        ids: dict[str, str | None] = {}
         for name in names:
             proc = self.run(
                 ["docker", "image", "inspect", "--format", "{{.Id}}", name], check=False, quiet=True
@@ -199,11 +226,11 @@ class Docker:
         return ids
 
     # --- scenario lifecycle ---------------------------------------------------------------
-    def services(self, compose_file: str) -> list[str]:
+    def services(self, compose_file: ComposeFiles) -> list[str]:
         proc = self.run(self.compose(compose_file, "config", "--services"), quiet=True, timeout=60)
         return proc.stdout.split()
 
-    def project(self, compose_file: str | Sequence[str]) -> str:
+    def project(self, compose_file: ComposeFiles) -> str:
         """The Compose project name, as the file declares it (`docker compose config`'s
         `name`): never assumed from the file's stem, which the demos' names are not."""
         key = (compose_file,) if isinstance(compose_file, str) else tuple(compose_file)
@@ -212,7 +239,7 @@ class Docker:
             self._projects[key] = json.loads(proc.stdout)["name"]
         return self._projects[key]
 
-    def network(self, compose_file: str | Sequence[str]) -> str:
+    def network(self, compose_file: ComposeFiles) -> str:
         """The project's default network, where the load generator joins the scenario.
 
         Also asked for when writing down a failed scenario's commands, where Compose may be
@@ -224,7 +251,9 @@ class Docker:
             declared = declared_name(self.root / first)
             return f"{declared or (self.root / first).resolve().parent.name.lower()}_default"
 
-    def published_ports(self, compose_file: str, services: Sequence[str] = ()) -> list[int]:
+    def published_ports(
+        self, compose_file: ComposeFiles, services: Sequence[str] = ()
+    ) -> list[int]:
         proc = self.run(self.compose(compose_file, "config", "--format", "json"), quiet=True)
         ports = []
         for name, svc in json.loads(proc.stdout).get("services", {}).items():
@@ -233,7 +262,7 @@ class Docker:
             ports += [int(p["published"]) for p in svc.get("ports", []) if p.get("published")]
         return ports
 
-    def check_ports_free(self, compose_file: str, services: Sequence[str] = ()) -> None:
+    def check_ports_free(self, compose_file: ComposeFiles, services: Sequence[str] = ()) -> None:
         for port in self.published_ports(compose_file, services):
             with socket.socket() as sock:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -247,7 +276,11 @@ class Docker:
                     ) from None
 
     def up(
-        self, compose_file: str, services: Sequence[str] = (), *, wait_timeout: int = WAIT_TIMEOUT_S
+        self,
+        compose_file: ComposeFiles,
+        services: Sequence[str] = (),
+        *,
+        wait_timeout: int = WAIT_TIMEOUT_S,
     ) -> None:
         argv = self.compose(
             compose_file, "up", "-d", "--wait", "--wait-timeout", str(wait_timeout), *services
@@ -260,7 +293,7 @@ class Docker:
                 f"{tail(proc, lines=8)}\n--- last log lines ---\n{logs}"
             )
 
-    def pin(self, compose_file: str | Sequence[str], app_services: Sequence[str]) -> None:
+    def pin(self, compose_file: ComposeFiles, app_services: Sequence[str]) -> None:
         """Move the scenario's containers onto their cores (--pin-cpus); no-op when free."""
         if self.pinning is None:
             return
@@ -268,7 +301,7 @@ class Docker:
             cpus = self.pinning.app_cpus if service in app_services else self.pinning.rest_cpus
             self.run(["docker", "update", "--cpuset-cpus", cpus, cid], timeout=60)
 
-    def service_containers(self, compose_file: str | Sequence[str]) -> list[tuple[str, str]]:
+    def service_containers(self, compose_file: ComposeFiles) -> list[tuple[str, str]]:
         """(container id, service) of every container the file has up."""
         proc = self.run(
             self.compose(compose_file, "ps", "--format", "{{.ID}} {{.Service}}"),
@@ -276,13 +309,10 @@ class Docker:
             quiet=True,
             timeout=60,
         )
-        return [
-            tuple(line.split(None, 1))
-            for line in proc.stdout.splitlines()
-            if len(line.split(None, 1)) == 2
-        ]
+        pairs = (line.split(None, 1) for line in proc.stdout.splitlines())
+        return [(pair[0], pair[1]) for pair in pairs if len(pair) == 2]
 
-    def logs(self, compose_file: str, *, lines: int = 15) -> str:
+    def logs(self, compose_file: ComposeFiles, *, lines: int = 15) -> str:
         proc = self.run(
             self.compose(compose_file, "logs", "--no-color", "--tail", str(lines)),
             check=False,
@@ -291,7 +321,7 @@ class Docker:
         )
         return (proc.stdout + proc.stderr).strip()
 
-    def down(self, compose_file: str) -> None:
+    def down(self, compose_file: ComposeFiles) -> None:
         """Remove everything the file brought up, whatever state it is in, and check.
 
         Load-generator containers are not Compose's: any still attached to the network would
@@ -364,13 +394,13 @@ class Docker:
             found[kind] = proc.stdout.split()
         return found
 
-    def stop_service(self, compose_file: str, service: str) -> None:
+    def stop_service(self, compose_file: ComposeFiles, service: str) -> None:
         self.run(self.compose(compose_file, "stop", service), timeout=120)
 
-    def start_service(self, compose_file: str, service: str) -> None:
+    def start_service(self, compose_file: ComposeFiles, service: str) -> None:
         self.run(self.compose(compose_file, "start", service), timeout=120)
 
-    def container_id(self, compose_file: str, service: str) -> str | None:
+    def container_id(self, compose_file: ComposeFiles, service: str) -> str | None:
         proc = self.run(
             self.compose(compose_file, "ps", "--quiet", service), check=False, quiet=True
         )
@@ -399,10 +429,11 @@ class Docker:
 
     def restart_count(self, container: str) -> int:
         """How often Docker restarted the container (0 if it is gone): from `state`."""
-        return self.state(container).get("RestartCount", 0)
+        state = self.state(container)
+        return state.restarts if state else 0
 
-    def state(self, container: str) -> dict:
-        """`docker inspect`'s State of a container plus its RestartCount ({} if it is gone)."""
+    def state(self, container: str) -> ContainerState | None:
+        """`docker inspect`'s State of a container and its RestartCount (None if it is gone)."""
         proc = self.run(
             ["docker", "inspect", "--format", "{{json .State}}\t{{.RestartCount}}", container],
             check=False,
@@ -410,9 +441,9 @@ class Docker:
             timeout=60,
         )
         if proc.returncode != 0 or "\t" not in proc.stdout:
-            return {}
+            return None
         state, restarts = proc.stdout.strip().rsplit("\t", 1)
-        return {**json.loads(state), "RestartCount": int(restarts or 0)}
+        return ContainerState.of(json.loads(state), restarts=int(restarts or 0))
 
     def processes(self, container: str) -> list[tuple[int, int, str]]:
         """(pid, parent pid, command line) of every process in a container, host pids."""

@@ -21,7 +21,12 @@ holds the most requests per MB and per CPU-second and which ones quietly seriali
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from playground.scenarios import Target, register
+
+if TYPE_CHECKING:  # the type only: importing demos would register its targets first
+    from playground.demos import Load
 
 GTHREAD = "contenders/gunicorn-gthread.yml"
 GRANIAN = "contenders/granian-wsgi.yml"
@@ -33,8 +38,8 @@ FREETHREADED = "contenders/freethreaded-gunicorn.yml"
 # The tutorial's load, and the one the serialising adapter gets instead: at c=200 it would
 # take n x delay seconds (2000 s), so it runs at the tutorial's load for the one-at-a-time dev
 # server, as that scenario does.
-TUTORIAL = dict(n=2000, c=200, delay=1.0)
-ONE_AT_A_TIME = dict(n=10, c=5, delay=1.0)
+TUTORIAL: Load = {"n": 2000, "c": 200, "delay": 1.0}
+ONE_AT_A_TIME: Load = {"n": 10, "c": 5, "delay": 1.0}
 
 POOL_CAP = (
     "one aiohttp session shared by every request, at aiohttp's default cap of 100 "
@@ -68,7 +73,7 @@ def _contender(
     n: int,
     c: int,
     delay: float,
-    **kw,
+    **kw: Any,
 ) -> Target:
     # Inside the network each service listens on its published port, so one number serves both.
     return Target(

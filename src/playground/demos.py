@@ -17,7 +17,18 @@ says which demos serialise (see `playground.report`).
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from playground.scenarios import Target, register
+
+
+class Load(TypedDict):
+    """A target's default load, as `_demo` (and the contenders' `_contender`) take it."""
+
+    n: int
+    c: int
+    delay: float
+
 
 SLEPT = "Hi there! slept 0 s with time.sleep"  # every demo's answer to ?delay=0
 SLEPT_ASYNCIO = "Hi there! slept 0 s with asyncio.sleep"
@@ -52,7 +63,7 @@ def _demo(
     c: int,
     delay: float,
     body: str = SLEPT,
-    **kw,
+    **kw: Any,
 ) -> Target:
     # Inside the network each service listens on its published port, so one number serves both.
     return Target(
@@ -75,8 +86,8 @@ def _demo(
 # Published: N=10, ab -c 10 -n 100: 10.098 s (9.90 rps) with threads, 10.114 s (9.89 rps) with
 # gevent, 12 uWSGI threads vs none; N=1000, ab -c 1000 -n 2000: 35.667 s with threads, 5.143 s
 # with greenlets. Only times were published at N=1000: the rps is ab's own n / time.
-_UWSGI_10 = dict(n=100, c=10, delay=1.0)
-_UWSGI_1000 = dict(n=2000, c=1000, delay=1.0)
+_UWSGI_10: Load = {"n": 100, "c": 10, "delay": 1.0}
+_UWSGI_1000: Load = {"n": 2000, "c": 1000, "delay": 1.0}
 UWSGI_DEMOS = (
     _demo(
         "uwsgi-threads-10",
@@ -144,7 +155,7 @@ UWSGI_DEMOS = (
 
 # --- 2. Gunicorn worker classes on a time.sleep route ----------------------------------------
 # The published runs slept 10 s per request; the shape is the same at 1 s and a run is short.
-_SHAPE = dict(n=10, c=5, delay=1.0)
+_SHAPE: Load = {"n": 10, "c": 5, "delay": 1.0}
 GUNICORN_DEMOS = (
     _demo(
         "workers-gevent",

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from playground.load import LoadResult, ab_cap_rps, ideal_rps
-from playground.model import Finding
+from playground.model import Finding, Sample
 
 #: A TCP connect this slow means a SYN was retransmitted. Linux retransmits an unanswered SYN
 #: after its initial RTO of 1 s, so such a connect takes 1000 ms and more; on a local bridge a
@@ -92,7 +92,7 @@ class Evidence:
     delay: float
     concurrency: int
     requests: int
-    samples: Sequence[Mapping[str, float]] = ()
+    samples: Sequence[Sample] = ()
     cpu_ms_per_request: float | None = None
     steady_estimate: float | None = None  # c / mean response time, before the waves rule
     waves: float | None = None
@@ -393,7 +393,7 @@ def lockstep_waves(
     delay: float,
     concurrency: int,
     cpu_ms: float | None,
-    samples: Sequence[Mapping[str, float]],
+    samples: Sequence[Sample],
     steady: float | None,
     ideal: float | None,
 ) -> list[Finding]:
@@ -407,7 +407,7 @@ def lockstep_waves(
     """
     if cpu_ms is None or not steady or not ideal or steady >= WAVE_SHORTFALL * ideal or not samples:
         return []
-    procs = max(row["processes"] for row in samples)
+    procs = max(row.processes for row in samples)
     extra_ms = (result.latency_ms.get("p50") or 0) - 1000 * delay
     wave_ms = concurrency * cpu_ms
     # Only where the wave's CPU can account for the wait: a serialised server queues for
@@ -434,11 +434,11 @@ def lockstep_waves(
 
 
 # --- the machine --------------------------------------------------------------------------------
-def cpu_bound(*, samples: Sequence[Mapping[str, float]], cores: int) -> list[Finding]:
+def cpu_bound(*, samples: Sequence[Sample], cores: int) -> list[Finding]:
     if not samples:
         return []
-    peak = max(row["cpu_pct"] for row in samples)
-    single = max(row["processes"] for row in samples) <= 1
+    peak = max(row.cpu_pct for row in samples)
+    single = max(row.processes for row in samples) <= 1
     figures = {"cpu_peak_pct": peak, "cores": cores}
     if peak >= CPU_BOUND_PCT * cores:
         return [
@@ -546,13 +546,13 @@ def overlap(
 
 
 # --- repeats ---------------------------------------------------------------------------------
-def relative_spread(values: Sequence[float]) -> float | None:
+def relative_spread(values: Sequence[float | None]) -> float | None:
     """(max - min) / median of the repeats; None with fewer than two or a zero median."""
-    values = [v for v in values if v is not None]
-    if len(values) < 2:
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
         return None
-    median = statistics.median(values)
-    return (max(values) - min(values)) / median if median else None
+    median = statistics.median(known)
+    return (max(known) - min(known)) / median if median else None
 
 
 def noisy(values: Sequence[float]) -> list[Finding]:

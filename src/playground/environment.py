@@ -6,6 +6,7 @@ import os
 import platform
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from playground.compose import Docker
 
@@ -58,7 +59,8 @@ def base_images(root: Path) -> dict[str, str]:
     return images or {"base_images": "official (no .env)"}
 
 
-def collect(*, root: Path, docker: Docker, tool: str, tool_version: str | None) -> dict:
+def collect(*, root: Path, docker: Docker, tool: str, tool_version: str | None) -> dict[str, Any]:
+    """The run's environment, as results.json keeps it (``RunHeader.environment``)."""
     status = _git(root, "status", "--porcelain")
     return {
         "git_commit": _git(root, "rev-parse", "HEAD"),

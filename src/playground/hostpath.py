@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from playground.sampling import open_files_limit
+
 PROC = Path("/proc")
 PROXY = "docker-proxy"
 DESCRIPTORS_PER_CONNECTION = 2  # the client's socket and the proxy's own to the container
@@ -191,17 +193,8 @@ def _proxy(entry: Path) -> Proxy:
         open_files = sum(1 for _ in (entry / "fd").iterdir())
     except OSError:
         open_files = None
-    return Proxy(pid=pid, state=state, open_files=open_files, limit=_limit(entry / "limits"))
-
-
-def _limit(path: Path) -> int | None:
-    try:
-        for line in path.read_text().splitlines():
-            if line.startswith("Max open files"):
-                return int(line.split()[3])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    limit = open_files_limit(pid, proc=entry.parent)
+    return Proxy(pid=pid, state=state, open_files=open_files, limit=limit)
 
 
 def _option(args: list[str], name: str) -> str | None:

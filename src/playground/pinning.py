@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from playground.errors import UsageError
+
 
 @dataclass(frozen=True)
 class CpuPinning:
@@ -23,7 +25,7 @@ class CpuPinning:
     def halves(cls, ncpu: int) -> CpuPinning:
         """The lower half of the machine's cores for the load, the upper half for the app."""
         if ncpu < 2:
-            raise ValueError(f"--pin-cpus needs at least 2 CPUs; Docker reports {ncpu}")
+            raise UsageError(f"--pin-cpus needs at least 2 CPUs; Docker reports {ncpu}")
         half = ncpu // 2
         return cls(app_cpus=_span(half, ncpu - 1), rest_cpus=_span(0, half - 1))
 

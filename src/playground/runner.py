@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import groupby, pairwise
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from playground import diagnosis, hostpath
@@ -25,12 +26,22 @@ from playground import load as loadmod
 from playground.compose import WAIT_TIMEOUT_S, Docker, DockerError, shown
 from playground.model import Entry, Repeat, Sample, Spread
 from playground.results import RunStore, entry_key
-from playground.sampling import ProcReader, Sampler, Series, combine, reader_for
+from playground.sampling import (
+    ProcReader,
+    Sampler,
+    Series,
+    StatsReader,
+    combine,
+    open_files_limit,
+    reader_for,
+)
 from playground.scenarios import REGISTRY, Target
 from playground.steady import Timeline, parse_timeline, waves
 
 MIN_LOAD_S = 10.0
 WARMUP_REQUESTS = 20
+# The readers of the app's containers, by service.
+Readers = dict[str, ProcReader | StatsReader]
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,7 @@ class Runner:
     def run(self, calibration: Target | None) -> None:
         done = self.store.done()
         if calibration is not None and self.plan.calibration:
-            todo = [t for t in self.plan.loads(calibration) if entry_key(self._key(t)) not in done]
+            todo = [t for t in self.plan.loads(calibration) if _key(t) not in done]
             # The ceiling is measured at the plan's main load only.
             if todo:
                 self._run_file(todo[0].compose_files, todo[:1], services=calibration.services)
@@ -136,15 +147,11 @@ class Runner:
             for target in self.plan.targets
             if target.kind != "calibration"
             for load in self.plan.loads(target)
-            if entry_key(self._key(load)) not in done
+            if _key(load) not in done
         ]
         # One `up` per compose file (with its overrides) for every load it serves.
         for files, group in groupby(loads, key=lambda t: t.compose_files):
             self._run_file(files, list(group))
-
-    @staticmethod
-    def _key(target: Target) -> dict:
-        return {"name": target.name, "concurrency": target.concurrency}
 
     def _run_file(
         self,
@@ -174,7 +181,7 @@ class Runner:
         except DockerError as exc:
             self.progress.warn(str(exc))
             for target in loads:
-                if entry_key(self._key(target)) not in self.store.done():
+                if _key(target) not in self.store.done():
                     self.store.add(self._error_entry(target, str(exc).splitlines()[0]))
 
     def _stopped_scaling(self, entry: Entry) -> bool:
@@ -259,8 +266,14 @@ class Runner:
         )
 
     def _load_once(
-        self, target: Target, *, network: str, readers: dict, before: dict, attempt: int
-    ) -> dict:
+        self,
+        target: Target,
+        *,
+        network: str,
+        readers: Readers,
+        before: dict[str, Series],
+        attempt: int,
+    ) -> Measured | Failed:
         raw = self.store.raw_dir
         stem = f"{target.name}-c{target.concurrency}-r{attempt + 1}"
         tool = self.tool(target)
@@ -282,7 +295,8 @@ class Runner:
             shown(bare if host_url else self.docker.loadgen_argv(network=network, tool_argv=bare))
         )
         budget = self._expected_s(target) * 4 + 60
-        host_before = hostpath.snapshot(port=urlsplit(host_url).port) if host_url else None
+        host_port = urlsplit(host_url).port if host_url else None
+        host_before = hostpath.snapshot(port=host_port) if host_port is not None else None
         self.progress.load_started(target, self._expected_s(target))
         try:
             if host_url:
@@ -316,25 +330,22 @@ class Runner:
                 stdout=stdout + "\n" + stderr, per_request=tsv, concurrency=target.concurrency
             )
         except loadmod.LoadOutputError as exc:
-            return {
-                "error": "; ".join(
-                    [f"{self.tool_name(target)} exited {exit_code}: {exc}", *host_notes]
-                )
-            }
+            return Failed(
+                "; ".join([f"{self.tool_name(target)} exited {exit_code}: {exc}", *host_notes])
+            )
         loadgen = sampler.series.pop("__loadgen__")
         try:
             timeline = parse_timeline(tsv) if tsv else None
         except loadmod.LoadOutputError:
             timeline = None  # the tool's report stands; only the steady figure is lost
-        return {
-            "result": result,
-            "timeline": timeline,
-            "series": sampler.series,
-            "before": before,
-            "loadgen_cpu_peak_pct": loadgen.peak("cpu_pct"),
-            "tool_argv": tool_argv,
-            "host_path": host_notes,
-        }
+        return Measured(
+            result=result,
+            timeline=timeline,
+            series=sampler.series,
+            before=before,
+            loadgen_cpu=loadgen.peak("cpu_pct"),
+            host_path=tuple(host_notes),
+        )
 
     def _tool_url(self, target: Target, *, network: str) -> str:
         """The URL the load tool is given. wrk refuses host names with an underscore
@@ -348,7 +359,7 @@ class Runner:
         return url
 
     def _in_container(
-        self, argv: list[str], readers: dict, budget: float, *, network: str, name: str
+        self, argv: list[str], readers: Readers, budget: float, *, network: str, name: str
     ) -> tuple[str, str, int, Sampler]:
         """The load generator in its own container on the scenario's network."""
         self.docker.remove(name)
@@ -372,7 +383,7 @@ class Runner:
         return stdout, stderr, exit_code, sampler
 
     @staticmethod
-    def _on_host(argv: list[str], readers: dict, budget: float) -> tuple[str, str, int, Sampler]:
+    def _on_host(argv: list[str], readers: Readers, budget: float) -> tuple[str, str, int, Sampler]:
         """The load generator on this host, against the scenario's published 127.0.0.1 port."""
         if shutil.which(argv[0]) is None:
             raise DockerError(
@@ -406,7 +417,7 @@ class Runner:
         return max(30.0, target.delay * 3 + 10)
 
     # --- entries --------------------------------------------------------------------------
-    def _base_entry(self, target: Target, **figures) -> Entry:
+    def _base_entry(self, target: Target, **figures: Any) -> Entry:
         delay = target.delay
         tutorial = self._tutorial_load(target)
         return Entry(
@@ -455,7 +466,7 @@ class Runner:
             skipped=skipped,
         )
 
-    def _commands(self, target: Target, network: str | None = None) -> dict:
+    def _commands(self, target: Target, network: str | None = None) -> dict[str, str | None]:
         tool_argv = self.tool(target).command(
             url=target.url(delay=target.delay),
             requests=target.requests,
@@ -496,22 +507,20 @@ class Runner:
     def _entry(
         self,
         target: Target,
-        repeats: list[dict],
+        repeats: Sequence[Measured | Failed],
         *,
         restarts: dict[str, int],
         network: str,
         fd_limits: dict[str, int | None] | None = None,
     ) -> Entry:
-        errors = [r["error"] for r in repeats if "error" in r]
-        good = [r for r in repeats if "error" not in r]
-        if not good:
+        errors = [r.error for r in repeats if isinstance(r, Failed)]
+        measured = [r for r in repeats if isinstance(r, Measured)]
+        if not measured:
             return self._error_entry(target, errors[0] if errors else "no measurement")
-        measured = [Measured.of(r) for r in good]
         mid = median_measurement(measured)
         r = mid.result
         during = combine(mid.series.values())
         before = combine(mid.before.values())
-        peak = lambda key, rows: max((row[key] for row in rows), default=None)  # noqa: E731
         loadgen_cpu = max((m.loadgen_cpu or 0 for m in measured), default=None)
         saturated = diagnosis.saturated(loadgen_cpu)
         failed = max(m.result.failed for m in measured)
@@ -555,7 +564,7 @@ class Runner:
         )
         findings += diagnosis.host_path(dict.fromkeys(c for m in measured for c in m.host_path))
         rps_values = [m.result.rps for m in measured]
-        before_rss = peak("rss_mb", before) if before else None
+        before_rss = _peak("rss_mb", before) if before else None
         return self._base_entry(
             target,
             rps=statistics.median(rps_values),
@@ -570,19 +579,19 @@ class Runner:
             mean_latency_ms=r.mean_latency_ms,
             latency_distribution_ms=mid.timeline.distribution() if mid.timeline else [],
             connect_max_ms=r.connect_max_ms,
-            threads_before=peak("threads", before)
+            threads_before=_peak("threads", before)
             if before
-            else (during[0]["threads"] if during else None),
-            threads_peak=peak("threads", during),
-            threads_after=during[-1]["threads"] if during else None,
-            processes=peak("processes", during),
+            else (during[0].threads if during else None),
+            threads_peak=_peak("threads", during),
+            threads_after=during[-1].threads if during else None,
+            processes=_peak("processes", during),
             rss_before_mb=before_rss,
-            rss_peak_mb=peak("rss_mb", during),
+            rss_peak_mb=_peak("rss_mb", during),
             # What one more request in flight costs in memory: the growth under load over c.
             rss_per_request_kb=_per_request_kb(
-                before=before_rss, peak=peak("rss_mb", during), concurrency=target.concurrency
+                before=before_rss, peak=_peak("rss_mb", during), concurrency=target.concurrency
             ),
-            cpu_peak_pct=peak("cpu_pct", during),
+            cpu_peak_pct=_peak("cpu_pct", during),
             cpu_seconds=cpu_s,
             cpu_ms_per_request=cpu_ms,
             loadgen_cpu_peak_pct=loadgen_cpu,
@@ -610,7 +619,7 @@ class Runner:
                     [m.headline for m in measured if m.headline is not None]
                 ),
             ),
-            samples=[Sample(**row) for row in during],
+            samples=during,
             error=None,
         )
 
@@ -621,22 +630,11 @@ class Measured:
 
     result: loadmod.LoadResult
     timeline: Timeline | None
-    series: dict
-    before: dict
-    loadgen_cpu: float | None
+    series: dict[str, Series]  # the app's containers through the load, by service
+    before: dict[str, Series]  # the same before any load
+    loadgen_cpu: float | None  # the load generator's highest CPU sample
     # What Docker's port-forwarding proxy did to a load sent from the host (playground.hostpath).
     host_path: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, raw: dict) -> Measured:
-        return cls(
-            result=raw["result"],
-            timeline=raw.get("timeline"),
-            series=raw["series"],
-            before=raw["before"],
-            loadgen_cpu=raw["loadgen_cpu_peak_pct"],
-            host_path=tuple(raw.get("host_path", ())),
-        )
 
     @property
     def estimate(self) -> float | None:
@@ -670,32 +668,39 @@ def median_measurement(measured: list[Measured]) -> Measured:
     return order[len(order) // 2]
 
 
-def open_files_limit(pid: int | None) -> int | None:
-    """The soft open-files limit of a process (its container's, inherited from the daemon)."""
-    try:
-        for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
-            if line.startswith("Max open files"):
-                return int(line.split()[3])
-    except (OSError, ValueError, IndexError, TypeError):
-        return None
-    return None
-
-
 def _per_request_kb(*, before: float | None, peak: float | None, concurrency: int) -> float | None:
     if before is None or peak is None or concurrency <= 0:
         return None
     return max(peak - before, 0.0) * 1024 / concurrency
 
 
-def cpu_seconds(rows: list[dict]) -> float | None:
+@dataclass(frozen=True)
+class Failed:
+    """A repeat the load tool gave no report for: why, in one line."""
+
+    error: str
+
+
+def _peak(attr: str, samples: Sequence[Sample]) -> float | None:
+    """The highest value of one figure over samples (None without samples)."""
+    values: list[float] = [getattr(s, attr) for s in samples]
+    return max(values, default=None)
+
+
+def cpu_seconds(rows: Sequence[Sample]) -> float | None:
     """CPU time the sampled processes used over a series (the integral of cpu_pct)."""
     if len(rows) < 2:
         return None
-    return sum((b["t"] - a["t"]) * b["cpu_pct"] / 100 for a, b in pairwise(rows))
+    return float(sum((b.t - a.t) * b.cpu_pct / 100 for a, b in pairwise(rows)))
 
 
 def _cpu_count() -> int:
     return os.cpu_count() or 1
+
+
+def _key(target: Target) -> tuple[str, int]:
+    """The key of the entry a load makes (:attr:`playground.model.Entry.key`)."""
+    return entry_key({"name": target.name, "concurrency": target.concurrency})
 
 
 __all__ = ["Plan", "Progress", "Runner", "Series"]

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from playground.model import Sample
 
@@ -88,12 +89,29 @@ def read_process(pid: int) -> ProcStat | None:
     )
 
 
+def open_files_limit(pid: int | None, *, proc: Path = Path("/proc")) -> int | None:
+    """The soft open-files limit of a process (a container's is the daemon's, inherited); None
+    if it is gone, unlimited or unreadable."""
+    if pid is None:
+        return None
+    try:
+        text = (proc / str(pid) / "limits").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("Max open files"):
+            fields = line.split()
+            return int(fields[3]) if len(fields) > 3 and fields[3].isdigit() else None
+    return None
+
+
 def process_tree(stats: list[ProcStat], root: int) -> list[ProcStat]:
     """The processes among `stats` that are `root` or descend from it."""
     by_pid = {s.pid: s for s in stats}
     kept = []
     for s in stats:
-        seen, cur = set(), s
+        seen: set[int] = set()
+        cur: ProcStat | None = s
         while cur is not None and cur.pid != root and cur.pid not in seen:
             seen.add(cur.pid)
             cur = by_pid.get(cur.ppid)
@@ -119,13 +137,14 @@ class ProcReader:
         self._last: tuple[float, int] | None = None
 
     def read(self, t: float) -> Sample | None:
-        try:
-            pids = (
-                self.pids
-                if self.pids is not None
-                else [int(p) for p in self.procs_path.read_text().split()]
-            )
-        except OSError:
+        if self.pids is not None:
+            pids = self.pids
+        elif self.procs_path is not None:
+            try:
+                pids = [int(p) for p in self.procs_path.read_text().split()]
+            except OSError:
+                return None
+        else:
             return None
         stats = [s for s in (read_process(pid) for pid in pids) if s is not None]
         if self.root is not None:
@@ -217,7 +236,7 @@ class Periodic:
                 return
             self.sample_once()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.sample_once()
         self._thread.start()
         return self
@@ -247,28 +266,28 @@ class Sampler(Periodic):
             if sample is not None:
                 self.series[name].samples.append(sample)
 
-    def __enter__(self) -> Sampler:
+    def __enter__(self) -> Self:
         self._t0 = time.monotonic()
         return super().__enter__()
 
 
-def combine(series: Iterable[Series]) -> list[dict]:
+def combine(series: Iterable[Series]) -> list[Sample]:
     """Sum several containers' series sample by sample (same ticks), for a scenario total."""
-    series = list(series)
-    if not series:
+    every = list(series)
+    if not every:
         return []
-    length = min(len(s.samples) for s in series)
+    length = min(len(s.samples) for s in every)
     out = []
     for i in range(length):
-        group = [s.samples[i] for s in series]
+        group = [s.samples[i] for s in every]
         out.append(
-            {
-                "t": round(group[0].t, 3),
-                "threads": sum(g.threads for g in group),
-                "processes": sum(g.processes for g in group),
-                "rss_mb": round(sum(g.rss_mb for g in group), 3),
-                "cpu_pct": round(sum(g.cpu_pct for g in group), 3),
-            }
+            Sample(
+                t=round(group[0].t, 3),
+                threads=sum(g.threads for g in group),
+                processes=sum(g.processes for g in group),
+                rss_mb=round(sum(g.rss_mb for g in group), 3),
+                cpu_pct=round(sum(g.cpu_pct for g in group), 3),
+            )
         )
     return out
 

@@ -9,6 +9,10 @@ what one core can serve, so a shortfall shows the server model, not a busy CPU.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from playground.errors import PlaygroundError, UsageError
 
 # Every serving mode that could hold many requests, up to c=10,000.
 SCALE_DEFAULT = (
@@ -27,20 +31,32 @@ SCALE_PROBE = "gunicorn-gevent"
 MAX_SCALE_DELAY_S = 600.0  # the scale overrides raise MAX_DELAY to this
 
 
+@dataclass(frozen=True)
+class ScaleSettings:
+    """What the probe measured and the delays it chose; kept in the run's settings (`scale`)."""
+
+    probe: str
+    cpu_ms_per_request: float
+    utilisation: float
+    rate: float  # requests/s the ideal c / delay may reach: `utilisation` of one core
+    delays: dict[int, float]  # s, by concurrency
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def scale_settings(
     *, cpu_ms: float | None, sweep: tuple[int, ...], utilisation: float, probe: str
-) -> dict:
+) -> ScaleSettings:
     """The delay per concurrency that keeps c / delay at `utilisation` of one core."""
     if not cpu_ms:
-        raise ValueError(f"the probe ({probe}) measured no CPU per request; cannot pick delays")
+        raise PlaygroundError(
+            f"the probe ({probe}) measured no CPU per request; cannot pick delays"
+        )
     if not 0 < utilisation <= 1:
-        raise ValueError(f"utilisation must be above 0 and at most 1, got {utilisation:g}")
+        raise UsageError(f"utilisation must be above 0 and at most 1, got {utilisation:g}")
     rate = utilisation * 1000 / cpu_ms
     delays = {c: min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
-    return {
-        "probe": probe,
-        "cpu_ms_per_request": cpu_ms,
-        "utilisation": utilisation,
-        "rate": rate,
-        "delays": delays,
-    }
+    return ScaleSettings(
+        probe=probe, cpu_ms_per_request=cpu_ms, utilisation=utilisation, rate=rate, delays=delays
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from playground import cli
+from playground.errors import UsageError
 
 
 @pytest.mark.parametrize("value", ["0", "-0.5", "1.5", "nan", "x"])
@@ -26,7 +27,7 @@ def test_scale_utilisation_in_range_is_accepted(value):
 def test_scale_settings_refuse_a_zero_utilisation():
     from playground.scale_settings import scale_settings
 
-    with pytest.raises(ValueError, match="utilisation"):
+    with pytest.raises(UsageError, match="utilisation"):
         scale_settings(cpu_ms=2.0, sweep=(100,), utilisation=0, probe="gunicorn-gevent")
 
 

@@ -19,6 +19,7 @@ from playground.diagnosis import (
     steady_state,
 )
 from playground.load import LoadResult
+from playground.model import Sample
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
@@ -208,8 +209,8 @@ def test_a_run_with_nothing_complete_has_no_steady_figure():
 
 
 # ---- the machine ----------------------------------------------------------------------------------
-def rows(cpu: float, processes: int = 1) -> list[dict]:
-    return [{"t": 0.0, "threads": 1, "processes": processes, "rss_mb": 1.0, "cpu_pct": cpu}]
+def rows(cpu: float, processes: int = 1) -> list[Sample]:
+    return [Sample(t=0.0, threads=1, processes=processes, rss_mb=1.0, cpu_pct=cpu)]
 
 
 def test_cpu_bound_rules():

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from playground import faults
-from playground.faults import Burst, Outcome, ServerState
+from playground.faults import Burst, Outcome, PhaseStats, ServerState
 from playground.load import LoadResult
 from tests.unit.conftest import free_port, serve_slow_api
 
@@ -200,12 +200,27 @@ def test_longest_answer_counts_requests_in_flight_during_the_outage():
 
 def test_phase_stats_by_start_time():
     during = faults.phase_stats(OUTAGE, start=2.0, end=5.0)
-    assert during["requests"] == 4
-    assert during["kinds"] == {"502": 3, "504": 1}
-    assert during["p50_s"] is None and during["longest_s"] == pytest.approx(6.2)
+    assert during.requests == 4
+    assert during.kinds == {"502": 3, "504": 1}
+    assert during.p50_s is None and during.longest_s == pytest.approx(6.2)
     before = faults.phase_stats(OUTAGE, start=0.0, end=2.0)
-    assert before["kinds"] == {"200": 4} and before["p50_s"] == pytest.approx(1.0)
-    assert before["excess_p50_s"] == pytest.approx(0.0)
+    assert before.kinds == {"200": 4} and before.p50_s == pytest.approx(1.0)
+    assert before.excess_p50_s == pytest.approx(0.0)
+    # faults.json keeps the same figures under the same keys, in the same order.
+    assert list(before.to_json()) == [
+        "from_s",
+        "to_s",
+        "requests",
+        "kinds",
+        "p50_s",
+        "p90_s",
+        "max_s",
+        "excess_p50_s",
+        "excess_max_s",
+        "ok_rps",
+        "longest_s",
+    ]
+    assert before.to_json()["kinds"] == {"200": 4} and before.to_json()["from_s"] == 0.0
 
 
 def test_timeline_counts_answers_by_the_second_they_arrived():
@@ -249,7 +264,7 @@ def state(**kw) -> ServerState:
 
 def test_compare_states_catches_restarts_and_crashed_workers():
     def problems(after: ServerState) -> list[str]:
-        return faults.compare_states(before=state(), after=after)["problems"]
+        return list(faults.compare_states(before=state(), after=after).problems)
 
     assert problems(state()) == []
     respawned = state(processes=((10, "gunicorn: master"), (12, "gunicorn: worker")))
@@ -276,7 +291,7 @@ def ab_result(**kw) -> LoadResult:
 
 
 def test_shed_summary_names_where_the_load_went():
-    probe = {"kinds": {"200": 10}, "p50_s": 1.0}
+    probe = PhaseStats(from_s=0.0, to_s=20.0, requests=10, kinds={"200": 10}, p50_s=1.0)
     calm = faults.shed_summary(
         ab=ab_result(), ab_error=None, probe=probe, delay=1, concurrency=2000
     )
@@ -289,7 +304,9 @@ def test_shed_summary_names_where_the_load_went():
             failed=10,
         ),
         ab_error=None,
-        probe={"kinds": {"200": 5, "timeout": 2}, "p50_s": 5.0},
+        probe=PhaseStats(
+            from_s=0.0, to_s=20.0, requests=7, kinds={"200": 5, "timeout": 2}, p50_s=5.0
+        ),
         delay=1,
         concurrency=2000,
     )

@@ -6,6 +6,7 @@ import pytest
 
 from playground.cli import main
 from playground.compose import Docker
+from playground.errors import UsageError
 from playground.pinning import CpuPinning
 from tests.conftest import ROOT
 
@@ -17,7 +18,7 @@ def test_the_app_gets_the_upper_half(ncpu, app, rest):
 
 
 def test_one_cpu_cannot_be_split():
-    with pytest.raises(ValueError, match="at least 2 CPUs; Docker reports 1"):
+    with pytest.raises(UsageError, match="at least 2 CPUs; Docker reports 1"):
         CpuPinning.halves(1)
 
 

@@ -332,7 +332,7 @@ def test_spread_is_shown_and_a_noisy_entry_is_flagged(tmp_path: Path) -> None:
     assert rows["jittery (c=200)"]["spread"] == "8.0% noisy"
     assert rows["steady-one (c=200)"]["spread"] == "1.0%"
     assert rows["gevent-pywsgi (c=200)"]["ab rps"].count("–") == 1  # median (min–max)
-    text = render(summary_table(results=results))
+    text = render(summary_table(results=Run.from_json(results)))
     assert "8.0% noisy" in next(ln for ln in text.splitlines() if "jittery" in ln)
 
 
@@ -377,7 +377,7 @@ def test_an_older_file_shows_its_notes(tmp_path: Path) -> None:
 def test_partial_run_is_reported_as_incomplete(tmp_path: Path) -> None:
     _, markdown, _ = report(tmp_path, load("partial"))
     assert "> **Incomplete run:**" in markdown and "covers the 2 entries" in markdown
-    assert "incomplete run" in render(summary_table(results=load("partial")))
+    assert "incomplete run" in render(summary_table(results=Run.from_json(load("partial"))))
 
 
 def test_reproduce_section_has_the_run_command_and_every_entry_command(tmp_path: Path) -> None:
@@ -419,7 +419,7 @@ def test_empty_run_says_there_is_nothing_to_summarise(tmp_path: Path) -> None:
 # ---- terminal tables and compare -----------------------------------------------------------------
 def test_summary_table_renders_every_entry_and_its_validity() -> None:
     results = load("before_findings")
-    text = render(summary_table(results=results))
+    text = render(summary_table(results=Run.from_json(results)))
     for entry in entries(results):
         assert entry["name"] in text
     assert "ERROR" in next(ln for ln in text.splitlines() if "bonus-psycopg2" in ln)
@@ -431,7 +431,7 @@ def test_summary_table_renders_every_entry_and_its_validity() -> None:
 def test_summary_table_does_not_interpret_rich_markup_from_results() -> None:
     results = load("recorded")
     entry_named(results, "gevent-pywsgi")["name"] = "[bold red]sneaky[/]"
-    assert "[bold red]sneaky[/]" in render(summary_table(results=results))
+    assert "[bold red]sneaky[/]" in render(summary_table(results=Run.from_json(results)))
 
 
 def make_b(a: dict[str, Any]) -> dict[str, Any]:

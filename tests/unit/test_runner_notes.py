@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from playground.diagnosis import lockstep_waves
 from playground.load import LoadResult
+from playground.model import Sample
 
 
 def result(p50_ms: float) -> LoadResult:
@@ -22,7 +23,7 @@ def result(p50_ms: float) -> LoadResult:
     )
 
 
-ROWS = [{"t": 0, "threads": 11, "processes": 1, "rss_mb": 50.0, "cpu_pct": 40.0}]
+ROWS = [Sample(t=0, threads=11, processes=1, rss_mb=50.0, cpu_pct=40.0)]
 
 
 def test_a_wave_queueing_behind_cpu_is_explained():
@@ -96,7 +97,7 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     from playground.load import TOOLS
     from playground.model import Entry
     from playground.results import RunStore
-    from playground.runner import Plan, Runner
+    from playground.runner import Measured, Plan, Runner
     from playground.sampling import Sample, Series
     from playground.scenarios import REGISTRY
     from playground.steady import parse_timeline
@@ -113,13 +114,13 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
         [Sample(t=i / 2, threads=1, processes=1, rss_mb=40.0, cpu_pct=2.0) for i in range(21)],
     )
     before = Series("flask_app", [Sample(t=0.0, threads=1, processes=1, rss_mb=39.0, cpu_pct=0.0)])
-    repeat = {
-        "result": result,
-        "timeline": parse_timeline(tsv),
-        "series": {"flask_app": during},
-        "before": {"flask_app": before},
-        "loadgen_cpu_peak_pct": 3.0,
-    }
+    repeat = Measured(
+        result=result,
+        timeline=parse_timeline(tsv),
+        series={"flask_app": during},
+        before={"flask_app": before},
+        loadgen_cpu=3.0,
+    )
     target = REGISTRY["devserver"]
     store = RunStore.create(results_dir=tmp_path, run_id="r", header={})
     runner = Runner(docker=Docker(root=tmp_path), store=store, plan=Plan(targets=(target,)))

@@ -13,11 +13,12 @@ from rich.console import Console
 from playground import faults as faultsmod
 from playground import results
 from playground.commands import options
+from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.scenarios import SCENARIOS, resolve
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     f = sub.add_parser(
         "faults",
         help="inject faults under load (upstream slow-down or outage, database "

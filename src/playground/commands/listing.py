@@ -7,10 +7,11 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from playground.commands.options import Subparsers
 from playground.scenarios import REGISTRY
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     listing = sub.add_parser(
         "list", help="list the scenarios, demos and contenders and their default loads"
     )

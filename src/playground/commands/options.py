@@ -4,12 +4,17 @@ options several commands take (results dir, quiet, no-build, wait timeout, resum
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias, TypeVar
 
 from playground.compose import WAIT_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_RESULTS = ROOT / "results"
+# What each command's `add_parser` is given: `ArgumentParser.add_subparsers()`.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+N = TypeVar("N", int, float)
 
 
 def positive_int_list(text: str) -> tuple[int, ...]:
@@ -24,15 +29,16 @@ def positive_int_list(text: str) -> tuple[int, ...]:
     return values
 
 
-def positive(kind):
+def positive(kind: Callable[[str], N]) -> Callable[[str], N]:
     """A number above 0 (a float may also be 0: a delay of 0 is a valid request)."""
+    zero_allowed: bool = kind is float
 
-    def parse(text: str):
+    def parse(text: str) -> N:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not value > 0 and not (kind is float and value == 0):
+        if not value > 0 and not (zero_allowed and value == 0):
             raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
         return value
 

@@ -6,21 +6,28 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from playground import contenders, demos, environment, report, results
 from playground import load as loadmod
 from playground.commands import options
+from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.results import RunStore
 from playground.runner import Plan, Runner
 from playground.runner import Progress as RunnerProgress
-from playground.scenarios import CALIBRATION, SCENARIOS, resolve
+from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
+
+# What `measure` calls to make its plan once the run's store exists (`playground scale`: after
+# the probe it runs with the runner it is given).
+Prepare = Callable[[RunStore, Callable[[Plan], Runner]], Plan]
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     run = sub.add_parser(
         "run",
         help="run scenarios (all nine by default) and write a report",
@@ -132,13 +139,16 @@ def measure(
     err: Console,
     *,
     plan: Plan | None,
-    settings: dict,
+    settings: dict[str, Any],
     tool: str,
-    prepare=None,
-    targets: tuple = (),
+    prepare: Prepare | None = None,
+    targets: tuple[Target, ...] = (),
 ) -> int:
-    """Preflight, lock, build, then run a plan into a new (or resumed) run and report it."""
-    targets = targets or plan.targets
+    """Preflight, lock, build, then run a plan into a new (or resumed) run and report it.
+    Without a ``plan``, ``prepare`` makes it once the run's store exists."""
+    if plan is None and prepare is None:
+        raise TypeError("measure needs a plan or a way to prepare one")
+    targets = targets or (plan.targets if plan is not None else ())
     with session(args, out) as docker:
         build(
             docker,
@@ -180,21 +190,22 @@ def measure(
             return Runner(docker=docker, store=store, plan=p, progress=progress)
 
         try:
-            if prepare is not None:
-                plan = prepare(store, runner_for)
-            runner_for(plan).run(CALIBRATION)
+            chosen = prepare(store, runner_for) if prepare is not None else plan
+            assert chosen is not None  # checked above
+            runner_for(chosen).run(CALIBRATION)
         except KeyboardInterrupt:
             err.print(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
                 f"results are in {store.path} (continue with --resume {store.run_dir.name})"
             )
-            report.write_report(run_dir=store.run_dir, results=store.data)
+            report.write_report(run_dir=store.run_dir, results=store.run)
             return 130
         store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         store.save()
-        written = report.write_report(run_dir=store.run_dir, results=store.data)
-    out.print(report.summary_table(results=store.data))
-    if (demo_table := report.demo_table(results=store.data)) is not None:
+        run = store.run
+        written = report.write_report(run_dir=store.run_dir, results=run)
+    out.print(report.summary_table(results=run))
+    if (demo_table := report.demo_table(results=run)) is not None:
         out.print(demo_table)
     out.print(f"results: {store.path}")
     for path in written:
@@ -212,15 +223,15 @@ def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:
         console=out,
         transient=True,
     )
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
-    def started(target, seconds):
+    def started(target: Target, seconds: float) -> None:
         bar.start()
         tasks[target.name] = bar.add_task(
             f"{target.name} n={target.requests} c={target.concurrency}", total=None
         )
 
-    def finished(target):
+    def finished(target: Target) -> None:
         task = tasks.pop(target.name, None)
         if task is not None:
             bar.remove_task(task)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
 
 from rich.console import Console
 
 from playground import contenders
 from playground.commands import options
+from playground.commands.options import Subparsers
 from playground.commands.run import measure
 from playground.results import RunStore
-from playground.runner import Plan
+from playground.runner import Plan, Runner
 from playground.scale_settings import (
     SCALE_DEFAULT,
     SCALE_PROBE,
@@ -22,7 +24,7 @@ from playground.scale_settings import (
 from playground.scenarios import ARES_VARIANTS, resolve
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     scale = sub.add_parser(
         "scale",
         help="concurrency sweep up to c=10,000 with the scale overrides (scale/)",
@@ -94,7 +96,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     overrides = options.ROOT / "scale"
 
-    def prepare(store: RunStore, runner_for) -> Plan:
+    def prepare(store: RunStore, runner_for: Callable[[Plan], Runner]) -> Plan:
         scale = store.data["settings"].get("scale")
         if not scale:
             runner_for(
@@ -114,7 +116,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
                 sweep=args.sweep,
                 utilisation=args.utilisation,
                 probe=args.probe,
-            )
+            ).to_json()
             store.data["settings"]["scale"] = scale
             store.save()
         delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())

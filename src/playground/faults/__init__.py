@@ -22,6 +22,7 @@ shows them by hand.
 from __future__ import annotations
 
 from playground.faults.analysis import (
+    PhaseStats,
     count_kinds,
     longest_overlapping,
     phase_stats,
@@ -31,7 +32,13 @@ from playground.faults.analysis import (
     timeline,
     unexpected_answers,
 )
-from playground.faults.containers import ServerState, compare_states, container_checks, server_state
+from playground.faults.containers import (
+    ContainerCheck,
+    ServerState,
+    compare_states,
+    container_checks,
+    server_state,
+)
 from playground.faults.outage import UPSTREAM_GRACE_S
 from playground.faults.overload import shed_summary
 from playground.faults.probe import Burst, Outcome, Prober, burst, request_once, timed_request
@@ -45,9 +52,11 @@ __all__ = [
     "KINDS",
     "UPSTREAM_GRACE_S",
     "Burst",
+    "ContainerCheck",
     "FaultSettings",
     "FaultStore",
     "Outcome",
+    "PhaseStats",
     "Prober",
     "ServerState",
     "Session",

@@ -1,7 +1,7 @@
 """Reading a prober's outcomes: answers per second, per-phase statistics, recovery.
 
-Every function takes the outcomes (and the moments the session marked) and returns plain
-figures, the ones faults.json keeps.
+Every function takes the outcomes (and the moments the session marked) and returns the
+figures faults.json keeps: plain numbers, or a typed :class:`PhaseStats` with its JSON form.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from playground.faults.probe import Burst, Outcome
 
@@ -22,9 +24,30 @@ def count_kinds(outcomes: Iterable[Outcome]) -> dict[str, int]:
     return dict(sorted(Counter(o.kind for o in outcomes).items()))
 
 
-def timeline(outcomes: Sequence[Outcome], *, bin_s: float = 1.0) -> list[dict]:
-    """Answers by kind per second (by the time they arrived): the fault as it happened."""
-    bins: dict[int, Counter] = {}
+@dataclass(frozen=True)
+class PhaseStats:
+    """What the requests that started in one phase of a fault got (see :func:`phase_stats`)."""
+
+    from_s: float
+    to_s: float
+    requests: int
+    kinds: dict[str, int] = field(default_factory=dict)  # answers by kind: "200", "502", "timeout"
+    p50_s: float | None = None  # latency of the successful answers
+    p90_s: float | None = None
+    max_s: float | None = None
+    excess_p50_s: float | None = None  # time beyond the delay asked for: queueing
+    excess_max_s: float | None = None
+    ok_rps: float = 0.0  # successful answers per second that arrived in the phase
+    longest_s: float | None = None  # the longest request of any outcome
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def timeline(outcomes: Sequence[Outcome], *, bin_s: float = 1.0) -> list[dict[str, float]]:
+    """Answers by kind per second (by the time they arrived): the fault as it happened, as
+    faults.json keeps it (``t`` and a count per kind)."""
+    bins: dict[int, Counter[str]] = {}
     for o in outcomes:
         bins.setdefault(int(o.end // bin_s), Counter())[o.kind] += 1
     return [{"t": round(i * bin_s, 3), **dict(sorted(c.items()))} for i, c in sorted(bins.items())]
@@ -37,7 +60,7 @@ def _pct(values: Sequence[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> dict:
+def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> PhaseStats:
     """Requests that started in [start, end): answers by kind, latency, queueing, throughput.
 
     ``excess`` is each request's time beyond the delay it asked for: time spent queueing (or
@@ -48,20 +71,23 @@ def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> dic
     excess = [o.seconds - o.delay for o in ok]
     span = max(end - start, 1e-9)
     done_in = [o for o in outcomes if o.ok and start <= o.end < end]
-    r = lambda v: None if v is None else round(v, 3)  # noqa: E731
-    return {
-        "from_s": round(start, 3),
-        "to_s": round(end, 3),
-        "requests": len(inside),
-        "kinds": count_kinds(inside),
-        "p50_s": r(_pct(secs, 0.5)),
-        "p90_s": r(_pct(secs, 0.9)),
-        "max_s": r(max(secs, default=None)),
-        "excess_p50_s": r(_pct(excess, 0.5)),
-        "excess_max_s": r(max(excess, default=None)),
-        "ok_rps": round(len(done_in) / span, 2),
-        "longest_s": r(max((o.seconds for o in inside), default=None)),
-    }
+    return PhaseStats(
+        from_s=round(start, 3),
+        to_s=round(end, 3),
+        requests=len(inside),
+        kinds=count_kinds(inside),
+        p50_s=_round(_pct(secs, 0.5)),
+        p90_s=_round(_pct(secs, 0.9)),
+        max_s=_round(max(secs, default=None)),
+        excess_p50_s=_round(_pct(excess, 0.5)),
+        excess_max_s=_round(max(excess, default=None)),
+        ok_rps=round(len(done_in) / span, 2),
+        longest_s=_round(max((o.seconds for o in inside), default=None)),
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def longest_overlapping(outcomes: Sequence[Outcome], *, start: float, end: float) -> float | None:

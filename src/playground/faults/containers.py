@@ -4,8 +4,9 @@ restart, stop, run out of memory or lose a server process (a crashed worker)?"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from playground.compose import Docker
+from playground.compose import ComposeFiles, Docker
 from playground.sampling import ProcStat, process_tree
 
 
@@ -22,14 +23,12 @@ class ServerState:
     processes: tuple[tuple[int, str], ...]  # the server's own process tree: (pid, command)
 
 
-def server_state(
-    *, docker: Docker, compose_file: str | tuple[str, ...], service: str
-) -> ServerState:
+def server_state(*, docker: Docker, compose_file: ComposeFiles, service: str) -> ServerState:
     cid = docker.container_id(compose_file, service)
-    if not cid:
-        return ServerState(service, None, None, None, 0, False, ())
-    state = docker.state(cid)
-    root = state.get("Pid") or 0
+    state = docker.state(cid) if cid else None
+    if not cid or state is None:
+        return ServerState(service, cid or None, None, None, 0, False, ())
+    root = state.pid
     rows = docker.processes(cid)
     commands = {pid: cmd for pid, _, cmd in rows}
     stats = [
@@ -39,15 +38,41 @@ def server_state(
     return ServerState(
         service=service,
         container=cid,
-        status=state.get("Status"),
-        started_at=state.get("StartedAt"),
-        restarts=state.get("RestartCount", 0),
-        oom_killed=bool(state.get("OOMKilled")),
+        status=state.status,
+        started_at=state.started_at,
+        restarts=state.restarts,
+        oom_killed=state.oom_killed,
         processes=tuple(sorted(tree)),
     )
 
 
-def compare_states(*, before: ServerState, after: ServerState) -> dict:
+@dataclass(frozen=True)
+class ContainerCheck:
+    """One app container after a fault against before it: what faults.json keeps."""
+
+    service: str
+    status: str | None
+    restarts: int
+    restarted: bool
+    processes_before: int
+    processes_after: int
+    lost_processes: tuple[tuple[int, str], ...]  # (pid, command) of each server process lost
+    problems: tuple[str, ...]  # one sentence each; none: the container came through
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "service": self.service,
+            "status": self.status,
+            "restarts": self.restarts,
+            "restarted": self.restarted,
+            "processes_before": self.processes_before,
+            "processes_after": self.processes_after,
+            "lost_processes": [list(p) for p in self.lost_processes],
+            "problems": list(self.problems),
+        }
+
+
+def compare_states(*, before: ServerState, after: ServerState) -> ContainerCheck:
     """Did the container restart, stop, or lose a server process (a crashed worker)?"""
     lost = sorted(set(before.processes) - set(after.processes))
     restarted = (
@@ -67,17 +92,30 @@ def compare_states(*, before: ServerState, after: ServerState) -> dict:
             f"{after.service} lost {len(lost)} server process(es): "
             + ", ".join(f"{pid} {cmd}" for pid, cmd in lost[:4])
         )
-    return {
-        "service": after.service,
-        "status": after.status,
-        "restarts": after.restarts,
-        "restarted": restarted,
-        "processes_before": len(before.processes),
-        "processes_after": len(after.processes),
-        "lost_processes": [list(p) for p in lost],
-        "problems": problems,
-    }
+    return ContainerCheck(
+        service=after.service,
+        status=after.status,
+        restarts=after.restarts,
+        restarted=restarted,
+        processes_before=len(before.processes),
+        processes_after=len(after.processes),
+        lost_processes=tuple(lost),
+        problems=tuple(problems),
+    )
 
 
-def container_checks(*, before: dict[str, ServerState], after: dict[str, ServerState]) -> dict:
+def container_checks(
+    *, before: dict[str, ServerState], after: dict[str, ServerState]
+) -> dict[str, ContainerCheck]:
+    """Each container seen both before and after the fault, checked, by service."""
     return {s: compare_states(before=before[s], after=after[s]) for s in before if s in after}
+
+
+def checks_json(checks: dict[str, ContainerCheck]) -> dict[str, dict[str, Any]]:
+    """The checks as faults.json keeps them."""
+    return {s: c.to_json() for s, c in checks.items()}
+
+
+def check_problems(checks: dict[str, ContainerCheck]) -> list[str]:
+    """Every container's problems, in order."""
+    return [p for c in checks.values() for p in c.problems]

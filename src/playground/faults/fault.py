@@ -2,19 +2,32 @@
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
 on a :class:`~playground.faults.session.Session` and checks what the prober saw against what a
-serving mode must do, returning the dict faults.json keeps for it.
+serving mode must do, returning its verdict on each (:mod:`.records`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from playground.faults.containers import container_checks
+from playground.faults.containers import ContainerCheck, container_checks
 from playground.faults.probe import Burst, Outcome, Prober
+from playground.faults.records import FaultRun, Verdict
 from playground.faults.session import Session, running
 from playground.scenarios import Target
+
+
+@dataclass(frozen=True)
+class Phases:
+    """When each phase of a fault began, on the session's clock (s)."""
+
+    start: float  # the probe started
+    fault_at: float  # the fault began (the delay raised, `stop` sent)
+    in_effect_at: float  # it was in full effect (an outage: once `stop` had returned)
+    back_at: float  # it was over (the delay back, `start` returned)
+    end: float  # the probe stopping
 
 
 class Fault:
@@ -25,7 +38,7 @@ class Fault:
     def applies(self, target: Target) -> bool:
         return True
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
         """Probe every target through the fault's phases, then judge each target against
         what it did before the fault (a burst, its server state)."""
         s, skip = session.settings, self.stopped_service
@@ -53,18 +66,13 @@ class Fault:
             )
             for target, prober, outcomes in zip(session.targets, probers, results, strict=True)
         ]
-        return {
-            "fault": self.name,
-            "stopped_service": skip,
-            "containers": containers,
-            "targets": out,
-        }
+        return FaultRun(fault=self.name, stopped_service=skip, containers=containers, targets=out)
 
     def describe(self, session: Session) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
-        """Drive the fault while the probers run; the marks (session clock) of its phases."""
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
+        """Drive the fault while the probers run; when each of its phases began."""
         raise NotImplementedError
 
     def judge(
@@ -74,10 +82,10 @@ class Fault:
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
-        containers: dict,
+        marks: Phases,
+        containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> dict:
+    ) -> Verdict:
         """The phases of one target's outcomes and what must hold of them."""
         raise NotImplementedError

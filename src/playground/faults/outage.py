@@ -9,20 +9,20 @@ service's return, without a restart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from typing import ClassVar
 
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
     phase_stats,
-    stuck_verdict,
     time_to_recover,
-    timeline,
     unexpected_answers,
 )
-from playground.faults.fault import Fault
+from playground.faults.containers import ContainerCheck
+from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.session import Session, sleep_until, target_base
+from playground.faults.records import Aftermath, OutageVerdict, Probed
+from playground.faults.session import Session, sleep_until
 from playground.scenarios import Target
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
@@ -31,6 +31,8 @@ UPSTREAM_GRACE_S = 5.0
 
 
 class Outage(Fault):
+    stopped_service: ClassVar[str]
+
     def describe(self, session: Session) -> None:
         s, service = session.settings, self.stopped_service
         session.record("stop", service)
@@ -41,7 +43,7 @@ class Outage(Fault):
         ]
         session.record("start", service)
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
         """Stop the service under load, start it again."""
         s, service = session.settings, self.stopped_service
         start = session.mark("probe started")
@@ -55,13 +57,7 @@ class Outage(Fault):
         back_at = session.mark(f"{service} started")
         sleep_until(session, back_at + s.recovery_s)
         end = session.mark("probe stopping")
-        return {
-            "start": start,
-            "stop_at": stop_at,
-            "down_at": down_at,
-            "back_at": back_at,
-            "end": end,
-        }
+        return Phases(start=start, fault_at=stop_at, in_effect_at=down_at, back_at=back_at, end=end)
 
     def judge(
         self,
@@ -70,18 +66,17 @@ class Outage(Fault):
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
-        containers: dict,
+        marks: Phases,
+        containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> dict:
+    ) -> OutageVerdict:
         """The phases of one target's outcomes and what must hold of them."""
         s, service = session.settings, self.stopped_service
-        stop_at, down_at, back_at = marks["stop_at"], marks["down_at"], marks["back_at"]
+        stop_at, down_at, back_at = marks.fault_at, marks.in_effect_at, marks.back_at
         bound = s.delay + UPSTREAM_GRACE_S
         longest = longest_overlapping(outcomes, start=stop_at, end=back_at)
         recover = time_to_recover(outcomes, back_at=back_at)
-        stuck, stuck_reason = stuck_verdict(before=before, after=after)
         kinds = count_kinds(outcomes)
         # While down: from the moment `stop` returned (until then the service may still finish
         # the requests it had) to the moment `start` returned.
@@ -97,33 +92,24 @@ class Outage(Fault):
             )
         if recover is None:
             problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
-        if stuck:
-            problems.append(stuck_reason)
-        problems += [p for c in containers.values() for p in c["problems"]]
         notes = []
-        if not any(k != "200" for k in during["kinds"]):
+        if not any(k != "200" for k in during.kinds):
             notes.append(f"no request failed while {service} was down")
-        return {
-            **target_base(target, clients=clients, delay=s.delay),
-            "requests": len(outcomes),
-            "kinds": kinds,
-            "phases": {
-                "before": phase_stats(outcomes, start=marks["start"], end=stop_at),
+        return OutageVerdict(
+            probed=Probed.of(target, clients=clients, delay=s.delay),
+            requests=len(outcomes),
+            kinds=kinds,
+            phases={
+                "before": phase_stats(outcomes, start=marks.start, end=stop_at),
                 "stopping": phase_stats(outcomes, start=stop_at, end=down_at),
                 "during": during,
-                "after": phase_stats(outcomes, start=back_at, end=marks["end"]),
+                "after": phase_stats(outcomes, start=back_at, end=marks.end),
             },
-            "longest_while_down_s": longest,
-            "answer_bound_s": bound,
-            "recover_s": recover,
-            "burst_before": asdict(before),
-            "burst_after": asdict(after),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
+            longest_while_down_s=longest,
+            answer_bound_s=bound,
+            recover_s=recover,
+            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
+        )
 
 
 class UpstreamOutage(Outage):

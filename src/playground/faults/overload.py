@@ -7,20 +7,26 @@ probing from the host saw meanwhile.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from pathlib import Path
 
 from playground import load as loadmod
 from playground.compose import shown
 from playground.diagnosis import SYN_RETRANSMIT_MS
-from playground.faults.analysis import phase_stats, stuck_verdict, timeline, unexpected_answers
-from playground.faults.containers import container_checks
+from playground.faults.analysis import (
+    PhaseStats,
+    phase_stats,
+    stuck_verdict,
+    unexpected_answers,
+)
+from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Prober, timed_request
-from playground.faults.session import FaultSettings, Session, running, target_base
+from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
+from playground.faults.session import FaultSettings, Session, probe_port, running
 from playground.scenarios import Target
 
 OVERLOAD_PROBE_CONCURRENCY = 10
+DASH = "—"
 
 
 # Bursts after a slow first one before the verdict is "capacity lost" (see Overload.one).
@@ -48,26 +54,20 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
 class Overload(Fault):
     name = "overload"
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> dict:
+    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
         """ab at c=2000 from inside the network, one target at a time."""
-        out, all_containers = [], {}
-        for target in session.targets:
-            entry, containers = self.one(
-                session=session, target=target, run_id=run_id, raw_dir=raw_dir
-            )
-            out.append(entry)
-            all_containers.update(containers)
-        return {
-            "fault": self.name,
-            "stopped_service": None,
-            "containers": all_containers,
-            "targets": out,
-        }
+        out = [
+            self.one(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
+            for target in session.targets
+        ]
+        containers = {service: c for verdict in out for service, c in verdict.containers.items()}
+        return FaultRun(fault=self.name, stopped_service=None, containers=containers, targets=out)
 
     def one(
         self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
-    ) -> tuple[dict, dict]:
+    ) -> OverloadVerdict:
         s = session.settings
+        port = probe_port(target)
         network = session.docker.network(session.compose_file)
         before_burst = session.burst(target)
         states_before = session.states()
@@ -77,7 +77,7 @@ class Overload(Fault):
         session.docker.remove(name)
         prober = Prober(
             host="127.0.0.1",
-            port=target.host_port,
+            port=port,
             concurrency=OVERLOAD_PROBE_CONCURRENCY,
             delay=s.delay,
             timeout_s=s.probe_timeout_s,
@@ -101,29 +101,20 @@ class Overload(Fault):
         # A server may still be working through requests whose clients have gone (a queue
         # never forgets): one fresh request shows how long until it answers normally again.
         drain_s, drain_answer = timed_request(
-            host="127.0.0.1", port=target.host_port, delay=s.delay, timeout_s=s.drain_limit_s
+            host="127.0.0.1", port=port, delay=s.delay, timeout_s=s.drain_limit_s
         )
         session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
         after_burst = session.burst(target)
         containers = container_checks(before=states_before, after=session.states())
+        ab: loadmod.LoadResult | None
+        ab_error: str | None
         try:
             ab = loadmod.TOOLS["ab"].parse(
                 stdout=stdout + "\n" + stderr, per_request=None, concurrency=s.overload_concurrency
             )
-            ab_figures = {
-                "complete": ab.complete,
-                "failed": ab.failed,
-                "failures": ab.failures,
-                "non_2xx": ab.non_2xx,
-                "rps": ab.rps,
-                "time_taken_s": ab.time_taken_s,
-                "latency_ms": ab.latency_ms,
-                "connect_max_ms": ab.connect_max_ms,
-                "exit_code": exit_code,
-                "error": None,
-            }
+            ab_error = None
         except loadmod.LoadOutputError as exc:
-            ab, ab_figures = None, {"exit_code": exit_code, "error": str(exc)}
+            ab, ab_error = None, str(exc)
         stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         notes = []
         # A thread pool may answer the fresh request from its one free thread while the rest
@@ -139,7 +130,7 @@ class Overload(Fault):
             after_burst = session.burst(target)
             stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
         probe = phase_stats(outcomes, start=start, end=end)
-        problems = unexpected_answers(probe["kinds"], allowed={200, 502, 503, 504})
+        problems = unexpected_answers(probe.kinds, allowed={200, 502, 503, 504})
         if drain_answer != "200":
             stuck = True
             stuck_reason = (
@@ -153,38 +144,39 @@ class Overload(Fault):
                 "server first worked through the queued requests of clients that "
                 "had gone"
             )
-        problems += [p for c in containers.values() for p in c["problems"]]
-        entry = {
-            **target_base(target, clients=s.overload_concurrency, delay=s.delay),
-            "ab": ab_figures,
-            "probe": probe,
-            "probe_concurrency": OVERLOAD_PROBE_CONCURRENCY,
-            "shed": shed_summary(
+        problems += check_problems(containers)
+        return OverloadVerdict(
+            probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
+            ab=ab,
+            ab_exit_code=exit_code,
+            ab_error=ab_error,
+            probe=probe,
+            probe_concurrency=OVERLOAD_PROBE_CONCURRENCY,
+            shed=shed_summary(
                 ab=ab,
-                ab_error=ab_figures.get("error"),
+                ab_error=ab_error,
                 probe=probe,
                 delay=s.delay,
                 concurrency=s.overload_concurrency,
             ),
-            "drain_s": round(drain_s, 3),
-            "drain_answer": drain_answer,
-            "burst_before": asdict(before_burst),
-            "burst_after": asdict(after_burst),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "containers": containers,
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
-        return entry, containers
+            drain_s=round(drain_s, 3),
+            drain_answer=drain_answer,
+            containers=containers,
+            aftermath=Aftermath.of(
+                outcomes,
+                bursts=(before_burst, after_burst),
+                stuck=(stuck, stuck_reason),
+                problems=problems,
+                notes=notes,
+            ),
+        )
 
 
 def shed_summary(
     *,
     ab: loadmod.LoadResult | None,
     ab_error: str | None,
-    probe: dict,
+    probe: PhaseStats,
     delay: float,
     concurrency: int,
 ) -> list[str]:
@@ -210,9 +202,9 @@ def shed_summary(
         p50 = ab.latency_ms.get("p50")
         p99 = ab.latency_ms.get("p99")
         if p50 is not None and p50 > 2 * delay * 1000:
+            tail = DASH if p99 is None else f"{p99 / 1000:.1f} s"
             said.append(
-                f"queueing: median {p50 / 1000:.1f} s, p99 {p99 / 1000:.1f} s for a "
-                f"{delay:g} s upstream"
+                f"queueing: median {p50 / 1000:.1f} s, p99 {tail} for a {delay:g} s upstream"
             )
         elif p99 is not None and p99 > 3 * delay * 1000:
             said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
@@ -221,11 +213,11 @@ def shed_summary(
                 f"nothing shed: all {ab.complete} answered at about the delay "
                 f"(median {(p50 or 0) / 1000:.2f} s)"
             )
-    kinds = {k: n for k, n in probe["kinds"].items() if k != "200"}
+    kinds = {k: n for k, n in probe.kinds.items() if k != "200"}
     if kinds:
         said.append(f"regular clients meanwhile got {kinds}")
-    if probe["p50_s"] is not None and probe["p50_s"] > 2 * delay:
+    if probe.p50_s is not None and probe.p50_s > 2 * delay:
         said.append(
-            f"regular clients waited {probe['p50_s']:.1f} s (median) for a {delay:g} s request"
+            f"regular clients waited {probe.p50_s:.1f} s (median) for a {delay:g} s request"
         )
     return said

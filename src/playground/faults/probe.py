@@ -59,7 +59,7 @@ def classify(exc: BaseException) -> str:
         return "reset"
     if isinstance(exc, asyncio.IncompleteReadError | EOFError):
         return "closed"
-    if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+    if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
         return errno.errorcode[exc.errno].lower()
     return type(exc).__name__
 
@@ -123,7 +123,7 @@ class Prober:
         self.outcomes: list[Outcome] = []
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"prober-{port}", daemon=True)
 
@@ -156,7 +156,7 @@ class Prober:
         self._started.wait(10)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         self.stop(cancel=exc_type is not None)
 
     def stop(self, *, cancel: bool = False) -> list[Outcome]:

@@ -9,8 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
+from playground.faults.records import Json  # faults.json as on disk, older files included
 from playground.faults.run import STOPPED_SERVICE
-from playground.report import BulletList, Callout, CodeBlock, Heading, Paragraph, Span, Table
+from playground.report import (
+    Block,
+    BulletList,
+    Callout,
+    CodeBlock,
+    Heading,
+    Paragraph,
+    Span,
+    Table,
+)
 from playground.report import render_markdown as _markdown
 
 DASH = "—"
@@ -24,7 +34,7 @@ def _kinds(kinds: dict[str, int]) -> str:
     return ", ".join(f"{k}: {n}" for k, n in kinds.items()) or DASH
 
 
-def _verdict(target: dict) -> str | Span:
+def _verdict(target: Json) -> str | Span:
     return "ok" if not target.get("problems") else Span("; ".join(target["problems"]), bold=True)
 
 
@@ -32,7 +42,7 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def outage_table(run: dict) -> Table:
+def outage_table(run: Json) -> Table:
     svc = run["stopped_service"]
     headers = (
         "scenario",
@@ -60,7 +70,7 @@ def outage_table(run: dict) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def slowdown_table(run: dict) -> Table:
+def slowdown_table(run: Json) -> Table:
     headers = (
         "scenario",
         "c",
@@ -92,7 +102,7 @@ def slowdown_table(run: dict) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def overload_table(run: dict) -> Table:
+def overload_table(run: Json) -> Table:
     headers = (
         "scenario",
         "ab c",
@@ -135,9 +145,9 @@ def overload_table(run: dict) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def _run_blocks(run: dict) -> list:
+def _run_blocks(run: Json) -> list[Block]:
     files = " + ".join([run["compose_file"], *run.get("overrides", [])])
-    blocks: list = [Heading(2, f"{run['fault']} — {files}")]
+    blocks: list[Block] = [Heading(2, f"{run['fault']} — {files}")]
     if run.get("error"):
         return [*blocks, Paragraph(f"Could not run: {run['error']}")]
     fault = run["fault"]
@@ -173,10 +183,10 @@ def _run_blocks(run: dict) -> list:
     return blocks
 
 
-def document(data: dict) -> list:
+def document(data: Json) -> list[Block]:
     """The faults report as blocks of the report's document model."""
     st = data.get("settings", {})
-    blocks: list = [
+    blocks: list[Block] = [
         Heading(1, f"Faults: run {data.get('run_id')}"),
         Paragraph(["Command: ", Span(data.get("command", ""), code=True)]),
         Paragraph(
@@ -199,11 +209,11 @@ def document(data: dict) -> list:
     return blocks
 
 
-def render_markdown(data: dict) -> str:
+def render_markdown(data: Json) -> str:
     return _markdown(document(data))
 
 
-def write_report(*, run_dir: Path, data: dict) -> Path:
+def write_report(*, run_dir: Path, data: Json) -> Path:
     path = run_dir / "faults.md"
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(render_markdown(data))

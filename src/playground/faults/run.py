@@ -9,7 +9,8 @@ from playground.compose import Docker, DockerError
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
-from playground.faults.session import FaultSettings, Session
+from playground.faults.records import FaultFailed, FaultRecord
+from playground.faults.session import FaultSettings, Session, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
 from playground.faults.store import FaultStore
 from playground.scenarios import Target
@@ -40,8 +41,7 @@ def run_faults(
     """For each compose file: up once, every fault that applies in turn, down."""
     by_file: dict[tuple[str, ...], list[Target]] = {}
     for t in targets:
-        if t.host_port is None:
-            raise ValueError(f"{t.name} has no published port to probe")
+        probe_port(t)  # every target must have one, before anything is brought up
         by_file.setdefault(t.compose_files, []).append(t)
     for compose_file, group in by_file.items():
         todo = [f for f in faults if any(applies(f, t) for t in group)]
@@ -72,33 +72,28 @@ def run_faults(
             warn(str(exc))
             for fault in todo:
                 store.add(
-                    {
-                        "fault": fault,
-                        "compose_file": compose_file[0],
-                        "overrides": list(compose_file[1:]),
-                        "targets": [
-                            {"name": t.name, "title": t.title} for t in group if applies(fault, t)
-                        ],
-                        "error": str(exc).splitlines()[0],
-                    }
+                    FaultFailed(
+                        fault=fault,
+                        compose_file=compose_file,
+                        targets=tuple(t for t in group if applies(fault, t)),
+                        error=str(exc).splitlines()[0],
+                    )
                 )
 
 
 def one_fault(
     *, session: Session, fault: Fault, store: FaultStore, info: Callable[[str], None]
-) -> dict:
+) -> FaultRecord:
     s = session.settings
     info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     result = fault.run(session=session, run_id=store.data["run_id"], raw_dir=store.run_dir / "raw")
     session.record("down", "--volumes")
-    return {
-        **result,
-        "compose_file": session.compose_file[0],
-        "overrides": list(session.compose_file[1:]),
-        "started_at": started,
-        "marks": session.marks,
-        "commands": session.commands,
-        "error": None,
-    }
+    return FaultRecord(
+        run=result,
+        compose_file=session.compose_file,
+        started_at=started,
+        marks=session.marks,
+        commands=session.commands,
+    )

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from playground.compose import WAIT_TIMEOUT_S, Docker, shown
+from playground.errors import UsageError
 from playground.faults.containers import ServerState, server_state
 from playground.faults.probe import Burst, Prober, burst
 from playground.scenarios import Target
@@ -42,7 +43,7 @@ class Session:
     settings: FaultSettings
     echo: Callable[[str], None] = lambda line: None
     t0: float = field(default_factory=time.monotonic)
-    marks: list[dict] = field(default_factory=list)
+    marks: list[dict[str, float | str]] = field(default_factory=list)  # faults.json's form
     commands: list[str] = field(default_factory=list)
 
     def now(self) -> float:
@@ -78,7 +79,7 @@ class Session:
         return [
             Prober(
                 host="127.0.0.1",
-                port=t.host_port,
+                port=probe_port(t),
                 concurrency=concurrency(t),
                 delay=delay,
                 timeout_s=self.settings.probe_timeout_s,
@@ -90,7 +91,7 @@ class Session:
     def burst(self, target: Target) -> Burst:
         return burst(
             host="127.0.0.1",
-            port=target.host_port,
+            port=probe_port(target),
             k=target.concurrency,
             delay=self.settings.delay,
             timeout_s=self.settings.probe_timeout_s,
@@ -116,12 +117,8 @@ def sleep_until(session: Session, t: float) -> None:
         time.sleep(remaining)
 
 
-def target_base(target: Target, *, clients: int, delay: float) -> dict:
-    return {
-        "name": target.name,
-        "title": target.title,
-        "service": target.service,
-        "url": target.host_url(delay=delay),
-        "concurrency": clients,
-        "delay": delay,
-    }
+def probe_port(target: Target) -> int:
+    """The port the prober sends to: the target's published one on 127.0.0.1."""
+    if target.host_port is None:
+        raise UsageError(f"{target.name} has no published port to probe")
+    return target.host_port

@@ -7,18 +7,17 @@ the upstream is quick again, how long until latency is back to what it was?
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,
     settle_time,
-    stuck_verdict,
-    timeline,
 )
-from playground.faults.fault import Fault
+from playground.faults.containers import ContainerCheck
+from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.session import Session, sleep_until, target_base
+from playground.faults.records import Aftermath, Probed, SlowdownVerdict
+from playground.faults.session import Session, sleep_until
 from playground.scenarios import Target
 
 
@@ -33,7 +32,7 @@ class UpstreamSlowdown(Fault):
             f"?delay={s.delay:g} again"
         )
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> dict[str, float]:
+    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
         """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
         s = session.settings
         start = session.mark(f"probe started at delay={s.delay:g}")
@@ -47,7 +46,7 @@ class UpstreamSlowdown(Fault):
             p.delay = s.delay
         sleep_until(session, back_at + s.recovery_s)
         end = session.mark("probe stopping")
-        return {"start": start, "slow_at": slow_at, "back_at": back_at, "end": end}
+        return Phases(start=start, fault_at=slow_at, in_effect_at=slow_at, back_at=back_at, end=end)
 
     def judge(
         self,
@@ -56,20 +55,19 @@ class UpstreamSlowdown(Fault):
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],
-        marks: dict[str, float],
-        containers: dict,
+        marks: Phases,
+        containers: dict[str, ContainerCheck],
         before: Burst,
         after: Burst,
-    ) -> dict:
+    ) -> SlowdownVerdict:
         """Latency before, while slow and after; queueing; the time to settle back."""
         s = session.settings
-        slow_at, back_at = marks["slow_at"], marks["back_at"]
-        phase_before = phase_stats(outcomes, start=marks["start"], end=slow_at)
+        slow_at, back_at = marks.fault_at, marks.back_at
+        phase_before = phase_stats(outcomes, start=marks.start, end=slow_at)
         slow = phase_stats(outcomes, start=slow_at, end=back_at)
-        phase_after = phase_stats(outcomes, start=back_at, end=marks["end"])
-        limit = max((phase_before["p90_s"] or s.delay) * 1.5, s.delay + 0.5)
+        phase_after = phase_stats(outcomes, start=back_at, end=marks.end)
+        limit = max((phase_before.p90_s or s.delay) * 1.5, s.delay + 0.5)
         settle = settle_time(outcomes, since=back_at, limit_s=limit)
-        stuck, stuck_reason = stuck_verdict(before=before, after=after)
         kinds = count_kinds(outcomes)
         problems = [f"{n} x {k}" for k, n in kinds.items() if k != "200"]
         if settle is None:
@@ -77,33 +75,24 @@ class UpstreamSlowdown(Fault):
                 f"latency not back under {limit:.2f} s {s.recovery_s:g} s after "
                 "the upstream sped up again"
             )
-        if stuck:
-            problems.append(stuck_reason)
-        problems += [p for c in containers.values() for p in c["problems"]]
         notes = []
-        if slow["excess_p50_s"] is not None and slow["excess_p50_s"] > 0.5:
+        if slow.excess_p50_s is not None and slow.excess_p50_s > 0.5:
             notes.append(
                 f"requests queued while the upstream was slow: the median waited "
-                f"{slow['excess_p50_s']:.2f} s beyond its {s.slow_delay:g} s delay"
+                f"{slow.excess_p50_s:.2f} s beyond its {s.slow_delay:g} s delay"
             )
-        elif slow["p50_s"] is not None:
+        elif slow.p50_s is not None:
             notes.append(
-                f"latency followed the upstream ({slow['p50_s']:.2f} s median at "
+                f"latency followed the upstream ({slow.p50_s:.2f} s median at "
                 f"{s.slow_delay:g} s delay), no queueing"
             )
-        return {
-            **target_base(target, clients=clients, delay=s.delay),
-            "slow_delay": s.slow_delay,
-            "requests": len(outcomes),
-            "kinds": kinds,
-            "phases": {"before": phase_before, "slow": slow, "after": phase_after},
-            "settle_s": settle,
-            "settle_limit_s": round(limit, 3),
-            "burst_before": asdict(before),
-            "burst_after": asdict(after),
-            "stuck": stuck,
-            "stuck_reason": stuck_reason,
-            "timeline": timeline(outcomes),
-            "problems": problems,
-            "notes": notes,
-        }
+        return SlowdownVerdict(
+            probed=Probed.of(target, clients=clients, delay=s.delay),
+            slow_delay=s.slow_delay,
+            requests=len(outcomes),
+            kinds=kinds,
+            phases={"before": phase_before, "slow": slow, "after": phase_after},
+            settle_s=settle,
+            settle_limit_s=round(limit, 3),
+            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
+        )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -78,7 +78,7 @@ def _bar_label(entry: Entry, common_c: int | None) -> str:
     """Y tick label: the name, the concurrency when it differs from the title's, the worker count."""
     parts = []
     c = entry.concurrency
-    if c is not None and c != common_c:
+    if c != common_c:
         parts.append(f"c={c}")
     processes = entry.processes
     if processes and processes > 1:
@@ -139,7 +139,11 @@ def _plot_rps(run: Run, path: Path) -> bool:
         if ab is not None:
             ax.barh(i + height / 2, ab, height, color=face[1], hatch=hatch, edgecolor=edge)
             _value_label(ax, ab, i + height / 2, x_max, dark_bar=False, clear_of=clear_of)
-        for key, style, color in (("ideal_rps", "-", "black"), ("ab_cap_rps", "--", "#d62728")):
+        lines: tuple[tuple[str, Literal["-", "--"], str], ...] = (
+            ("ideal_rps", "-", "black"),
+            ("ab_cap_rps", "--", "#d62728"),
+        )
+        for key, style, color in lines:
             value = getattr(entry, key)
             if value is not None:
                 ax.vlines(value, i - 0.46, i + 0.46, colors=color, linestyles=style, linewidth=1.8)
@@ -249,7 +253,7 @@ def _sweep_series(run: Run, key: str) -> dict[str, list[tuple[int, float, bool]]
     series: dict[str, list[tuple[int, float, bool]]] = {}
     for entry in run.scenarios:
         c, value = entry.concurrency, getattr(entry, key)
-        if c is None or value is None:
+        if value is None:
             continue
         bad = status(entry)[0] != "ok"
         series.setdefault(entry.name, []).append((c, value, bad))
@@ -277,9 +281,7 @@ def _plot_sweep(run: Run, path: Path, *, key: str, ylabel: str, title: str) -> b
     if key == "steady_rps":
         # The ideal per concurrency from the entries themselves: a scale run picks a delay
         # per concurrency, so c / delay is not one straight line.
-        ideal = {
-            c: v for e in run.scenarios if (c := e.concurrency) is not None and (v := e.ideal_rps)
-        }
+        ideal = {e.concurrency: e.ideal_rps for e in run.scenarios if e.ideal_rps}
         if ideal:
             cs = sorted(ideal)
             line = ax.plot(cs, [ideal[c] for c in cs], color="black", linestyle="--",
@@ -288,7 +290,7 @@ def _plot_sweep(run: Run, path: Path, *, key: str, ylabel: str, title: str) -> b
         calibration = run.calibration
         if calibration:
             c, ceiling = calibration.concurrency, calibration.steady_rps
-            if c is not None and ceiling is not None:
+            if ceiling is not None:
                 star = ax.plot([c], [ceiling], marker="*", markersize=15, color="gold",
                                markeredgecolor="black", linestyle="none",
                                label=f"harness ceiling (calibration, c={c})")  # fmt: skip

@@ -11,7 +11,7 @@ the only quotients added are said in :data:`HOW_TO_READ`, and the verdict is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from matplotlib.patches import Patch
@@ -119,9 +119,9 @@ def _competes(entry: Entry) -> bool:
     return status(entry)[0] == "ok" and verdict(entry) == "concurrent"
 
 
-def _best(entries: Sequence[Entry], key) -> Entry | None:
-    scored = [e for e in entries if key(e) is not None]
-    return max(scored, key=key) if scored else None
+def _best(entries: Sequence[Entry], key: Callable[[Entry], float | None]) -> Entry | None:
+    scored = [(figure, e) for e in entries if (figure := key(e)) is not None]
+    return max(scored, key=lambda pair: pair[0])[1] if scored else None
 
 
 def skipped(run: Run) -> list[Entry]:
@@ -136,7 +136,7 @@ def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inli
     for c in sorted({e.concurrency for e in [*entries, *not_run]}):
         at_c = [e for e in entries if e.concurrency == c]
         competing = [e for e in at_c if _competes(e)]
-        parts: list[str | Span] = [Span(f"c={c}:", bold=True)]
+        parts: list[str] = []
         if per_mb := _best(competing, requests_per_mb):
             parts.append(
                 f" most requests per MB: {per_mb.name} ({fmt(requests_per_mb(per_mb), digits=2)});"
@@ -155,7 +155,7 @@ def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inli
         if stopped:
             parts.append(f" not run, stopped scaling lower: {', '.join(stopped)};")
         parts[-1] = parts[-1][:-1] + "."
-        lines.append(parts)
+        lines.append([Span(f"c={c}:", bold=True), *parts])
     return lines
 
 

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 __all__ = [
     "Block",
@@ -176,16 +179,21 @@ img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 
 def _markdown_it(images: dict[str, bytes]) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    default_image = md.renderer.rules["image"]
 
-    def image(renderer, tokens, idx, options, env):  # markdown-it passes the renderer first
+    def image(
+        renderer: RendererHTML,  # markdown-it passes the renderer first
+        tokens: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
         img = tokens[idx]
         name = img.attrGet("src") or ""
         if name in images:
             img.attrSet(
                 "src", "data:image/png;base64," + base64.b64encode(images[name]).decode("ascii")
             )
-        return default_image(tokens, idx, options, env)
+        return renderer.image(tokens, idx, options, env)  # markdown-it's own, on the new src
 
     md.add_render_rule("image", image)
     return md

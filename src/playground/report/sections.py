@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from playground.diagnosis import (
     CONCURRENT_SHARE,
@@ -191,13 +192,13 @@ def sweep_blocks(run: Run) -> list[Block]:
     for name in names:
         row: list[Inline] = [name]
         for c in cs:
-            entry = cells.get((name, c))
-            if entry is None:
+            cell = cells.get((name, c))
+            if cell is None:
                 row.append(DASH)
                 continue
-            figure = f"{steady_cell(entry)} ({fmt_pct(efficiency(entry))})"
+            figure = f"{steady_cell(cell)} ({fmt_pct(efficiency(cell))})"
             row.append(
-                [f"{figure} ", Span("invalid", bold=True)] if status(entry)[0] != "ok" else figure
+                [f"{figure} ", Span("invalid", bold=True)] if status(cell)[0] != "ok" else figure
             )
         rows.append(row)
     return [
@@ -212,7 +213,7 @@ def sweep_blocks(run: Run) -> list[Block]:
 SCALE_GOOD = 0.9
 
 
-def _probe_said(run: Run, scale: dict) -> str:
+def _probe_said(run: Run, scale: dict[str, Any]) -> str:
     """Which probe measured the CPU per request, as it ran: its title (the scale override's
     shape included) and the processes it sampled."""
     probe = run.probe
@@ -313,10 +314,9 @@ def at_once(entry: Entry) -> float | None:
     return entry.rps * entry.delay
 
 
-def demo_shape(entry: Entry | dict) -> str:
+def demo_shape(entry: Entry) -> str:
     """ "serialised", "capped" or "concurrent" (:func:`playground.diagnosis.overlap`); a dash
     with no sleep, no figures or an error."""
-    entry = entry if isinstance(entry, Entry) else Entry.from_json(entry)
     if at_once(entry) is None:
         return DASH
     return (
@@ -469,7 +469,7 @@ def entry_command_blocks(run: Run) -> list[Block]:
     return blocks
 
 
-def key_value_table(mapping: dict) -> Table:
+def key_value_table(mapping: dict[str, Any]) -> Table:
     return Table(
         ["key", "value"], [[Span(k, code=True), v or DASH] for k, v in flatten(mapping).items()]
     )

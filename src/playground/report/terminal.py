@@ -3,14 +3,11 @@ styles."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from playground.model import Entry, Run
 from playground.report.reading import (
-    as_run,
     efficiency,
     fmt,
     fmt_pct,
@@ -31,9 +28,9 @@ def valid_text(entry: Entry) -> Text:
     return Text.assemble(("INVALID" if state == "invalid" else "ERROR", "bold red"), f": {reasons}")
 
 
-def demo_table(*, results: Run | dict[str, Any]) -> RichTable | None:
+def demo_table(*, results: Run) -> RichTable | None:
     """The companion demos, published beside ours; None when the run has none."""
-    entries = demos(as_run(results))
+    entries = demos(results)
     if not entries:
         return None
     table = RichTable(title="Companion demos: published vs ours")
@@ -49,9 +46,9 @@ def demo_table(*, results: Run | dict[str, Any]) -> RichTable | None:
     return table
 
 
-def summary_table(*, results: Run | dict[str, Any]) -> RichTable:
+def summary_table(*, results: Run) -> RichTable:
     """The figures that decide whether a scenario kept up."""
-    run = as_run(results)
+    run = results
     table = RichTable(title=title(run), show_lines=False)
     if not run.finished_at:
         table.caption = "incomplete run: finished_at is null"

@@ -1,0 +1,175 @@
+"""faults/records.py: a fault's typed verdicts write the keys faults.json has always had, in
+the same order, so the report and older files read them as before."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from playground.faults import Burst, PhaseStats
+from playground.faults.containers import ContainerCheck
+from playground.faults.records import (
+    Aftermath,
+    FaultFailed,
+    FaultRecord,
+    FaultRun,
+    OutageVerdict,
+    OverloadVerdict,
+    Probed,
+    SlowdownVerdict,
+)
+from playground.scenarios import REGISTRY
+from tests.unit.test_faults import ab_result
+
+TARGET = REGISTRY["gunicorn-threads"]
+PROBED = Probed.of(TARGET, clients=20, delay=1.0)
+BURST = Burst(k=200, delay=1.0, kinds={"200": 200}, seconds=1.2)
+PHASE = PhaseStats(from_s=0.0, to_s=5.0, requests=10, kinds={"200": 10}, p50_s=1.0)
+CHECK = ContainerCheck("flask_app", "running", 0, False, 5, 4, ((12, "worker"),), ("lost 1",))
+AFTER = Aftermath(
+    burst_before=BURST,
+    burst_after=BURST,
+    stuck=False,
+    stuck_reason="burst of 200 x 1 s: 1.20 s before, 1.20 s after",
+    timeline=[{"t": 0.0, "200": 10}],
+    problems=[],
+    notes=["n"],
+)
+HEAD = ["name", "title", "service", "url", "concurrency", "delay"]
+TAIL = ["burst_before", "burst_after", "stuck", "stuck_reason", "timeline", "problems", "notes"]
+
+
+def test_the_start_of_every_record_is_the_target_as_probed_from_the_host() -> None:
+    assert list(PROBED.to_json()) == HEAD
+    assert PROBED.url == TARGET.host_url(delay=1.0) and PROBED.concurrency == 20
+
+
+def test_an_outage_verdict_keeps_its_keys_and_order() -> None:
+    verdict = OutageVerdict(
+        probed=PROBED,
+        requests=10,
+        kinds={"200": 10},
+        phases={"before": PHASE, "during": PHASE},
+        longest_while_down_s=0.02,
+        answer_bound_s=6.0,
+        recover_s=0.4,
+        aftermath=AFTER,
+    )
+    data = verdict.to_json()
+    own = "requests kinds phases longest_while_down_s answer_bound_s recover_s".split()
+    assert list(data) == [*HEAD, *own, *TAIL]
+    assert data["phases"]["during"] == PHASE.to_json()
+    assert data["burst_before"] == {"k": 200, "delay": 1.0, "kinds": {"200": 200}, "seconds": 1.2}
+
+
+def test_a_slowdown_verdict_keeps_its_keys_and_order() -> None:
+    verdict = SlowdownVerdict(
+        probed=PROBED,
+        slow_delay=5.0,
+        requests=10,
+        kinds={"200": 10},
+        phases={"before": PHASE, "slow": PHASE, "after": PHASE},
+        settle_s=None,
+        settle_limit_s=1.5,
+        aftermath=AFTER,
+    )
+    own = "slow_delay requests kinds phases settle_s settle_limit_s".split()
+    assert list(verdict.to_json()) == [*HEAD, *own, *TAIL]
+
+
+def test_an_overload_verdict_writes_abs_figures_or_why_there_were_none() -> None:
+    ab = ab_result()
+    verdict = OverloadVerdict(
+        probed=PROBED,
+        ab=ab,
+        ab_exit_code=0,
+        ab_error=None,
+        probe=PHASE,
+        probe_concurrency=10,
+        shed=["nothing shed"],
+        drain_s=1.0,
+        drain_answer="200",
+        containers={"flask_app": CHECK},
+        aftermath=AFTER,
+    )
+    data = verdict.to_json()
+    assert list(data) == [
+        *HEAD,
+        "ab",
+        "probe",
+        "probe_concurrency",
+        "shed",
+        "drain_s",
+        "drain_answer",
+        *TAIL[:4],
+        "containers",
+        *TAIL[4:],
+    ]
+    assert list(data["ab"]) == [
+        "complete",
+        "failed",
+        "failures",
+        "non_2xx",
+        "rps",
+        "time_taken_s",
+        "latency_ms",
+        "connect_max_ms",
+        "exit_code",
+        "error",
+    ]
+    assert data["containers"]["flask_app"]["lost_processes"] == [[12, "worker"]]
+    failed = dataclasses.replace(verdict, ab=None, ab_error="no report")
+    assert failed.to_json()["ab"] == {"exit_code": 0, "error": "no report"}
+
+
+def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
+    run = FaultRun(
+        fault="upstream-outage",
+        stopped_service="slow_api",
+        containers={"flask_app": CHECK},
+        targets=[],
+    )
+    record = FaultRecord(
+        run=run,
+        compose_file=("sync-gunicorn.yml", "scale/sync-gunicorn.yml"),
+        started_at="2026-11-25T00:00:00+0000",
+        marks=[{"t": 1.0, "label": "stop slow_api"}],
+        commands=["docker compose -f sync-gunicorn.yml stop slow_api"],
+    )
+    data = json.loads(json.dumps(record.to_json()))
+    assert list(data) == [
+        "fault",
+        "stopped_service",
+        "containers",
+        "targets",
+        "compose_file",
+        "overrides",
+        "started_at",
+        "marks",
+        "commands",
+        "error",
+    ]
+    assert data["compose_file"] == "sync-gunicorn.yml"
+    assert data["overrides"] == ["scale/sync-gunicorn.yml"] and data["error"] is None
+    failed = FaultFailed(
+        fault="db-outage",
+        compose_file=("bonus-psycopg2-gevent.yml",),
+        targets=(TARGET,),
+        error="did not become healthy",
+    )
+    assert failed.to_json() == {
+        "fault": "db-outage",
+        "compose_file": "bonus-psycopg2-gevent.yml",
+        "overrides": [],
+        "targets": [{"name": TARGET.name, "title": TARGET.title}],
+        "error": "did not become healthy",
+    }
+
+
+def test_the_aftermath_adds_stuck_workers_then_the_containers_problems() -> None:
+    slower = Burst(k=200, delay=1.0, kinds={"200": 200}, seconds=4.5)
+    judged = Aftermath.judged([], BURST, slower, {"flask_app": CHECK}, ["2 x 502"], [])
+    assert judged.stuck and "capacity lost" in judged.stuck_reason
+    assert judged.problems == ["2 x 502", judged.stuck_reason, "lost 1"]
+    calm = Aftermath.judged([], BURST, BURST, {}, [], ["n"])
+    assert not calm.stuck and calm.problems == [] and calm.notes == ["n"]
