@@ -13,9 +13,7 @@ import sys
 from rich.console import Console
 
 from playground.commands import faults, finished, listing, run, scale, story
-from playground.compose import DockerError
 from playground.errors import PlaygroundError
-from playground.results import ResultsError
 
 # In the order `playground --help` lists them.
 COMMANDS = (run, faults, scale, story, listing, finished)
@@ -44,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.handler(args, out, err)
         return code
-    except (PlaygroundError, DockerError, ResultsError) as exc:
+    except PlaygroundError as exc:
         # The one place a failure the user can act on becomes a message and an exit code;
         # anything else is a bug and keeps its traceback.
         err.print(f"[red]playground: {exc}[/red]", highlight=False)
-        return getattr(exc, "exit_code", 2)
+        return exc.exit_code
     except KeyboardInterrupt:
         err.print("\ninterrupted")
         return 130

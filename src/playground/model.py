@@ -20,10 +20,12 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar
 
+from playground.errors import PlaygroundError
+
 SCHEMA_VERSION = 1
 
 
-class ResultsError(RuntimeError):
+class ResultsError(PlaygroundError):
     """A results file or directory cannot be used; the message says why."""
 
 

@@ -33,7 +33,7 @@ class StoryError(UsageError):
 
 
 def _finite(value: float) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
+    return math.isfinite(value)
 
 
 @dataclass(frozen=True)

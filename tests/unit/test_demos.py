@@ -261,7 +261,7 @@ def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
             ),
         ],
     }
-    write_report(run_dir=tmp_path, results=results)
+    write_report(run_dir=tmp_path, results=Run.from_json(results))
     markdown = (tmp_path / "report.md").read_text()
     section = markdown[markdown.index("## Companion demos") :]
     section = section[: section.index("\n## ", 5)]

@@ -85,7 +85,7 @@ def render(table: Any) -> str:
 def report(
     tmp_path: Path, results: dict[str, Any], sub: str = "run"
 ) -> tuple[list[Path], str, str]:
-    paths = write_report(run_dir=tmp_path / sub, results=results)
+    paths = write_report(run_dir=tmp_path / sub, results=Run.from_json(results))
     run_dir = tmp_path / sub
     return (
         paths,
@@ -216,8 +216,8 @@ def test_the_timeline_chart_draws_the_samples(tmp_path: Path) -> None:
 
 def test_output_is_byte_for_byte_deterministic(tmp_path: Path) -> None:
     results = load("sweep")
-    first = write_report(run_dir=tmp_path / "one", results=results)
-    second = write_report(run_dir=tmp_path / "two", results=copy.deepcopy(results))
+    first = write_report(run_dir=tmp_path / "one", results=Run.from_json(results))
+    second = write_report(run_dir=tmp_path / "two", results=Run.from_json(copy.deepcopy(results)))
     assert [p.name for p in first] == [p.name for p in second]
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -449,22 +449,23 @@ def make_b(a: dict[str, Any]) -> dict[str, Any]:
 
 def test_compare_shows_deltas_and_marks_entries_missing_in_one_run() -> None:
     a = load("recorded")
-    _header, *rows = tables(compare(a=a, b=make_b(a)))[0]
+    ra, rb = Run.from_json(a), Run.from_json(make_b(a))
+    _header, *rows = tables(compare(a=ra, b=rb))[0]
     row = {r[0]: r for r in rows}
     assert row["gevent-pywsgi"][4] == "+10.0%"
     assert row["devserver"][3] == "missing" and row["devserver"][-1] == "missing in B"
     assert row["waitress"][2] == "missing" and row["waitress"][-2] == "missing in A"
     assert len(rows) == len(entries(a)) + 1
-    text = compare(a=a, b=make_b(a))
+    text = compare(a=ra, b=rb)
     env_line = next(line for line in text.splitlines() if line.startswith("Environment"))
     assert "cpu_count (" in env_line and "→ 4)" in env_line
-    table = render(compare_table(a=a, b=make_b(a)))
+    table = render(compare_table(a=ra, b=rb))
     assert "+10.0%" in table and "missing in B" in table
 
 
 def test_compare_keys_on_concurrency_too() -> None:
     sweep = load("sweep")
-    _, *rows = tables(compare(a=sweep, b=sweep))[0]
+    _, *rows = tables(compare(a=Run.from_json(sweep), b=Run.from_json(sweep)))[0]
     assert sorted((r[0], r[1]) for r in rows) == sorted(
         (e["name"], str(e["concurrency"])) for e in entries(sweep)
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.model import Run
 from playground.report import write_report
 from tests.contenders_run import contenders_run, scale_run
 
@@ -63,7 +64,7 @@ def measure(page: Path) -> dict:
 @pytest.mark.parametrize("fixture", ["recorded", "sweep"])
 def test_the_report_fits_a_laptop_screen(tmp_path: Path, fixture: str) -> None:
     results = json.loads((DATA / f"results_{fixture}.json").read_text())
-    paths = write_report(run_dir=tmp_path, results=results)
+    paths = write_report(run_dir=tmp_path, results=Run.from_json(results))
     m = measure(tmp_path / "report.html")
     assert m["window"] == WIDTH
     assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"
@@ -72,7 +73,7 @@ def test_the_report_fits_a_laptop_screen(tmp_path: Path, fixture: str) -> None:
 
 @pytest.mark.parametrize("build", [contenders_run, scale_run], ids=["contenders", "scale"])
 def test_the_contenders_section_fits_a_laptop_screen(tmp_path: Path, build) -> None:
-    paths = write_report(run_dir=tmp_path, results=build().to_json())
+    paths = write_report(run_dir=tmp_path, results=build())
     assert "2026 contenders: requests per MB" in (tmp_path / "report.md").read_text()
     m = measure(tmp_path / "report.html")
     assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"

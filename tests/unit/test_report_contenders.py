@@ -28,7 +28,7 @@ HEADING = "## 2026 contenders: requests per MB, per CPU-second, and who serialis
 
 
 def written(tmp_path: Path, run: Run) -> tuple[list[Path], str, str]:
-    paths = write_report(run_dir=tmp_path, results=run.to_json())
+    paths = write_report(run_dir=tmp_path, results=run)
     return (
         paths,
         (tmp_path / "report.md").read_text("utf-8"),

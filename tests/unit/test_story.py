@@ -683,5 +683,5 @@ def test_the_storys_pool_holds_at_2_s_and_lasts_about_9_s_at_2_5_s():
 def test_a_prediction_refuses_what_is_not_a_pool():
     from playground.story.capacity import predict
 
-    with pytest.raises(ValueError, match="workers|pool"):
+    with pytest.raises(ValueError, match="needs a pool"):
         predict(workers=0, threads=64, upstream_s=2, rate=60, timeout_s=4)

@@ -11,7 +11,6 @@ the runner (:mod:`playground.diagnosis`) and is rendered, never re-derived.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from playground.model import Run
 from playground.report.charts import CHART_ALTS, write_charts, write_timelines
@@ -31,7 +30,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.report.reading import SECTIONS, as_run, title
+from playground.report.reading import SECTIONS, title
 from playground.report.sections import demo_shape, document
 from playground.report.terminal import demo_table, summary_table
 
@@ -64,13 +63,13 @@ def render(blocks: list[Block], *, title: str, images: dict[str, bytes]) -> tupl
     return render_markdown(blocks), render_html(blocks, title=title, images=images)
 
 
-def write_report(*, run_dir: Path, results: Run | dict[str, Any]) -> list[Path]:
+def write_report(*, run_dir: Path, results: Run) -> list[Path]:
     """Write the charts, ``report.md`` and a self-contained ``report.html`` into ``run_dir``.
 
     Returns the paths written, charts first (the HTML embeds them), then ``report.md`` and
     ``report.html``. Charts without data are skipped, not left blank.
     """
-    run = as_run(results)
+    run = results
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     charts = [(name, CHART_ALTS.get(name, name)) for name in write_charts(run, run_dir)]

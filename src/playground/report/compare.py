@@ -19,7 +19,7 @@ from playground.report.document import (
     Table,
     render_markdown,
 )
-from playground.report.reading import DASH, as_run, flatten, fmt, fmt_delta, status
+from playground.report.reading import DASH, flatten, fmt, fmt_delta, status
 
 COMPARE_HEADERS = (
     "scenario",
@@ -93,10 +93,9 @@ def diff_line(label: str, a: dict[str, Any], b: dict[str, Any]) -> str:
     return f"{label}: {len(differ)} of {len(keys)} keys differ: " + "; ".join(parts) + "."
 
 
-def compare(*, a: Run | dict[str, Any], b: Run | dict[str, Any]) -> str:
+def compare(*, a: Run, b: Run) -> str:
     """Markdown comparing two runs. Δ steady is (B − A) / A; an entry present in only one run
     says "missing in A/B" so a scenario that vanished is not mistaken for one that stood still."""
-    a, b = as_run(a), as_run(b)
     table: list[list[Inline]] = [
         [*cells(r), valid_short(r.a, "A"), valid_short(r.b, "B")] for r in rows(a, b)
     ]
@@ -116,9 +115,8 @@ def compare(*, a: Run | dict[str, Any], b: Run | dict[str, Any]) -> str:
     return render_markdown(blocks)
 
 
-def compare_table(*, a: Run | dict[str, Any], b: Run | dict[str, Any]) -> RichTable:
+def compare_table(*, a: Run, b: Run) -> RichTable:
     """The same comparison as :func:`compare`, for the terminal."""
-    a, b = as_run(a), as_run(b)
     table = RichTable(title=f"A = run {a.run_id or '?'}  vs  B = run {b.run_id or '?'}")
     for header in COMPARE_HEADERS:
         table.add_column(

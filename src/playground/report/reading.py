@@ -36,11 +36,6 @@ def by_section(entries: list[Entry]) -> list[tuple[str, list[Entry]]]:
     return [(title, group) for (title, _), group in sorted(groups.items(), key=lambda kv: kv[0][1])]
 
 
-def as_run(results: Run | dict[str, Any]) -> Run:
-    """The public functions take the model or its JSON (what `results.load` returns)."""
-    return results if isinstance(results, Run) else Run.from_json(results)
-
-
 def fmt(value: float | int | None, *, digits: int = 1) -> str:
     """A number compactly (ints stay ints); unknown values become a dash, never "None"."""
     if value is None or isinstance(value, bool) or not math.isfinite(value):
