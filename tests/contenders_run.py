@@ -9,6 +9,7 @@ mode that stopped scaling (the sweep's --stop-below) is skipped at the higher co
 
 from __future__ import annotations
 
+from playground.diagnosis import upgrade
 from playground.model import Entry, Run
 
 #: name, c, requests/s, efficiency, threads peak, processes, RSS peak MB, KB per request,
@@ -95,14 +96,16 @@ def calibration() -> Entry:
 
 def contenders_run() -> Run:
     """`playground run --contenders`: every contender once, at its default load."""
-    return Run(
-        run_id="20261123-122358",
-        started_at="2026-11-23T12:23:58+0000",
-        finished_at="2026-11-23T12:58:02+0000",
-        command="playground run --contenders",
-        settings={"requests": 2000, "concurrency": 200, "delay": 1.0, "tool": "ab"},
-        calibration=calibration(),
-        scenarios=[contender(*m) for m in MEASURED],
+    return upgrade(
+        Run(
+            run_id="20261123-122358",
+            started_at="2026-11-23T12:23:58+0000",
+            finished_at="2026-11-23T12:58:02+0000",
+            command="playground run --contenders",
+            settings={"requests": 2000, "concurrency": 200, "delay": 1.0, "tool": "ab"},
+            calibration=calibration(),
+            scenarios=[contender(*m) for m in MEASURED],
+        )
     )
 
 
@@ -160,11 +163,13 @@ def scale_run() -> Run:
                 delay=delay,
             )
         )
-    return Run(
-        run_id="20261123-150000",
-        started_at="2026-11-23T15:00:00+0000",
-        finished_at="2026-11-23T15:40:00+0000",
-        command="playground scale --contenders",
-        settings={"sweep": list(delays), "scale": {"delays": delays, "rate": 200.0}},
-        scenarios=entries,
+    return upgrade(
+        Run(
+            run_id="20261123-150000",
+            started_at="2026-11-23T15:00:00+0000",
+            finished_at="2026-11-23T15:40:00+0000",
+            command="playground scale --contenders",
+            settings={"sweep": list(delays), "scale": {"delays": delays, "rate": 200.0}},
+            scenarios=entries,
+        )
     )

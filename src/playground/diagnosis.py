@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from playground.load import LoadResult, ab_cap_rps, ideal_rps
-from playground.model import Finding, Sample
+from playground.model import Entry, Finding, Run, Sample
 
 #: A TCP connect this slow means a SYN was retransmitted. Linux retransmits an unanswered SYN
 #: after its initial RTO of 1 s, so such a connect takes 1000 ms and more; on a local bridge a
@@ -568,3 +568,47 @@ def noisy(values: Sequence[float]) -> list[Finding]:
             {"spread": spread, "repeats": len(values), "min": min(values), "max": max(values)},
         )
     ]
+
+
+# --- verdicts stored with an entry --------------------------------------------------------------
+#: A mode keeps scaling at a concurrency where it answered with no errors at this share of the
+#: ideal c / delay or more (docs/scale.md: the gevent modes held 0.93-0.95 up to c=10,000, a
+#: pool at its limit fell below 0.5).
+SCALE_GOOD = 0.9
+
+
+def _efficiency(entry: Entry) -> float | None:
+    if entry.efficiency is not None:
+        return entry.efficiency
+    if entry.steady_rps is not None and entry.ideal_rps:
+        return entry.steady_rps / entry.ideal_rps
+    return None
+
+
+def verdicts(entry: Entry) -> Entry:
+    """The entry with its verdicts decided (`shape`, `keeps_scaling`): the runner calls this
+    once per measurement; the report and `compare` only read them."""
+    if entry.error:
+        return replace(entry, shape=None, keeps_scaling=False)
+    shape = overlap(
+        rps=entry.rps,
+        delay=entry.delay,
+        concurrency=entry.concurrency,
+        efficiency=_efficiency(entry),
+        ab_cap_rps=entry.ab_cap_rps,
+    )
+    ok = entry.valid and not entry.invalid_reasons
+    return replace(entry, shape=shape, keeps_scaling=ok and (_efficiency(entry) or 0) >= SCALE_GOOD)
+
+
+def upgrade(run: Run) -> Run:
+    """An entry written before the verdicts were stored (`keeps_scaling` is never null after
+    :func:`verdicts`) gets them once, when its file is read; the others are left as they are."""
+
+    def once(entry: Entry) -> Entry:
+        return verdicts(entry) if entry.keeps_scaling is None else entry
+
+    run.calibration = once(run.calibration) if run.calibration else None
+    run.scenarios = [once(e) for e in run.scenarios]
+    run.probe = once(run.probe) if run.probe else None
+    return run

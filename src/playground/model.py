@@ -189,6 +189,17 @@ class Entry:
     )
     error: str | None = _doc("why the entry could not be measured")
     skipped: bool = _doc("not run: the mode had stopped scaling at a lower concurrency", False)
+    # Verdicts, decided once when measured (playground.diagnosis.verdicts).
+    shape: str | None = _doc(
+        "serialised, capped or concurrent: how many of c sleeping requests the server held at "
+        "once (`diagnosis.overlap`); absent with no sleep, no figures or an error",
+        omit_none=True,
+    )
+    keeps_scaling: bool | None = _doc(
+        "valid and at least `diagnosis.SCALE_GOOD` of the ideal: the mode kept scaling at this "
+        "c; absent in files written before it was stored (it is decided when they are read)",
+        omit_none=True,
+    )
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -418,9 +418,10 @@ class Runner:
 
     # --- entries --------------------------------------------------------------------------
     def _base_entry(self, target: Target, **figures: Any) -> Entry:
+        """Every entry is made here, its verdicts decided once (`diagnosis.verdicts`)."""
         delay = target.delay
         tutorial = self._tutorial_load(target)
-        return Entry(
+        entry = Entry(
             name=target.name,
             title=target.title,
             kind=target.kind,
@@ -444,6 +445,7 @@ class Runner:
             published=target.published,
             **figures,
         )
+        return diagnosis.verdicts(entry)
 
     @staticmethod
     def _tutorial_load(target: Target) -> bool:

@@ -12,6 +12,7 @@ from rich.console import Console
 from playground import demos
 from playground.cli import build_parser
 from playground.compose import Docker
+from playground.diagnosis import upgrade, verdicts
 from playground.load import TOOLS
 from playground.model import Entry, Run
 from playground.report import demo_shape, demo_table, write_report
@@ -224,17 +225,21 @@ def entry(name: str, *, steady: float | None, delay: float, c: int, tool: str = 
     ],
 )
 def test_demo_shape(steady, delay, c, shape):
-    assert demo_shape(Entry.from_json(entry("x", steady=steady, delay=delay, c=c))) == shape
+    """Decided when measured (diagnosis.verdicts), read by the report."""
+    measured = verdicts(Entry.from_json(entry("x", steady=steady, delay=delay, c=c)))
+    assert demo_shape(measured) == shape
+    # The report decides nothing itself: an entry without its verdicts shows none.
+    assert demo_shape(Entry.from_json(entry("x", steady=steady, delay=delay, c=c))) == "—"
 
 
 def test_demo_shape_reads_the_tools_rate_not_steady_rps():
     """ab -n 10 -c 5 against one-at-a-time: 10 s, 1.0 rps, but c / mean latency = 1.4 because
     of ab's ramp-up (latencies 1, 1, 2, 3, 4, 5, 5, 5, 5, 5 s)."""
     serial = entry("x", steady=5 / 3.6, delay=1.0, c=5)
-    assert demo_shape(Entry.from_json({**serial, "rps": 1.0})) == "serialised"
+    assert demo_shape(verdicts(Entry.from_json({**serial, "rps": 1.0}))) == "serialised"
     # ab's own ceiling for n=10 c=5 is 10 / 3 requests/s: a concurrent server reaches it.
     concurrent = {**serial, "rps": 3.33, "steady_rps": 5.0, "ab_cap_rps": 10 / 3}
-    assert demo_shape(Entry.from_json(concurrent)) == "concurrent"
+    assert demo_shape(verdicts(Entry.from_json(concurrent))) == "concurrent"
 
 
 def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
@@ -261,7 +266,7 @@ def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
             ),
         ],
     }
-    write_report(run_dir=tmp_path, results=Run.from_json(results))
+    write_report(run_dir=tmp_path, results=upgrade(Run.from_json(results)))
     markdown = (tmp_path / "report.md").read_text()
     section = markdown[markdown.index("## Companion demos") :]
     section = section[: section.index("\n## ", 5)]
@@ -269,7 +274,7 @@ def test_report_shows_published_beside_ours_and_names_the_serialised(tmp_path):
     assert "9,000 requests in 10.0 s" in section  # wrk: its rate x its time
     assert "**Serialised:** workers-sync-patched." in section
     console = Console(record=True, width=250)
-    console.print(demo_table(results=Run.from_json(results)))
+    console.print(demo_table(results=upgrade(Run.from_json(results))))
     text = console.export_text()
     assert "serialised" in text and "concurrent" in text
     assert demo_table(results=Run.from_json({**results, "scenarios": []})) is None

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
+from playground.diagnosis import verdicts
 from playground.model import Run
 from playground.report import write_report
 from playground.report.contenders import (
@@ -110,19 +111,21 @@ def test_the_figures_are_the_entrys_own_and_two_quotients():
 def test_invalid_and_serialised_rows_are_shown_but_never_win(tmp_path):
     run = contenders_run()
     # Best on paper, but its run failed requests: it must not win.
-    cheat = contender(
-        "gthread-1x200",
-        200,
-        190.0,
-        0.99,
-        203,
-        2,
-        5.0,
-        10.0,
-        0.1,
-        valid=False,
-        invalid_reasons=["3 failed requests"],
-        failed=3,
+    cheat = verdicts(
+        contender(
+            "gthread-1x200",
+            200,
+            190.0,
+            0.99,
+            203,
+            2,
+            5.0,
+            10.0,
+            0.1,
+            valid=False,
+            invalid_reasons=["3 failed requests"],
+            failed=3,
+        )
     )
     run.scenarios = [cheat if e.name == "gthread-1x200" else e for e in run.scenarios]
     _, markdown, _ = written(tmp_path, run)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from playground.diagnosis import CONCURRENT_SHARE, SERIALISED_AT_ONCE, overlap
+from playground.diagnosis import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 from playground.model import Entry, Run
 from playground.report.charts import new_figure, save
 from playground.report.document import (
@@ -82,15 +82,8 @@ def compared(run: Run) -> list[Entry]:
 
 
 def verdict(entry: Entry) -> str | None:
-    if status(entry)[0] == "error":
-        return None
-    return overlap(
-        rps=entry.rps,
-        delay=entry.delay,
-        concurrency=entry.concurrency,
-        efficiency=efficiency(entry),
-        ab_cap_rps=entry.ab_cap_rps,
-    )
+    """Decided when measured (`Entry.shape`, `diagnosis.verdicts`)."""
+    return entry.shape
 
 
 def held(entry: Entry) -> float | None:

@@ -9,9 +9,9 @@ from playground.diagnosis import (
     CONCURRENT_SHARE,
     MIN_STEADY_WAVES,
     NOISY_SPREAD,
+    SCALE_GOOD,
     SERIALISED_AT_ONCE,
     TARGET_EFFICIENCY,
-    overlap,
 )
 from playground.model import Entry, Run
 from playground.report.contenders import contender_blocks
@@ -210,9 +210,6 @@ def sweep_blocks(run: Run) -> list[Block]:
     ]
 
 
-SCALE_GOOD = 0.9
-
-
 def _probe_said(run: Run, scale: dict[str, Any]) -> str:
     """Which probe measured the CPU per request, as it ran: its title (the scale override's
     shape included) and the processes it sampled."""
@@ -250,7 +247,7 @@ def scale_blocks(run: Run) -> list[Block]:
             by_name.setdefault(entry.name, []).append(entry)
     for name, entries in by_name.items():
         entries.sort(key=lambda e: e.concurrency)
-        good = [e for e in entries if status(e)[0] == "ok" and (efficiency(e) or 0) >= SCALE_GOOD]
+        good = [e for e in entries if e.keeps_scaling]
         first_bad = next((e for e in entries if e not in good), None)
         # Memory per in-flight request only means something where the mode kept up: past
         # that, the extra clients wait in the kernel's listen queue, not in the process.
@@ -319,16 +316,7 @@ def demo_shape(entry: Entry) -> str:
     with no sleep, no figures or an error."""
     if at_once(entry) is None:
         return DASH
-    return (
-        overlap(
-            rps=entry.rps,
-            delay=entry.delay,
-            concurrency=entry.concurrency,
-            efficiency=efficiency(entry),
-            ab_cap_rps=entry.ab_cap_rps,
-        )
-        or DASH
-    )
+    return entry.shape or DASH
 
 
 def demo_cells(entry: Entry) -> list[str]:
