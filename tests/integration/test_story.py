@@ -25,6 +25,7 @@ from playground import cli, results
 from playground.story import findings
 from playground.storymodel import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh
+from tests.integration.test_runner_faults import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -229,15 +230,6 @@ def _targets_done(results_dir: Path) -> int:
         return 0  # caught between two writes: the file is replaced atomically, so retry
 
 
-def _wait(predicate, *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-
-
 def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path):
     env = {**os.environ, "PLAYGROUND_LOCK": str(tmp_path / "runner.lock")}
     proc = subprocess.Popen(
@@ -257,9 +249,9 @@ def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path)
         text=True,
     )
     try:
-        _wait(lambda: _targets_done(tmp_path) == 1, timeout=240, what="the first target")
+        wait_until(lambda: _targets_done(tmp_path) == 1, timeout=240, what="the first target")
         # The second target's load generator is running: stop the story in the middle of it.
-        _wait(
+        wait_until(
             lambda: (
                 "story-uwsgi-gevent-load"
                 in sh("docker", "ps", "--format", "{{.Names}}").stdout.split()

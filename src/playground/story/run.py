@@ -162,6 +162,12 @@ def _generator(story: Story, target: Target, tool_argv: list[str], *, name: str)
     )
 
 
+def _bound(settings: StorySettings, seconds: float) -> float:
+    """How long a generator may run: its arrivals, then every attempt's timeout and reload of
+    the last visit, plus start-up."""
+    return seconds + settings.max_attempts * (settings.timeout + settings.refresh_delay) + SLACK_S
+
+
 def _read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
     if not path.exists():
         raise DockerError(f"{what}: the generator wrote no result (exit {exit_code}): {stderr}")
@@ -225,13 +231,7 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
         with ServerSampler(servers) as sampler:
-            proc = docker.run(
-                argv,
-                check=False,
-                timeout=settings.duration
-                + settings.max_attempts * (settings.timeout + settings.refresh_delay)
-                + SLACK_S,
-            )
+            proc = docker.run(argv, check=False, timeout=_bound(settings, settings.duration))
         access_text = _access_log(docker, target)
         (story.raw_dir / f"access-{target.name}.log").write_text(access_text)
     finally:
@@ -436,13 +436,7 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
                 f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
                 f"{sweep.delay:g} s"
             )
-            proc = docker.run(
-                argv,
-                check=False,
-                timeout=sweep.step_s
-                + settings.max_attempts * (settings.timeout + settings.refresh_delay)
-                + SLACK_S,
-            )
+            proc = docker.run(argv, check=False, timeout=_bound(settings, sweep.step_s))
             output = _read_output(
                 story.raw_dir / out_name,
                 what=f"{target.name} at {rate:g}/s",
