@@ -60,8 +60,9 @@ story: venv base-images
 test: venv base-images images
 	$(PYTEST) $(ARGS)
 
+## unit-test: the quick loop, no Docker: the unit tests spread over every core (pytest-xdist)
 unit-test: venv
-	$(PYTEST) tests/unit $(ARGS)
+	$(PYTEST) tests/unit -n auto $(ARGS)
 
 integration-test: venv base-images images
 	$(PYTEST) tests/integration $(ARGS)
