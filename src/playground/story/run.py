@@ -86,12 +86,12 @@ def as_run(target: Target, settings: StorySettings) -> Target:
 
 
 def _servers(docker: Docker, target: Target) -> Targets:
-    network = docker.network(target.compose_file)
+    network = docker.network(target.compose_files)
 
     def cid(service: str) -> str:
-        found = docker.container_id(target.compose_file, service)
+        found = docker.container_id(target.compose_files, service)
         if not found:
-            raise DockerError(f"{target.compose_file}: no {service} container is running")
+            raise DockerError(f"{target.name}: no {service} container is running")
         return found
 
     app, ingress, api = cid("flask_app"), cid("ingress"), cid("slow_api")
@@ -106,7 +106,7 @@ def _servers(docker: Docker, target: Target) -> Targets:
 
 
 def _bring_up(docker: Docker, target: Target) -> Targets:
-    docker.up(target.compose_file)
+    docker.up(target.compose_files)
     servers = _servers(docker, target)
     if servers.ingress_ip and not wait_for(
         lambda: (
@@ -142,7 +142,7 @@ def _settle(servers: Targets, *, limit: float) -> float | None:
 
 
 def _access_log(docker: Docker, target: Target) -> str:
-    ingress = docker.container_id(target.compose_file, "ingress")
+    ingress = docker.container_id(target.compose_files, "ingress")
     if not ingress:
         return ""
     log = docker.run(
@@ -154,7 +154,7 @@ def _access_log(docker: Docker, target: Target) -> str:
 def _generator(story: Story, target: Target, tool_argv: list[str], *, name: str) -> list[str]:
     """`docker run` for the load generator on the target's network, writing into raw/."""
     return story.docker.loadgen_argv(
-        network=story.docker.network(target.compose_file),
+        network=story.docker.network(target.compose_files),
         tool_argv=tool_argv,
         name=name,
         out_dir=story.raw_dir,
@@ -222,8 +222,11 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
         openloop_args(settings, target, out=f"/out/{out_name}"),
         name=f"{target.name}-load",
     )
-    entry.commands = [shown(docker.compose(target.compose_file, "up", "-d", "--wait")), shown(argv)]
-    docker.down(target.compose_file)
+    entry.commands = [
+        shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
+        shown(argv),
+    ]
+    docker.down(target.compose_files)
     try:
         servers = _bring_up(docker, target)
         story.info(
@@ -235,7 +238,7 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
         access_text = _access_log(docker, target)
         (story.raw_dir / f"access-{target.name}.log").write_text(access_text)
     finally:
-        docker.down(target.compose_file)
+        docker.down(target.compose_files)
     output = _read_output(
         story.raw_dir / out_name,
         what=target.name,
@@ -279,7 +282,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         story, target, ab_args(settings, target, gnuplot=f"/out/{tsv}"), name=f"{target.name}-ab"
     )
     c = settings.closed_loop_concurrency
-    docker.down(target.compose_file)
+    docker.down(target.compose_files)
     try:
         servers = _bring_up(docker, target)
         if not servers.api_ip:
@@ -304,7 +307,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         access_text = _access_log(docker, target)
         (story.raw_dir / f"ab-access-{target.name}.log").write_text(access_text)
     finally:
-        docker.down(target.compose_file)
+        docker.down(target.compose_files)
     (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
         raise DockerError(f"{target.name}: the incident was never sent to slow_api")
@@ -330,7 +333,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         nginx_statuses=statuses,
         incident_control=incident_url(settings) + f" at {settings.before_s:g} s",
         commands=[
-            shown(docker.compose(target.compose_file, "up", "-d", "--wait")),
+            shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
             shown(argv),
             f"curl -X POST '{incident_url(settings)}'  "
             f"# {closed.incident_at_s:.1f} s after ab's start",
@@ -417,9 +420,9 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
         model=target.model,
         server=target.server,
         capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
-        commands=[shown(docker.compose(target.compose_file, "up", "-d", "--wait"))],
+        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
     )
-    docker.down(target.compose_file)
+    docker.down(target.compose_files)
     try:
         servers = _bring_up(docker, target)
         for rate in sweep.rates:
@@ -458,7 +461,7 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
                 f"{'valid' if step.valid else 'INVALID'}"
             )
     finally:
-        docker.down(target.compose_file)
+        docker.down(target.compose_files)
     return entry
 
 
