@@ -7,6 +7,7 @@ flight is decided entirely by the server that runs it (see the compose files).
 from __future__ import annotations
 
 import os
+import time
 
 import requests
 from flask import Flask, request
@@ -16,9 +17,39 @@ from querydelay import UPSTREAM_GRACE_S, DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
 CONNECT_TIMEOUT_S = float(os.environ.get("UPSTREAM_CONNECT_TIMEOUT", "5"))
+# Two remedies for a thread pool under a slow third party (docs/story.md), off unless set:
+# UPSTREAM_TIMEOUT caps how long one call may wait (requests has no timeout of its own, and
+# the tutorial's app passes none); DEADLINE refuses work whose user has waited that long
+# already, by the time nginx's X-Request-Start header says the request arrived.
+def _seconds(name: str) -> float | None:
+    value = os.environ.get(name)
+    return float(value) if value else None
+
+
+UPSTREAM_TIMEOUT_S = _seconds("UPSTREAM_TIMEOUT")
+DEADLINE_S = _seconds("DEADLINE")
 
 app = Flask(__name__)
 install_error_pages(app)
+
+
+def read_timeout(delay: float) -> float:
+    """How long the call may wait for the answer: the delay asked for and a grace, or the
+    app's own outbound timeout where one is set and shorter."""
+    wait = delay + UPSTREAM_GRACE_S
+    return wait if UPSTREAM_TIMEOUT_S is None else min(wait, UPSTREAM_TIMEOUT_S)
+
+
+def waited(header: str | None, now: float) -> float | None:
+    """Seconds since the request arrived at nginx, from `X-Request-Start: t=<epoch seconds>`;
+    None without a readable header (the app then cannot know, and does the work)."""
+    if not header or not header.startswith("t="):
+        return None
+    try:
+        arrived = float(header[2:])
+    except ValueError:
+        return None
+    return now - arrived if arrived == arrived else None  # NaN reads as unknown
 
 
 def call_slow_api(delay: float) -> str:
@@ -26,7 +57,7 @@ def call_slow_api(delay: float) -> str:
     resp = requests.get(
         API_URL,
         params={"delay": format_delay(delay)},
-        timeout=(CONNECT_TIMEOUT_S, delay + UPSTREAM_GRACE_S),
+        timeout=(CONNECT_TIMEOUT_S, read_timeout(delay)),
     )
     resp.raise_for_status()
     return resp.text
@@ -38,10 +69,18 @@ def index():
         delay = parse_delay(request.args.getlist("delay"))
     except DelayError as exc:
         return plain(str(exc), 400)
+    if DEADLINE_S is not None:
+        age = waited(request.headers.get("X-Request-Start"), time.time())
+        if age is not None and age > DEADLINE_S:
+            return plain(
+                f"the request waited {age:.1f} s before the app could take it, past the "
+                f"{DEADLINE_S:g} s its user waits: not calling slow_api",
+                503,
+            )
     try:
         text = call_slow_api(delay)
     except requests.Timeout:
-        return plain(f"slow_api did not answer within {delay + UPSTREAM_GRACE_S:g} s", 504)
+        return plain(f"slow_api did not answer within {read_timeout(delay):g} s", 504)
     except requests.HTTPError as exc:
         return plain(f"slow_api answered {exc.response.status_code}", 502)
     except requests.RequestException as exc:

@@ -449,21 +449,22 @@ def resolve(*, names: list[str]) -> list[Target]:
 
 
 def story_targets() -> list[Target]:
-    """Every target that can go through the story's incident (kind `story`), in order."""
-    return [t for t in REGISTRY.values() if t.kind == STORY_KIND]
+    """The story's own targets, in order (the remedies add variants of them: remedies.py)."""
+    return list(STORY_TARGETS)
 
 
 def resolve_story(names: list[str]) -> list[Target]:
     """Story targets by name, `story-` optional (`uwsgi-threads` is `story-uwsgi-threads`);
     all of them for no names; anything else is refused with the names it could have been."""
-    known = {t.name: t for t in story_targets()}
+    known = {t.name: t for t in REGISTRY.values() if t.kind == STORY_KIND}
     picked = []
     for name in names:
         target = known.get(name) or known.get(f"story-{name}")
         if target is None:
             raise UnknownTargetError(
                 f"unknown story target {name!r}; story targets: "
-                + ", ".join(n.removeprefix("story-") for n in known)
+                + ", ".join(t.name.removeprefix("story-") for t in story_targets())
+                + " (and TARGET+REMEDY, see `playground story --help`)"
             )
         picked.append(target)
-    return picked or list(known.values())
+    return picked or story_targets()

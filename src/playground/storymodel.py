@@ -107,6 +107,9 @@ class StorySettings:
         return {
             "STORY_WORKERS": str(self.workers),
             "STORY_THREADS": str(self.threads),
+            # The remedies' larger pools (story/remedies/threads-*.yml).
+            "STORY_THREADS_2X": str(2 * self.threads),
+            "STORY_THREADS_4X": str(4 * self.threads),
             "STORY_ASYNC_CORES": str(self.async_cores),
             "STORY_LISTEN": str(self.listen),
         }

@@ -149,6 +149,39 @@ def test_flask_app_gives_504_when_upstream_hangs(flask_module, silent_port, monk
     assert time.monotonic() - started < 3
 
 
+def test_the_outbound_timeout_answers_504_long_before_the_third_party(
+    flask_module, upstream, monkeypatch
+):
+    """A remedy: the call to a third party that takes 2 s gives up after the app's 0.3 s."""
+    point(flask_module, monkeypatch, upstream)
+    monkeypatch.setattr(flask_module, "UPSTREAM_TIMEOUT_S", 0.3)
+    started = time.monotonic()
+    resp = flask_module.app.test_client().get("/?delay=2")
+    took = time.monotonic() - started
+    assert resp.status_code == 504 and "within 0.3 s" in resp.get_data(as_text=True)
+    assert took < 1.5
+    # Without it the same call waits for the answer.
+    monkeypatch.setattr(flask_module, "UPSTREAM_TIMEOUT_S", None)
+    assert flask_module.app.test_client().get("/?delay=0.2").status_code == 200
+
+
+def test_a_request_whose_user_has_gone_is_refused_without_calling(flask_module, monkeypatch):
+    """A remedy: X-Request-Start says the request waited 5 s at nginx, its user waits 4 s:
+    503 at once, and the third party (here: nothing listening) is never called."""
+    point(flask_module, monkeypatch, free_port())
+    monkeypatch.setattr(flask_module, "DEADLINE_S", 4.0)
+    client = flask_module.app.test_client()
+    late = client.get("/?delay=1", headers={"X-Request-Start": f"t={time.time() - 5:.3f}"})
+    assert late.status_code == 503 and "not calling slow_api" in late.get_data(as_text=True)
+    # In time, or with a header it cannot read, the app calls (and finds nobody there: 502).
+    for header in (f"t={time.time() - 1:.3f}", "t=soon", "t=nan", ""):
+        resp = client.get("/?delay=0", headers={"X-Request-Start": header})
+        assert resp.status_code == 502, header
+    monkeypatch.setattr(flask_module, "DEADLINE_S", None)
+    resp = client.get("/?delay=0", headers={"X-Request-Start": f"t={time.time() - 5:.3f}"})
+    assert resp.status_code == 502
+
+
 def test_flask_app_unknown_route_is_a_plain_404(flask_module):
     resp = flask_module.app.test_client().get("/admin")
     assert resp.status_code == 404

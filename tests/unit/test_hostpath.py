@@ -18,12 +18,20 @@ import pytest
 from playground import hostpath
 from playground.hostpath import HostPath, Proxy
 
-PORT = 39187  # a port no real docker-proxy here forwards
+# A port no real docker-proxy here forwards; one per test, as tests may run side by side
+# (make unit-test) and each must find its own stand-in only.
+PORTS = {
+    "test_finds_the_proxy_of_one_port_only": 39187,
+    "test_a_proxy_that_died_under_load_is_named_defunct": 39287,
+    "test_a_healthy_proxy_with_room_names_nothing_but_the_path": 39387,
+}
 
 
 @pytest.fixture
-def fake_proxy():
-    """A live process whose command line is docker-proxy's for PORT; killed, never reaped."""
+def fake_proxy(request):
+    """A live process whose command line is docker-proxy's for the test's port; killed, never
+    reaped. It carries its port as `.port`."""
+    port = PORTS[request.node.name]
     proc = subprocess.Popen(
         [
             "docker-proxy",
@@ -34,7 +42,7 @@ def fake_proxy():
             "-host-ip",
             "127.0.0.1",
             "-host-port",
-            str(PORT),
+            str(port),
             "-container-ip",
             "172.20.0.3",
             "-container-port",
@@ -43,8 +51,9 @@ def fake_proxy():
         executable="/bin/sh",
     )
     deadline = time.monotonic() + 5  # until the child has exec'd under its new name
-    while not hostpath.find_proxies(port=PORT) and time.monotonic() < deadline:
+    while not hostpath.find_proxies(port=port) and time.monotonic() < deadline:
         time.sleep(0.02)
+    proc.port = port  # type: ignore[attr-defined]
     yield proc
     proc.kill()
     proc.wait()
@@ -60,6 +69,7 @@ def wait_for_state(pid: int, state: str) -> None:
 
 
 def test_finds_the_proxy_of_one_port_only(fake_proxy):
+    PORT = fake_proxy.port
     found = hostpath.find_proxies(port=PORT)
     assert [p.pid for p in found] == [fake_proxy.pid]
     assert found[0].alive and found[0].limit and found[0].limit > 0
@@ -67,6 +77,7 @@ def test_finds_the_proxy_of_one_port_only(fake_proxy):
 
 
 def test_a_proxy_that_died_under_load_is_named_defunct(fake_proxy):
+    PORT = fake_proxy.port
     before = hostpath.snapshot(port=PORT)
     os.kill(fake_proxy.pid, signal.SIGKILL)
     wait_for_state(fake_proxy.pid, "Z")  # exited; its parent (this test) has not reaped it
@@ -87,6 +98,7 @@ def test_a_proxy_that_died_under_load_is_named_defunct(fake_proxy):
 
 
 def test_a_healthy_proxy_with_room_names_nothing_but_the_path(fake_proxy):
+    PORT = fake_proxy.port
     before = hostpath.snapshot(port=PORT)
     after = replace(hostpath.snapshot(port=PORT), listen_overflows=before.listen_overflows)
     limit = before.proxies[0].limit

@@ -19,11 +19,11 @@ from typing import Any
 
 from rich.console import Console
 
-from playground import environment, results
+from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
 from playground.results import RunStore
-from playground.scenarios import resolve_story, story_targets
+from playground.scenarios import story_targets
 from playground.story import findings, report
 from playground.story.run import Story, run_story, run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
@@ -86,7 +86,8 @@ def add_parser(sub: Any) -> None:
         "targets",
         nargs="*",
         metavar="TARGET",
-        help=f"targets to run: {names} (default: all)",
+        help=f"targets to run: {names} (default: those four); a remedy layered on a thread "
+        f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
     )
     d = DEFAULTS
     for flag, attr, kind, text in STORY_FLAGS:
@@ -163,8 +164,9 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Everything a reader can get wrong is refused here, before Docker is touched.
-    targets = resolve_story(args.targets)
+    targets = remedies.resolve(args.targets)
     settings = settings_from(args)
+    remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
     if args.no_incident and not (args.closed_loop or args.sweep):
         raise StoryError("--no-incident leaves nothing to run: add --closed-loop or --sweep")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from playground import remedies
 from playground.compose import Docker, DockerError, shown
 from playground.load import AbTool, LoadOutputError, ab_rows
 from playground.model import ModelError
@@ -80,8 +81,11 @@ class Story:
 
 
 def as_run(target: Target, settings: StorySettings) -> Target:
-    """The target in the shape the settings give it (the STORY_* variables)."""
-    per_worker = settings.threads if target.model == "threads" else settings.async_cores
+    """The target in the shape the settings give it (the STORY_* variables), a remedy's
+    larger pool included."""
+    remedy = remedies.remedy_of(target)
+    factor = remedy.threads_factor if remedy else 1
+    per_worker = settings.threads * factor if target.model == "threads" else settings.async_cores
     return replace(target, workers=settings.workers, per_worker=per_worker)
 
 

@@ -1,0 +1,178 @@
+"""The remedies for a thread pool under a slow third party, as registry targets.
+
+Each remedy is a compose override under `story/remedies/`, layered on a thread-pool story
+target (`docker compose -f story/uwsgi-threads.yml -f story/remedies/timeout-3.yml up`), so
+the same incident with the same arrivals (same seed) shows what it changes. Each names the
+knob in its server's own documentation and what it costs. The variants are registered as
+targets of kind `story`, named `<target>+<remedy>` (`story-uwsgi-threads+timeout-3`), and
+`playground story uwsgi-threads+timeout-3` runs one; :func:`resolve` refuses an unknown
+remedy, or one that does not fit the target, with the reason, before anything is brought up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from playground.errors import UsageError
+from playground.scenarios import (
+    REGISTRY,
+    STORY_TARGETS,
+    Target,
+    UnknownTargetError,
+    register,
+    resolve_story,
+)
+
+THREADS = "threads"
+
+
+@dataclass(frozen=True)
+class Remedy:
+    name: str
+    title: str
+    override: str  # story/remedies/<file>.yml, layered on the target's own file
+    knob: str  # the setting, in its server's own words and documentation
+    cost: str  # what it costs, in a sentence
+    servers: frozenset[str] = frozenset({"uWSGI", "Gunicorn"})
+    threads_factor: int = 1  # the pool it runs with, in multiples of --threads
+    pool_bound: int | None = None  # a fixed number in the override that only fits this pool
+
+    def fits(self, target: Target) -> str | None:
+        """Why the remedy does not fit the target; None where it does."""
+        if target.model != THREADS:
+            return f"{self.name} is a remedy for a fixed thread pool; {target.name} runs gevent"
+        if target.server not in self.servers:
+            return (
+                f"{self.name} changes {self.knob}, a setting of {' and '.join(sorted(self.servers))}; "
+                f"{target.name} runs {target.server}"
+            )
+        return None
+
+
+def _q(server: str, override: str, knob: str) -> Remedy:
+    return Remedy(
+        name=f"{server.lower()}-bounded-queue",
+        title=f"a bounded queue that fails fast ({knob})",
+        override=override,
+        knob=knob,
+        cost="users beyond the pool get an error at once instead of a late answer; under a "
+        "short spike some are refused who would have been served a little late",
+        servers=frozenset({server}),
+    )
+
+
+REMEDIES: tuple[Remedy, ...] = (
+    Remedy(
+        "timeout-1.5",
+        "an outbound timeout of 1.5 s",
+        "story/remedies/timeout-1.5.yml",
+        "requests' timeout= (its docs: always pass one; the app's UPSTREAM_TIMEOUT)",
+        "every call slower than 1.5 s fails, on a normal day too",
+    ),
+    Remedy(
+        "timeout-3",
+        "an outbound timeout of 3 s",
+        "story/remedies/timeout-3.yml",
+        "requests' timeout= (its docs: always pass one; the app's UPSTREAM_TIMEOUT)",
+        "calls slower than 3 s fail; a thread is still held up to 3 s per call",
+    ),
+    _q(
+        "Gunicorn",
+        "story/remedies/gunicorn-bounded-queue.yml",
+        "Gunicorn's worker_connections = threads and backlog 16",
+    ),
+    _q("uWSGI", "story/remedies/uwsgi-bounded-queue.yml", "uWSGI's listen 16"),
+    Remedy(
+        "limit-conn",
+        "nginx sheds load past the pool (limit_conn 128, 503)",
+        "story/remedies/limit-conn.yml",
+        "nginx's limit_conn and limit_conn_status (ngx_http_limit_conn_module)",
+        "a 503 for every request past 128 in flight, however short the spike",
+        pool_bound=128,
+    ),
+    Remedy(
+        "read-timeout",
+        "nginx gives up on the app after 3 s (504)",
+        "story/remedies/read-timeout.yml",
+        "nginx's proxy_read_timeout / uwsgi_read_timeout (default 60 s)",
+        "users get a 504 instead of waiting, but the app's thread keeps waiting on the third party",
+    ),
+    Remedy(
+        "deadline",
+        "drop work whose user has gone (X-Request-Start, 4 s)",
+        "story/remedies/deadline.yml",
+        "nginx's proxy_set_header X-Request-Start \"t=${msec}\" and the app's DEADLINE",
+        "a request that waited 4 s is refused although the third party might have answered",
+    ),
+    Remedy(
+        "threads-2x",
+        "twice the threads",
+        "story/remedies/threads-2x.yml",
+        "uWSGI's threads / Gunicorn's threads",
+        "memory per thread, and the next slowdown that is twice as deep still fills it",
+        threads_factor=2,
+    ),
+    Remedy(
+        "threads-4x",
+        "four times the threads",
+        "story/remedies/threads-4x.yml",
+        "uWSGI's threads / Gunicorn's threads",
+        "memory per thread, and more threads contending for the GIL when they do run",
+        threads_factor=4,
+    ),
+)
+BY_NAME = {r.name: r for r in REMEDIES}
+
+
+def variant(target: Target, remedy: Remedy) -> Target:
+    """The target with the remedy layered on, in the registry's form."""
+    return replace(
+        target,
+        name=f"{target.name}+{remedy.name}",
+        title=f"{target.title}, {remedy.title}",
+        overrides=(*target.overrides, remedy.override),
+        per_worker=None if target.per_worker is None else target.per_worker * remedy.threads_factor,
+    )
+
+
+VARIANTS: tuple[Target, ...] = tuple(
+    variant(t, r) for t in STORY_TARGETS for r in REMEDIES if r.fits(t) is None
+)
+register(*VARIANTS)
+
+
+def remedy_of(target: Target) -> Remedy | None:
+    _, plus, name = target.name.partition("+")
+    return BY_NAME.get(name) if plus else None
+
+
+def resolve(names: list[str]) -> list[Target]:
+    """Story targets by name, remedies included (`uwsgi-threads+timeout-3`); an unknown
+    target or remedy, or a remedy that does not fit its target, is refused with the reason."""
+    out: list[Target] = []
+    for name in names:
+        base, plus, remedy_name = name.partition("+")
+        if not plus:
+            out += resolve_story([name])
+            continue
+        (target,) = resolve_story([base])
+        remedy = BY_NAME.get(remedy_name)
+        if remedy is None:
+            raise UnknownTargetError(
+                f"unknown remedy {remedy_name!r}; remedies: {', '.join(BY_NAME)}"
+            )
+        if (why := remedy.fits(target)) is not None:
+            raise UsageError(f"{name}: {why}")
+        out.append(REGISTRY[f"{target.name}+{remedy.name}"])
+    return out or resolve_story([])
+
+
+def check_settings(targets: list[Target], *, pool: int) -> None:
+    """A remedy whose override holds a fixed number fits only the pool it was written for."""
+    for t in targets:
+        remedy = remedy_of(t)
+        if remedy is not None and remedy.pool_bound is not None and remedy.pool_bound != pool:
+            raise UsageError(
+                f"{t.name}: {remedy.name} caps at {remedy.pool_bound} (the story's 2 x 64 "
+                f"threads), but these settings run a pool of {pool}"
+            )

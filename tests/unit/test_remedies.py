@@ -1,0 +1,101 @@
+"""The remedies: registry targets layered on the story's thread pools, refused where they do
+not fit, each compose override read by Compose as it is written (no container started)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from playground import cli, remedies
+from playground.errors import UsageError
+from playground.scenarios import REGISTRY, story_targets
+from playground.story.run import as_run
+from playground.storymodel import StorySettings
+from tests.conftest import ROOT
+
+
+def test_every_remedy_fits_every_thread_pool_of_its_servers_and_no_gevent():
+    threads = [t for t in story_targets() if t.model == "threads"]
+    for r in remedies.REMEDIES:
+        for t in story_targets():
+            fits = r.fits(t) is None
+            assert fits == (t.model == "threads" and t.server in r.servers), (r.name, t.name)
+        assert any(r.fits(t) is None for t in threads), r.name
+    # Each variant is a registry target of its own, layered on its target's file.
+    v = REGISTRY["story-gunicorn-threads+timeout-3"]
+    assert v.kind == "story" and v.compose_files == (
+        "story/gunicorn-threads.yml",
+        "story/remedies/timeout-3.yml",
+    )
+
+
+def test_a_target_with_a_remedy_resolves_and_the_default_is_the_four_targets():
+    (v,) = remedies.resolve(["uwsgi-threads+deadline"])
+    assert v.name == "story-uwsgi-threads+deadline"
+    assert [t.name for t in remedies.resolve([])] == [t.name for t in story_targets()]
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("uwsgi-threads+retry-forever", "unknown remedy 'retry-forever'; remedies: timeout-1.5"),
+        ("uwsgi-gevent+timeout-3", "timeout-3 is a remedy for a fixed thread pool"),
+        ("uwsgi-threads+gunicorn-bounded-queue", "uwsgi-threads runs uWSGI"),
+        ("fibers+timeout-3", "unknown story target 'fibers'"),
+    ],
+)
+def test_an_unknown_or_unfitting_remedy_is_refused_with_the_reason(name, says):
+    with pytest.raises(UsageError, match=says.replace("+", r"\+")):
+        remedies.resolve([name])
+
+
+def test_the_story_command_refuses_before_touching_docker(capsys, monkeypatch):
+    # No docker on PATH: a refusal that got as far as Docker would say so instead.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert cli.main(["story", "uwsgi-gevent+deadline"]) == 2
+    assert "runs gevent" in capsys.readouterr().err
+    # limit-conn's override caps at 128: with another pool it does not fit.
+    assert cli.main(["story", "uwsgi-threads+limit-conn", "--threads", "32"]) == 2
+    assert "caps at 128" in capsys.readouterr().err
+
+
+def test_a_larger_pool_runs_as_its_remedy_says():
+    s = StorySettings(threads=16)
+    assert as_run(REGISTRY["story-uwsgi-threads+threads-4x"], s).per_worker == 64
+    assert as_run(REGISTRY["story-uwsgi-threads"], s).per_worker == 16
+    assert s.compose_env()["STORY_THREADS_4X"] == "64"
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@pytest.mark.parametrize("remedy", remedies.REMEDIES, ids=lambda r: r.name)
+def test_each_override_layers_on_its_targets_as_written(remedy):
+    """`docker compose -f story/X.yml -f story/remedies/R.yml config`: the override names only
+    services the story file has, and its mounted files exist where Compose resolves them."""
+    for target in (t for t in story_targets() if remedy.fits(t) is None):
+        proc = subprocess.run(
+            [
+                "docker",
+                "compose",
+                "-f",
+                target.compose_file,
+                "-f",
+                remedy.override,
+                "config",
+                "--format",
+                "json",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        services = json.loads(proc.stdout)["services"]
+        assert set(services) == {"ingress", "flask_app", "slow_api"}
+        for volume in services["ingress"].get("volumes", []):
+            if volume["target"].startswith("/etc/nginx/remedy/"):
+                assert Path(volume["source"]).is_file(), volume
