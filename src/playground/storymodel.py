@@ -387,6 +387,39 @@ class Sweep:
 
 
 @dataclass(frozen=True)
+class ToolFigures:
+    """An open-loop run reduced to what two tools can be compared on: requests sent on a
+    schedule, the 2xx among them, and their latency from the scheduled send."""
+
+    tool: str = _doc("`openloop` (the playground's generator) or `oha`", "")
+    requests: int = _doc("requests the tool ended (answered, failed or timed out)", 0)
+    ok: int = _doc("... with a 2xx answer", 0)
+    duration_s: float = _doc("the schedule's length, s: goodput is ok over this", 0.0)
+    latency_p50_s: float | None = _doc("p50 of the 2xx answers, from the scheduled send, s")
+    latency_p99_s: float | None = _doc("... p99, s")
+    errors: dict[str, int] = _doc("what the rest ended in, in the tool's own words", factory=dict)
+
+    @property
+    def goodput_per_s(self) -> float:
+        return self.ok / self.duration_s if self.duration_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """The same open-loop load from the playground's generator and from oha, compared."""
+
+    target: str = _doc("target name from the registry", "")
+    rate: float = _doc("requests per second offered by both (constant arrivals)", 0.0)
+    openloop: ToolFigures | None = _doc("what openloop.py --no-refresh measured")
+    oha: ToolFigures | None = _doc("what oha -q RATE --latency-correction measured")
+    differences: list[str] = _doc(
+        "where they disagree by more than the tolerance (empty: they agree)", factory=list
+    )
+    commands: list[str] = _doc("what a reader types to repeat it", factory=list)
+    error: str | None = _doc("why it could not be measured")
+
+
+@dataclass(frozen=True)
 class FigureSpread:
     """One headline figure over a target's trusted repeats."""
 
@@ -432,6 +465,9 @@ class StoryRun(RunHeader):
     spreads: list[TargetSpread] = _doc(
         "with more than one repeat: per target, the spread of its headline figures", factory=list
     )
+    crosschecks: list[CrossCheck] = _doc(
+        "with --cross-check: the generator against oha on the same loads", factory=list
+    )
     sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
 
     def to_json(self) -> dict[str, Any]:
@@ -476,5 +512,7 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (SweepTarget, "SweepTarget (each of `sweep.targets`)"),
     (SweepStep, "SweepStep (each of `sweep.targets[].steps`)"),
     (TargetSpread, "TargetSpread (each of `spreads`)"),
+    (CrossCheck, "CrossCheck (each of `crosschecks`)"),
+    (ToolFigures, "ToolFigures (`crosschecks[].openloop`, `crosschecks[].oha`)"),
     (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
 )

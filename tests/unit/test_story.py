@@ -685,3 +685,38 @@ def test_a_prediction_refuses_what_is_not_a_pool():
 
     with pytest.raises(ValueError, match="needs a pool"):
         predict(workers=0, threads=64, upstream_s=2, rate=60, timeout_s=4)
+
+
+# --- the independent check: oha and the generator on the same load ---------------------------
+def test_oha_and_the_generator_read_the_same_load_the_same_way():
+    """Recorded against one slow_api on 127.0.0.1 (0.2 s), 20 requests/s for 3 s, constant
+    arrivals, no refreshes: `oha -q 20 -z 3s -w -c 200 --latency-correction --disable-keepalive
+    -t 4s` and `openloop.py --rate 20 --duration 3 --arrival constant --timeout 4
+    --no-refresh`."""
+    import json
+
+    from playground.load import oha_figures
+    from playground.story import crosscheck
+
+    oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
+    output = analysis.generator_output(
+        json.loads((DATA / "openloop_constant_20rps_3s_200ms.json").read_text())
+    )
+    ours = crosscheck.openloop_figures(output, duration_s=3)
+    assert (oha.requests, oha.ok, ours.requests, ours.ok) == (60, 60, 60, 60)
+    assert oha.goodput_per_s == ours.goodput_per_s == 20
+    assert 0.2 <= oha.latency_p50_s < 0.21 and 0.2 <= ours.latency_p50_s < 0.21
+    assert crosscheck.differences(ours, oha) == []
+    # A disagreement is named: the same figures with half the answers gone.
+    half = replace(oha, ok=30)
+    assert crosscheck.differences(ours, half) == ["goodput 20.0/s (openloop) against 10.0/s (oha)"]
+
+
+def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency():
+    from playground.load import LoadOutputError, oha_figures
+
+    f = oha_figures((DATA / "oha_q20_z3s_all_timeout.json").read_text(), duration_s=3)
+    assert (f.ok, f.requests, f.errors) == (0, 60, {"timeout": 60})
+    assert f.latency_p50_s is None and f.goodput_per_s == 0
+    with pytest.raises(LoadOutputError, match="no JSON report"):
+        oha_figures("Error: connection refused", duration_s=3)
