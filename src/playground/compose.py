@@ -470,6 +470,7 @@ class Docker:
         out_dir: Path | None = None,
         detach: bool = False,
         cpu_shares: int | None = None,
+        image: str = LOADGEN_IMAGE,
     ) -> list[str]:
         """`docker run` for the load generator on a scenario's network: the one builder of that
         command line. `out_dir` is mounted at /out (written as this user); `cpu_shares` lets
@@ -485,7 +486,7 @@ class Docker:
             argv += ["--cpuset-cpus", self.pinning.rest_cpus]
         if out_dir is not None:
             argv += ["--user", f"{os.getuid()}:{os.getgid()}", "--volume", f"{out_dir}:/out"]
-        return [*argv, LOADGEN_IMAGE, *tool_argv]
+        return [*argv, image, *tool_argv]
 
     def fetch(self, *, network: str, url: str, timeout_s: float = 30) -> tuple[int, str]:
         """GET a URL from inside the scenario's network: (status, body)."""

@@ -720,3 +720,32 @@ def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency(
     assert f.latency_p50_s is None and f.goodput_per_s == 0
     with pytest.raises(LoadOutputError, match="no JSON report"):
         oha_figures("Error: connection refused", duration_s=3)
+
+
+def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_reported(tmp_path):
+    import json
+
+    from playground.load import oha_figures
+    from playground.story import crosscheck
+    from playground.storymodel import CrossCheck
+
+    # 2 x 64 threads at 2 s answer 64/s: half of it, all of it, half as much again.
+    assert crosscheck.rates(pool=128, delay=2.0) == [32.0, 64.0, 96.0]
+    oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
+    ours = crosscheck.openloop_figures(
+        analysis.generator_output(
+            json.loads((DATA / "openloop_constant_20rps_3s_200ms.json").read_text())
+        ),
+        duration_s=3,
+    )
+    run = _run()
+    run.crosschecks = [
+        CrossCheck(target="story-uwsgi-threads", rate=20, openloop=ours, oha=oha),
+        CrossCheck(target="story-uwsgi-gevent", rate=20, error="oha printed no JSON report"),
+    ]
+    assert findings.failed(run) == ["story-uwsgi-gevent (cross-check at 20/s)"]
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
+    assert "## The generator against oha" in md
+    assert "| story-uwsgi-threads | 20 | 20.0 \\| 20.0 | 203 ms \\| 202 ms |" in md
+    assert "error: oha printed no JSON report" in md

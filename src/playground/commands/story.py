@@ -25,6 +25,7 @@ from playground.commands.session import build, session
 from playground.results import RunStore
 from playground.scenarios import story_targets
 from playground.story import findings, report
+from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, run_story, run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
 
@@ -117,9 +118,28 @@ def add_parser(sub: Any) -> None:
         "at a fixed delay (--sweep-*)",
     )
     p.add_argument(
+        "--cross-check",
+        action="store_true",
+        help="also check the generator against oha (an independent open-loop tool) per "
+        "target: the same constant rates, below, at and above the thread pool's capacity at "
+        "--cross-check-delay; builds oha's image first (several minutes the first time)",
+    )
+    p.add_argument(
+        "--cross-check-delay",
+        type=options.positive(float),
+        default=2.0,
+        help="the third party's delay during the cross-check (default 2)",
+    )
+    p.add_argument(
+        "--cross-check-duration",
+        type=options.positive(float),
+        default=30.0,
+        help="seconds of load per tool and rate in the cross-check (default 30)",
+    )
+    p.add_argument(
         "--no-incident",
         action="store_true",
-        help="leave out the open-loop incident (run only --closed-loop/--sweep)",
+        help="leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
     )
     w = SWEEP
     p.add_argument(
@@ -168,11 +188,18 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
-    if args.no_incident and not (args.closed_loop or args.sweep):
-        raise StoryError("--no-incident leaves nothing to run: add --closed-loop or --sweep")
+    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check):
+        raise StoryError(
+            "--no-incident leaves nothing to run: add --closed-loop, --sweep or --cross-check"
+        )
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
-        build(docker, [t.compose_file for t in targets], args=args, out=out)
+        build(
+            docker,
+            [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else []),
+            args=args,
+            out=out,
+        )
         run = StoryRun(
             run_id=results.new_run_id() + "-story",
             started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -197,6 +224,13 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
                 )
             if sweep is not None:
                 run_sweep(story, targets, sweep)
+            if args.cross_check:
+                run_crosscheck(
+                    story,
+                    targets,
+                    delay=args.cross_check_delay,
+                    duration=args.cross_check_duration,
+                )
         except KeyboardInterrupt:
             paths = report.write_report(run_dir=story.store.run_dir, run=run)
             err.print(

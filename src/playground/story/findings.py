@@ -141,6 +141,7 @@ def failed(run: StoryRun) -> list[str]:
         for t in run.targets
         if t.error or t.closed_loop_error or any(f.severity == ERROR for f in t.findings)
     ]
+    bad += [f"{c.target} (cross-check at {c.rate:g}/s)" for c in run.crosschecks if c.error]
     if run.sweep is not None:
         bad += [
             f"{t.name} (sweep)"

@@ -85,6 +85,30 @@ def sweep_step_args(
     ]
 
 
+def crosscheck_args(
+    s: StorySettings, target: Target, *, rate: float, delay: float, duration: float, out: str
+) -> list[str]:
+    """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third
+    party at `delay` throughout (the independent check, story.crosscheck)."""
+    return [
+        "python",
+        OPENLOOP,
+        "--url",
+        target.url(delay=delay),
+        "--rate",
+        num(rate),
+        "--duration",
+        num(duration),
+        "--arrival",
+        "constant",
+        "--timeout",
+        num(s.timeout),
+        "--no-refresh",
+        "--out",
+        out,
+    ]
+
+
 def incident_url(s: StorySettings, *, host: str = "slow_api") -> str:
     """The control request that starts the incident at the third party."""
     return (

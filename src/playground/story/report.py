@@ -24,7 +24,7 @@ from playground.report.document import (
 )
 from playground.story import charts
 from playground.story.findings import ERROR, held, trusted
-from playground.storymodel import StoryRun, StoryTarget, Sweep, TargetSpread
+from playground.storymodel import CrossCheck, StoryRun, StoryTarget, Sweep, TargetSpread
 
 DASH = "-"
 
@@ -233,6 +233,54 @@ def spread_row(spread: TargetSpread) -> list[str]:
     ]
 
 
+CROSS_COLUMNS = (
+    "target",
+    "offered/s",
+    "goodput/s: openloop | oha",
+    "p50: openloop | oha",
+    "p99: openloop | oha",
+    "errors: openloop | oha",
+    "agree (10%)",
+)
+
+
+def _ms(value: float | None) -> str:
+    return DASH if value is None else f"{1000 * value:.0f} ms"
+
+
+def crosscheck_row(c: CrossCheck) -> list[str]:
+    if c.error or c.openloop is None or c.oha is None:
+        return [c.target, f"{c.rate:g}", "error: " + (c.error or "?")[:80], *([DASH] * 4)]
+    a, b = c.openloop, c.oha
+    return [
+        c.target,
+        f"{c.rate:g}",
+        f"{a.goodput_per_s:.1f} | {b.goodput_per_s:.1f}",
+        f"{_ms(a.latency_p50_s)} | {_ms(b.latency_p50_s)}",
+        f"{_ms(a.latency_p99_s)} | {_ms(b.latency_p99_s)}",
+        f"{a.requests - a.ok} | {b.requests - b.ok}",
+        "yes" if not c.differences else "NO: " + "; ".join(c.differences),
+    ]
+
+
+def _crosschecks(run: StoryRun) -> list[Block]:
+    if not run.crosschecks:
+        return []
+    commands = [cmd for c in run.crosschecks for cmd in c.commands[:2]][:2]
+    return [
+        Heading(2, "The generator against oha"),
+        Paragraph(
+            "The same load from the playground's generator (openloop.py --no-refresh, constant "
+            "arrivals) and from oha (-q RATE --latency-correction, a connection per request), "
+            "one after the other on one bring-up, the servers drained in between. Goodput: 2xx "
+            "answers over the schedule's length; latency of the 2xx answers from their "
+            "scheduled send. They agree where each figure is within 10% (latency: or 5 ms)."
+        ),
+        Table(CROSS_COLUMNS, [crosscheck_row(c) for c in run.crosschecks]),
+        CodeBlock("\n".join(commands)),
+    ]
+
+
 def _errors(run: StoryRun) -> list[str]:
     """Every finding that makes figures untrustworthy, for a callout no reader can miss."""
     out = [f"{t.name}: {f.message}" for t in run.targets for f in t.findings if f.severity == ERROR]
@@ -358,6 +406,7 @@ def document(run: StoryRun, target_charts: dict[str, str], sweep_chart: str | No
     blocks += _closed_loop(run)
     if run.sweep is not None:
         blocks += _sweep(run, run.sweep, sweep_chart)
+    blocks += _crosschecks(run)
     for t in run.targets:
         chart = target_charts.get(label(t, run))
         if chart is None:

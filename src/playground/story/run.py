@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from playground import remedies
-from playground.compose import Docker, DockerError, shown
+from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
 from playground.load import AbTool, LoadOutputError, ab_rows
 from playground.model import ModelError
 from playground.results import RunStore
@@ -109,7 +109,7 @@ def _servers(docker: Docker, target: Target) -> Targets:
     )
 
 
-def _bring_up(docker: Docker, target: Target) -> Targets:
+def bring_up(docker: Docker, target: Target) -> Targets:
     docker.up(target.compose_files)
     servers = _servers(docker, target)
     if servers.ingress_ip and not wait_for(
@@ -132,7 +132,7 @@ def _upstream_in_flight(servers: Targets) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _settle(servers: Targets, *, limit: float) -> float | None:
+def settle(servers: Targets, *, limit: float) -> float | None:
     """Wait until nothing waits on the third party for two looks a second apart (the last
     step's backlog is gone); the seconds it took, None if it was still busy at `limit`."""
     started = time.monotonic()
@@ -155,7 +155,9 @@ def _access_log(docker: Docker, target: Target) -> str:
     return log.stdout
 
 
-def _generator(story: Story, target: Target, tool_argv: list[str], *, name: str) -> list[str]:
+def generator(
+    story: Story, target: Target, tool_argv: list[str], *, name: str, image: str = LOADGEN_IMAGE
+) -> list[str]:
     """`docker run` for the load generator on the target's network, writing into raw/."""
     return story.docker.loadgen_argv(
         network=story.docker.network(target.compose_files),
@@ -163,16 +165,17 @@ def _generator(story: Story, target: Target, tool_argv: list[str], *, name: str)
         name=name,
         out_dir=story.raw_dir,
         cpu_shares=GENERATOR_CPU_SHARES,
+        image=image,
     )
 
 
-def _bound(settings: StorySettings, seconds: float) -> float:
+def bound(settings: StorySettings, seconds: float) -> float:
     """How long a generator may run: its arrivals, then every attempt's timeout and reload of
     the last visit, plus start-up."""
     return seconds + settings.max_attempts * (settings.timeout + settings.refresh_delay) + SLACK_S
 
 
-def _read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
+def read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
     if not path.exists():
         raise DockerError(f"{what}: the generator wrote no result (exit {exit_code}): {stderr}")
     try:
@@ -220,7 +223,7 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
     """One target through the whole schedule with the open loop."""
     settings, docker = story.run.story, story.docker
     out_name = f"openloop-{target.name}.json"
-    argv = _generator(
+    argv = generator(
         story,
         target,
         openloop_args(settings, target, out=f"/out/{out_name}"),
@@ -232,18 +235,18 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
     ]
     docker.down(target.compose_files)
     try:
-        servers = _bring_up(docker, target)
+        servers = bring_up(docker, target)
         story.info(
             f"{target.name}: {settings.duration:g} s of load, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
         with ServerSampler(servers) as sampler:
-            proc = docker.run(argv, check=False, timeout=_bound(settings, settings.duration))
+            proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
         access_text = _access_log(docker, target)
         (story.raw_dir / f"access-{target.name}.log").write_text(access_text)
     finally:
         docker.down(target.compose_files)
-    output = _read_output(
+    output = read_output(
         story.raw_dir / out_name,
         what=target.name,
         exit_code=proc.returncode,
@@ -282,13 +285,13 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
     on the target's network) `before_s` after ab starts."""
     settings, docker = story.run.story, story.docker
     tsv = f"ab-{target.name}.tsv"
-    argv = _generator(
+    argv = generator(
         story, target, ab_args(settings, target, gnuplot=f"/out/{tsv}"), name=f"{target.name}-ab"
     )
     c = settings.closed_loop_concurrency
     docker.down(target.compose_files)
     try:
-        servers = _bring_up(docker, target)
+        servers = bring_up(docker, target)
         if not servers.api_ip:
             raise DockerError(f"{target.name}: slow_api has no address on its network")
         story.info(
@@ -428,11 +431,11 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
     )
     docker.down(target.compose_files)
     try:
-        servers = _bring_up(docker, target)
+        servers = bring_up(docker, target)
         for rate in sweep.rates:
-            settled = _settle(servers, limit=sweep.settle_s)
+            settled = settle(servers, limit=sweep.settle_s)
             out_name = f"sweep-{target.name}-{rate:g}.json"
-            argv = _generator(
+            argv = generator(
                 story,
                 target,
                 sweep_step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
@@ -443,8 +446,8 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
                 f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
                 f"{sweep.delay:g} s"
             )
-            proc = docker.run(argv, check=False, timeout=_bound(settings, sweep.step_s))
-            output = _read_output(
+            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
+            output = read_output(
                 story.raw_dir / out_name,
                 what=f"{target.name} at {rate:g}/s",
                 exit_code=proc.returncode,
