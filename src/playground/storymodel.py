@@ -387,6 +387,82 @@ class Sweep:
 
 
 @dataclass(frozen=True)
+class PoolPrediction:
+    """What Little's law predicts for a fixed pool at one upstream time and offered rate."""
+
+    pool: int = _doc("requests the pool holds at once: workers x threads", 0)
+    upstream_s: float = _doc("the third party's time per call, s", 0.0)
+    rate: float = _doc("offered visits per second", 0.0)
+    capacity_per_s: float = _doc("answers per second the pool can give: pool / upstream_s", 0.0)
+    tipping_delay_s: float = _doc(
+        "the upstream time at which the rate fills the pool: pool / rate, s", 0.0
+    )
+    over: bool = _doc("the rate is above the capacity: the backlog grows", False)
+    lasts_s: float | None = _doc(
+        "once over: seconds until a newly arriving user waits longer than the timeout "
+        "(steady state, no reloads); null when not over"
+    )
+
+
+@dataclass(frozen=True)
+class DelayStep:
+    """The whole incident once, at one of the cliff's incident delays."""
+
+    incident_delay: float = _doc("the third party's time during the incident, s", 0.0)
+    held: bool | None = _doc("at least findings.HELD_SHARE of the visits during it served")
+    recovered: bool | None = _doc("back to 95% of the answers due within the run after it")
+    recovery_s: float | None = _doc("seconds it took, from the incident's end")
+    visits_served_during: float | None = _doc("share of the visits during it served")
+    goodput_during: float | None = _doc("2xx answers per second during it")
+    predicted_lasts_s: float | None = _doc(
+        "Little's law: seconds from the incident's start until a new user waits past the "
+        "timeout (steady state, no reloads); null where the pool is not over its capacity"
+    )
+    lasted_s: float | None = _doc(
+        "measured: seconds from the incident's start to the first second a user gave up; "
+        "null: nobody did during it"
+    )
+    trusted: bool = _doc("no error finding (the generator kept its schedule)", False)
+    error: str | None = _doc("why it could not be measured")
+
+
+@dataclass
+class CliffTarget:
+    """Where a thread pool's cliff is: Little's law's prediction, then the edge measured."""
+
+    name: str = _doc("target name from the registry", "")
+    title: str | None = _doc("human title of the target")
+    prediction: PoolPrediction | None = _doc(
+        "capacity at the rate sweep's delay; the upstream time at which the story's rate fills "
+        "the pool (`tipping_delay_s`)"
+    )
+    rates: SweepTarget | None = _doc("the fine sweep of offered load at the cliff's delay")
+    edge_rate: float | None = _doc(
+        "the lowest offered rate whose goodput fell below findings.HELD_SHARE of it; null: none did"
+    )
+    held_rate: float | None = _doc("the highest offered rate below that edge that held")
+    delays: list[DelayStep] = _doc("the incident at each delay, at the story's rate", factory=list)
+    edge_delay: float | None = _doc("the shortest incident delay at which it collapsed")
+    unrecovered_delay: float | None = _doc(
+        "the shortest incident delay it did not recover from within the run"
+    )
+    findings: list[Finding] = _doc("how far the prediction is from the edge", factory=list)
+    error: str | None = _doc("why it could not be measured")
+
+
+@dataclass
+class Cliff:
+    """`--cliff`: the edge of each thread pool, predicted and found."""
+
+    delay: float = _doc("the third party's delay during the rate sweep, s", 2.0)
+    shares: list[float] = _doc(
+        "offered rates of the sweep, as shares of the predicted capacity", factory=list
+    )
+    delays: list[float] = _doc("the incident delays tried at the story's rate, s", factory=list)
+    targets: list[CliffTarget] = _doc("one per thread-pool target", factory=list)
+
+
+@dataclass(frozen=True)
 class ToolFigures:
     """An open-loop run reduced to what two tools can be compared on: requests sent on a
     schedule, the 2xx among them, and their latency from the scheduled send."""
@@ -468,6 +544,7 @@ class StoryRun(RunHeader):
     crosschecks: list[CrossCheck] = _doc(
         "with --cross-check: the generator against oha on the same loads", factory=list
     )
+    cliff: Cliff | None = _doc("with --cliff: each thread pool's edge, predicted and found")
     sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
 
     def to_json(self) -> dict[str, Any]:
@@ -513,6 +590,10 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (SweepStep, "SweepStep (each of `sweep.targets[].steps`)"),
     (TargetSpread, "TargetSpread (each of `spreads`)"),
     (CrossCheck, "CrossCheck (each of `crosschecks`)"),
+    (Cliff, "Cliff (`cliff`)"),
+    (CliffTarget, "CliffTarget (each of `cliff.targets`)"),
+    (PoolPrediction, "PoolPrediction (`cliff.targets[].prediction`)"),
+    (DelayStep, "DelayStep (each of `cliff.targets[].delays`)"),
     (ToolFigures, "ToolFigures (`crosschecks[].openloop`, `crosschecks[].oha`)"),
     (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
 )

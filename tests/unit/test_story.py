@@ -749,3 +749,67 @@ def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_rep
     assert "## The generator against oha" in md
     assert "| story-uwsgi-threads | 20 | 20.0 \\| 20.0 | 203 ms \\| 202 ms |" in md
     assert "error: oha printed no JSON report" in md
+
+
+# --- the cliff ----------------------------------------------------------------------------------
+def _steps(*points: tuple[float, float, bool]) -> list:
+    from playground.storymodel import SweepStep
+
+    return [
+        SweepStep(rate=r, offered_per_s=r, goodput_per_s=g, check=GeneratorCheck(valid=v))
+        for r, g, v in points
+    ]
+
+
+def test_the_edge_is_the_lowest_rate_that_fell_and_an_untrusted_step_is_not_read():
+    from playground.story import cliff
+
+    steps = _steps((51.2, 51.0, True), (54.4, 54.0, True), (57.6, 40.0, False), (60.8, 30.0, True))
+    assert cliff.edge(steps) == (60.8, 54.4)
+    assert cliff.edge(_steps((51.2, 51.0, True))) == (None, 51.2)
+    assert cliff.edge(_steps((51.2, 20.0, True))) == (51.2, None)
+
+
+def test_the_cliff_says_how_far_the_prediction_is_from_the_edge(tmp_path):
+    from playground.story import cliff
+    from playground.story.capacity import predict
+    from playground.storymodel import Cliff, CliffTarget, DelayStep, SweepTarget
+
+    p = predict(workers=2, threads=64, upstream_s=2.0, rate=60, timeout_s=4)
+    delays = [
+        DelayStep(incident_delay=2.0, held=True, recovered=True, recovery_s=0.0, trusted=True),
+        DelayStep(incident_delay=2.2, held=True, recovered=True, recovery_s=3.0, trusted=False),
+        DelayStep(
+            incident_delay=2.4,
+            held=False,
+            recovered=False,
+            predicted_lasts_s=18.3,
+            lasted_s=12.0,
+            trusted=True,
+        ),
+    ]
+    assert cliff.first_delay(delays, failed="held") == 2.4  # 2.2 is not trusted
+    c = cliff.judge(
+        CliffTarget(
+            name="story-uwsgi-threads",
+            prediction=p,
+            rates=SweepTarget(name="story-uwsgi-threads", model="threads", capacity_per_s=64.0),
+            edge_rate=60.8,
+            held_rate=57.6,
+            delays=delays,
+            edge_delay=2.4,
+            unrecovered_delay=2.4,
+        )
+    )
+    codes = {f.code: f.figures["off"] for f in c.findings}
+    # 64 predicted against 60.8 found: +5%, near; 2.13 s against 2.4 s: -11%, missed.
+    assert codes["capacity-near"] == pytest.approx(64 / 60.8 - 1)
+    assert codes["tipping-delay-missed"] == pytest.approx((128 / 60) / 2.4 - 1)
+    run = _run()
+    run.cliff = Cliff(delay=2.0, shares=[0.95, 1.0], delays=[2.0, 2.2, 2.4], targets=[c])
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
+    assert "## The cliff, predicted and found" in md
+    assert "| story-uwsgi-threads | 64.0 | 60.8 \\| 57.6 | +5% | 2.13 | 2.4 | -11% | 2.4 |" in md
+    assert "| story-uwsgi-threads | 2.2 | held (INVALID) |" in md
+    assert "18.3 s \\| 12 s" in md

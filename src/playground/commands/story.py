@@ -25,6 +25,7 @@ from playground.commands.session import build, session
 from playground.results import RunStore
 from playground.scenarios import story_targets
 from playground.story import findings, report
+from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, run_story, run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
@@ -137,6 +138,20 @@ def add_parser(sub: Any) -> None:
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
     p.add_argument(
+        "--cliff",
+        action="store_true",
+        help="also find each thread pool's cliff against Little's law's prediction: a sweep "
+        "of offered load from 80%% to 120%% of the predicted capacity in 5%% steps at "
+        "--cliff-delay, then the incident at delays 1.8 to 2.8 s (long: about 20 minutes a "
+        "thread pool)",
+    )
+    p.add_argument(
+        "--cliff-delay",
+        type=options.positive(float),
+        default=2.0,
+        help="the third party's delay during the cliff's rate sweep (default 2)",
+    )
+    p.add_argument(
         "--no-incident",
         action="store_true",
         help="leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
@@ -188,10 +203,13 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
-    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check):
+    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check or args.cliff):
         raise StoryError(
-            "--no-incident leaves nothing to run: add --closed-loop, --sweep or --cross-check"
+            "--no-incident leaves nothing to run: add --closed-loop, --sweep, --cross-check "
+            "or --cliff"
         )
+    if args.cliff and not any(t.model == "threads" for t in targets):
+        raise StoryError("--cliff finds a thread pool's edge: name at least one thread-pool target")
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
         build(
@@ -224,6 +242,8 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
                 )
             if sweep is not None:
                 run_sweep(story, targets, sweep)
+            if args.cliff:
+                run_cliff(story, targets, delay=args.cliff_delay)
             if args.cross_check:
                 run_crosscheck(
                     story,

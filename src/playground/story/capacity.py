@@ -21,27 +21,7 @@ shows the prediction beside what was measured, and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from playground.model import _doc
-
-
-@dataclass(frozen=True)
-class PoolPrediction:
-    """What Little's law predicts for a fixed pool at one upstream time and offered rate."""
-
-    pool: int = _doc("requests the pool holds at once: workers x threads", 0)
-    upstream_s: float = _doc("the third party's time per call, s", 0.0)
-    rate: float = _doc("offered visits per second", 0.0)
-    capacity_per_s: float = _doc("answers per second the pool can give: pool / upstream_s", 0.0)
-    tipping_delay_s: float = _doc(
-        "the upstream time at which the rate fills the pool: pool / rate, s", 0.0
-    )
-    over: bool = _doc("the rate is above the capacity: the backlog grows", False)
-    lasts_s: float | None = _doc(
-        "once over: seconds until a newly arriving user waits longer than the timeout "
-        "(steady state, no reloads); null when not over"
-    )
+from playground.storymodel import PoolPrediction
 
 
 def predict(

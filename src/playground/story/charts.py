@@ -11,7 +11,14 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
 
-from playground.storymodel import StorySecond, StorySettings, StoryTarget, Sweep
+from playground.storymodel import (
+    Cliff,
+    StorySecond,
+    StorySettings,
+    StoryTarget,
+    Sweep,
+    SweepSettings,
+)
 
 SWEEP_STYLE = {
     "threads": ("-", "o"),
@@ -25,6 +32,15 @@ def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
 
 
 SWEEP_CHART = "story-sweep.png"
+CLIFF_CHART = "story-cliff.png"
+
+
+def cliff_sweep(cliff: Cliff) -> Sweep:
+    """The cliff's rate sweeps as one sweep, to draw like the others: goodput against offered
+    load, each pool's predicted capacity marked."""
+    steps = [c.rates for c in cliff.targets if c.rates is not None]
+    rates = sorted({s.rate for t in steps for s in t.steps}) or [1.0]
+    return Sweep(settings=SweepSettings(rates=rates, delay=cliff.delay), targets=steps)
 
 
 def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:

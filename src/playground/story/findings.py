@@ -142,6 +142,8 @@ def failed(run: StoryRun) -> list[str]:
         if t.error or t.closed_loop_error or any(f.severity == ERROR for f in t.findings)
     ]
     bad += [f"{c.target} (cross-check at {c.rate:g}/s)" for c in run.crosschecks if c.error]
+    if run.cliff is not None:
+        bad += [f"{c.name} (cliff)" for c in run.cliff.targets if c.error]
     if run.sweep is not None:
         bad += [
             f"{t.name} (sweep)"

@@ -24,7 +24,14 @@ from playground.report.document import (
 )
 from playground.story import charts
 from playground.story.findings import ERROR, held, trusted
-from playground.storymodel import CrossCheck, StoryRun, StoryTarget, Sweep, TargetSpread
+from playground.storymodel import (
+    CliffTarget,
+    CrossCheck,
+    StoryRun,
+    StoryTarget,
+    Sweep,
+    TargetSpread,
+)
 
 DASH = "-"
 
@@ -281,6 +288,101 @@ def _crosschecks(run: StoryRun) -> list[Block]:
     ]
 
 
+CLIFF_COLUMNS = (
+    "target",
+    "capacity predicted (visits/s)",
+    "edge found: fell at | held at",
+    "off",
+    "tipping delay predicted (s)",
+    "collapsed first at (s)",
+    "off",
+    "not recovered from (s)",
+)
+DELAY_COLUMNS = (
+    "target",
+    "incident delay (s)",
+    "verdict",
+    "visits served during",
+    "time to recover",
+    "until a user gave up: predicted | measured",
+)
+
+
+def _off(c: CliffTarget, code: str) -> str:
+    f = next((f for f in c.findings if f.code.startswith(code)), None)
+    off = f.figures.get("off") if f else None
+    return DASH if not isinstance(off, float) else f"{100 * off:+.0f}%"
+
+
+def cliff_row(c: CliffTarget) -> list[str]:
+    p = c.prediction
+    return [
+        c.name,
+        _f(p.capacity_per_s if p else None),
+        f"{_f(c.edge_rate)} | {_f(c.held_rate)}",
+        _off(c, "capacity"),
+        _f(p.tipping_delay_s if p else None, 2),
+        _f(c.edge_delay, 1),
+        _off(c, "tipping-delay"),
+        _f(c.unrecovered_delay, 1),
+    ]
+
+
+def delay_rows(c: CliffTarget) -> list[list[str]]:
+    rows = []
+    for d in c.delays:
+        says = {True: "held", False: "collapsed", None: DASH}[d.held]
+        rows.append(
+            [
+                c.name,
+                f"{d.incident_delay:g}",
+                ("error: " + d.error[:60])
+                if d.error
+                else says + ("" if d.trusted else " (INVALID)"),
+                _pct(d.visits_served_during),
+                "not within the run" if d.recovered is False else _f(d.recovery_s, 0, " s"),
+                f"{_f(d.predicted_lasts_s, 1, ' s')} | {_f(d.lasted_s, 0, ' s')}",
+            ]
+        )
+    return rows
+
+
+CLIFF_READING = (
+    "Little's law predicts the edge before anything is measured: a pool of workers x threads "
+    "answers at most pool / delay visits a second (its capacity), and at the story's rate it "
+    "fills when the third party takes pool / rate seconds (the tipping delay). Past it, a user "
+    "arriving behind the backlog waits past the timeout after (timeout - delay) x capacity / "
+    "(rate - capacity) seconds. These hold in a steady state only: not in the seconds while "
+    "the pool fills, nor once users reload (the rate is then no longer the offered one), nor "
+    "for a server that queues inside one busy worker while another has threads free "
+    "(Gunicorn's gthread). The edge found: the lowest offered rate whose goodput fell below "
+    "95% of it (steps of 5% of the predicted capacity), and the shortest incident delay at "
+    "which fewer than 95% of the visits during it were served."
+)
+
+
+def _cliff(run: StoryRun, chart: str | None) -> list[Block]:
+    cliff = run.cliff
+    if cliff is None:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "The cliff, predicted and found"),
+        Paragraph(CLIFF_READING),
+        Paragraph(
+            f"Rate sweep: the third party at {cliff.delay:g} s, offered "
+            f"{', '.join(f'{100 * s:.0f}%' for s in cliff.shares)} of the predicted capacity; "
+            f"the incident at {', '.join(f'{d:g}' for d in cliff.delays)} s, at "
+            f"{run.story.rate:g} visits/s."
+        ),
+        Table(CLIFF_COLUMNS, [cliff_row(c) for c in cliff.targets]),
+    ]
+    if chart:
+        blocks.append(Image(chart, "goodput against offered load, the predicted capacity marked"))
+    blocks.append(Table(DELAY_COLUMNS, [r for c in cliff.targets for r in delay_rows(c)]))
+    blocks += [Paragraph(f"{c.name}: {f.message}") for c in cliff.targets for f in c.findings]
+    return blocks
+
+
 def _errors(run: StoryRun) -> list[str]:
     """Every finding that makes figures untrustworthy, for a callout no reader can miss."""
     out = [f"{t.name}: {f.message}" for t in run.targets for f in t.findings if f.severity == ERROR]
@@ -377,7 +479,12 @@ def _sweep(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
     return blocks
 
 
-def document(run: StoryRun, target_charts: dict[str, str], sweep_chart: str | None) -> list[Block]:
+def document(
+    run: StoryRun,
+    target_charts: dict[str, str],
+    sweep_chart: str | None,
+    cliff_chart: str | None = None,
+) -> list[Block]:
     after_s = run.story.after_s
     blocks: list[Block] = [
         Heading(1, "The war story: an incident at the third party, open-loop users"),
@@ -407,6 +514,7 @@ def document(run: StoryRun, target_charts: dict[str, str], sweep_chart: str | No
     if run.sweep is not None:
         blocks += _sweep(run, run.sweep, sweep_chart)
     blocks += _crosschecks(run)
+    blocks += _cliff(run, cliff_chart)
     for t in run.targets:
         chart = target_charts.get(label(t, run))
         if chart is None:
@@ -438,8 +546,16 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
     if run.sweep is not None and any(m.steps for m in run.sweep.targets):
         sweep_chart = charts.SWEEP_CHART
         charts.plot_sweep(run.sweep, run.story, run_dir / sweep_chart)
-    blocks = document(run, target_charts, sweep_chart)
-    names = [*target_charts.values(), *([sweep_chart] if sweep_chart else [])]
+    cliff_chart = None
+    if run.cliff is not None and any(c.rates and c.rates.steps for c in run.cliff.targets):
+        cliff_chart = charts.CLIFF_CHART
+        charts.plot_sweep(charts.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
+    blocks = document(run, target_charts, sweep_chart, cliff_chart)
+    names = [
+        *target_charts.values(),
+        *([sweep_chart] if sweep_chart else []),
+        *([cliff_chart] if cliff_chart else []),
+    ]
     images = {name: (run_dir / name).read_bytes() for name in names}
     md, page = run_dir / "report.md", run_dir / "report.html"
     md.write_text(render_markdown(blocks), encoding="utf-8", newline="\n")

@@ -219,10 +219,14 @@ def measure_incident(
     return incident, analysis.check_adds_up(output.attempts, rows), summary, rows
 
 
-def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarget:
-    """One target through the whole schedule with the open loop."""
-    settings, docker = story.run.story, story.docker
-    out_name = f"openloop-{target.name}.json"
+def run_incident(
+    story: Story, target: Target, entry: StoryTarget, settings: StorySettings | None = None
+) -> StoryTarget:
+    """One target through the whole schedule with the open loop (the run's settings, or
+    others: the cliff's incident delays)."""
+    settings = settings or story.run.story
+    docker = story.docker
+    out_name = f"openloop-{target.name}-{settings.incident_delay:g}s-{entry.repeat}.json"
     argv = generator(
         story,
         target,
@@ -243,7 +247,9 @@ def run_incident(story: Story, target: Target, entry: StoryTarget) -> StoryTarge
         with ServerSampler(servers) as sampler:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
         access_text = _access_log(docker, target)
-        (story.raw_dir / f"access-{target.name}.log").write_text(access_text)
+        (
+            story.raw_dir / out_name.replace("openloop-", "access-").replace(".json", ".log")
+        ).write_text(access_text)
     finally:
         docker.down(target.compose_files)
     output = read_output(

@@ -1,0 +1,177 @@
+"""How close a thread pool is to its cliff: Little's law's prediction, then the edge found.
+
+Per thread-pool target: the prediction (:mod:`.capacity`: capacity at the sweep's delay, and
+the upstream time at which the story's rate fills the pool), then two measurements.
+
+1. A fine sweep of offered load from 80% to 120% of the predicted capacity, in steps of 5%,
+   the third party at a fixed delay: the edge is the lowest rate whose goodput fell below
+   :data:`~playground.story.findings.HELD_SHARE` of what was offered.
+2. The incident itself at the story's rate, its delay stepped (1.8 to 2.8 s by default): the
+   shortest delay at which the pool collapsed, and the shortest it did not recover from
+   within the run.
+
+Prediction and measurement are stored side by side, and a finding says by how much the
+prediction missed; the report (:mod:`.report`) shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from playground.compose import DockerError
+from playground.model import Finding
+from playground.scenarios import Target
+from playground.story import findings
+from playground.story.capacity import predict
+from playground.story.run import Story, as_run, run_incident, run_sweep_target
+from playground.storymodel import (
+    Cliff,
+    CliffTarget,
+    DelayStep,
+    StoryTarget,
+    SweepSettings,
+    SweepStep,
+)
+
+SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
+DELAYS = (1.8, 2.0, 2.2, 2.4, 2.6, 2.8)
+#: A prediction within this share of the edge found is on target (the issue's 10%).
+NEAR = 0.10
+
+
+def edge(steps: Sequence[SweepStep]) -> tuple[float | None, float | None]:
+    """(the lowest offered rate whose goodput fell below HELD_SHARE of it, the highest rate
+    below that which held); a step the generator could not keep is not read."""
+    trusted = sorted((s for s in steps if s.valid), key=lambda s: s.rate)
+    held = None
+    for s in trusted:
+        if s.goodput_per_s < findings.HELD_SHARE * s.offered_per_s:
+            return s.rate, held
+        held = s.rate
+    return None, held
+
+
+def lasted(t: StoryTarget) -> float | None:
+    """Seconds from the incident's start to the first second with a user giving up in it."""
+    if t.incident is None:
+        return None
+    start, end = t.incident.start, t.incident.start + t.incident.seconds
+    first = next((r.t for r in t.seconds if start <= r.t < end and r.timeouts), None)
+    return None if first is None else max(0.0, first - start)
+
+
+def _step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> DelayStep:
+    s = t.summary
+    return DelayStep(
+        incident_delay=delay,
+        held=findings.held(t),
+        recovered=None if s is None else s.recovery_s is not None,
+        recovery_s=None if s is None else s.recovery_s,
+        visits_served_during=None if s is None else s.visits_served_during,
+        goodput_during=None if s is None else s.goodput_during,
+        predicted_lasts_s=predicted_lasts_s,
+        lasted_s=lasted(t),
+        trusted=findings.trusted(t),
+        error=t.error,
+    )
+
+
+def first_delay(steps: Sequence[DelayStep], *, failed: str) -> float | None:
+    """The shortest trusted delay at which `failed` ("held" or "recovered") was False."""
+    return min(
+        (d.incident_delay for d in steps if d.trusted and getattr(d, failed) is False),
+        default=None,
+    )
+
+
+def _missed(name: str, predicted: float, measured: float | None, what: str) -> list[Finding]:
+    if measured is None:
+        return [
+            Finding(
+                code=f"{name}-not-found",
+                severity=findings.WARNING,
+                message=f"no {what} was found in the range measured: the prediction "
+                f"({predicted:.2f}) cannot be checked against it",
+                figures={"predicted": predicted},
+            )
+        ]
+    off = (predicted - measured) / measured
+    return [
+        Finding(
+            code=f"{name}-{'near' if abs(off) <= NEAR else 'missed'}",
+            severity=findings.INFO if abs(off) <= NEAR else findings.WARNING,
+            message=f"{what}: predicted {predicted:.2f}, measured {measured:.2f} "
+            f"({100 * off:+.0f}%)",
+            figures={"predicted": predicted, "measured": measured, "off": off},
+        )
+    ]
+
+
+def judge(c: CliffTarget) -> CliffTarget:
+    """The cliff's findings: each prediction against the edge found."""
+    p = c.prediction
+    if p is None:
+        return c
+    out = _missed("capacity", p.capacity_per_s, c.edge_rate, "capacity (visits/s)")
+    out += _missed("tipping-delay", p.tipping_delay_s, c.edge_delay, "tipping delay (s)")
+    return replace(c, findings=out)
+
+
+def run_cliff(
+    story: Story,
+    targets: Sequence[Target],
+    *,
+    delay: float,
+    shares: Sequence[float] = SHARES,
+    delays: Sequence[float] = DELAYS,
+) -> None:
+    """Each thread-pool target: the rate sweep on one bring-up, then the incident once per
+    delay (a bring-up each); results.json after each measurement."""
+    settings = story.run.story
+    story.run.cliff = cliff = Cliff(delay=delay, shares=list(shares), delays=list(delays))
+    for base in (t for t in targets if t.model == "threads"):
+        target = as_run(base, settings)
+        assert target.per_worker is not None  # a thread pool has a size
+        prediction = predict(
+            workers=target.workers,
+            threads=target.per_worker,
+            upstream_s=delay,
+            rate=settings.rate,
+            timeout_s=settings.timeout,
+        )
+        entry = CliffTarget(name=target.name, title=target.title, prediction=prediction)
+        cliff.targets.append(entry)
+        rates = [round(share * prediction.capacity_per_s, 1) for share in shares]
+        try:
+            entry.rates = run_sweep_target(story, target, SweepSettings(rates=rates, delay=delay))
+        except DockerError as exc:
+            story.warn(f"{target.name} (cliff): {exc}")
+            entry.error = str(exc)
+        entry.edge_rate, entry.held_rate = edge(entry.rates.steps if entry.rates else [])
+        story.save()
+        # At the story's rate, the delay at which the pool fills: pool / rate.
+        for d in delays:
+            measured = StoryTarget(name=target.name, model=target.model, server=target.server)
+            story.info(f"{target.name}: the incident at {d:g} s")
+            try:
+                measured = run_incident(
+                    story, target, measured, replace(settings, incident_delay=d)
+                )
+            except DockerError as exc:
+                story.warn(f"{target.name} at {d:g} s: {exc}")
+                measured.error = str(exc)
+            measured.findings = findings.for_target(measured)
+            at_d = predict(
+                workers=target.workers,
+                threads=target.per_worker,
+                upstream_s=d,
+                rate=settings.rate,
+                timeout_s=settings.timeout,
+            )
+            entry.delays.append(_step(d, measured, at_d.lasts_s))
+            story.save()
+        entry.edge_delay = first_delay(entry.delays, failed="held")
+        entry.unrecovered_delay = first_delay(entry.delays, failed="recovered")
+        cliff.targets[-1] = judge(entry)
+        story.save()
