@@ -27,7 +27,7 @@ CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos contenders scale story test unit-test integration-test lint venv base-images \
+.PHONY: bench demos contenders scale story remedies test unit-test integration-test lint venv base-images \
 	offline-images images lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
@@ -55,6 +55,11 @@ scale: venv base-images
 ## load: `make story ARGS="--no-incident --sweep"` (about 13 minutes)
 story: venv base-images
 	$(PLAYGROUND) story $(ARGS)
+
+## remedies: the remedies table (docs/story.md): Gunicorn's thread pool as it is, gevent, and
+## every remedy that fits, through the same incident (about 20 minutes; it says before it starts)
+remedies: venv base-images
+	$(PLAYGROUND) story --remedies $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 test: venv base-images images

@@ -163,8 +163,26 @@ def resolve(names: list[str]) -> list[Target]:
             )
         if (why := remedy.fits(target)) is not None:
             raise UsageError(f"{name}: {why}")
-        out.append(REGISTRY[f"{target.name}+{remedy.name}"])
+        out.append(variant_of(target, remedy))
     return out or resolve_story([])
+
+
+def table(bases: list[Target]) -> list[Target]:
+    """The remedies table's rows for each thread-pool target: the pool as it is, gevent on the
+    same server, then every remedy that fits it."""
+    rows: list[Target] = []
+    for base in bases:
+        if base.model != THREADS:
+            raise UsageError(
+                f"--remedies compares remedies for a thread pool; {base.name} runs gevent"
+            )
+        twin = next(t for t in STORY_TARGETS if t.server == base.server and t.model != THREADS)
+        rows += [base, twin, *(variant_of(base, r) for r in REMEDIES if r.fits(base) is None)]
+    return list(dict.fromkeys(rows))
+
+
+def variant_of(target: Target, remedy: Remedy) -> Target:
+    return REGISTRY[f"{target.name}+{remedy.name}"]
 
 
 def check_settings(targets: list[Target], *, pool: int) -> None:

@@ -226,6 +226,10 @@ class StorySummary:
     user_latency_p99_during: float | None = _doc("... p99, s")
     timeouts: int = _doc("attempts whose user gave up", 0)
     errors: int = _doc("attempts that ended otherwise", 0)
+    error_latency_p50_s: float | None = _doc(
+        "how fast an error came: p50 of the errors' time from the intended send, s (a 503 in "
+        "50 ms is not a 4 s timeout)"
+    )
     outcomes: dict[str, int] = _doc(
         "attempts by outcome (ok, timeout, http 503, ...)", factory=dict
     )
@@ -242,6 +246,7 @@ class StorySummary:
     peak_threads: float | None = _doc("most OS threads of the app")
     threads_before: int | None = _doc("the app's OS threads at the start")
     peak_cpu_pct: float | None = _doc("the app's highest CPU sample, 100 = one core")
+    peak_rss_mb: float | None = _doc("the app's most resident memory, MB")
     timeout_s: float | None = _doc("the users' timeout, s")
 
 

@@ -99,3 +99,15 @@ def test_each_override_layers_on_its_targets_as_written(remedy):
         for volume in services["ingress"].get("volumes", []):
             if volume["target"].startswith("/etc/nginx/remedy/"):
                 assert Path(volume["source"]).is_file(), volume
+
+
+def test_the_remedies_table_is_the_pool_gevent_then_every_remedy_that_fits():
+    (base,) = remedies.resolve(["gunicorn-threads"])
+    rows = remedies.table([base])
+    assert [r.name for r in rows[:2]] == ["story-gunicorn-threads", "story-gunicorn-gevent"]
+    assert {r.name.split("+")[1] for r in rows[2:]} == {
+        r.name for r in remedies.REMEDIES if r.fits(base) is None
+    }
+    assert "gunicorn-bounded-queue" in {r.name.split("+")[1] for r in rows[2:]}
+    with pytest.raises(UsageError, match="runs gevent"):
+        remedies.table(remedies.resolve(["uwsgi-gevent"]))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from playground import environment, remedies, results
 from playground.commands import options
@@ -27,7 +28,7 @@ from playground.scenarios import story_targets
 from playground.story import findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
-from playground.story.run import Story, run_story, run_sweep
+from playground.story.run import Story, expected_seconds, run_story, run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
@@ -138,6 +139,13 @@ def add_parser(sub: Any) -> None:
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
     p.add_argument(
+        "--remedies",
+        action="store_true",
+        help="the remedies table: for each thread-pool target named (default: "
+        "gunicorn-threads, which collapses at the story's defaults), the pool as it is, gevent "
+        "on the same server, then every remedy that fits it, through the same incident",
+    )
+    p.add_argument(
         "--cliff",
         action="store_true",
         help="also find each thread pool's cliff against Little's law's prediction: a sweep "
@@ -200,6 +208,10 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Everything a reader can get wrong is refused here, before Docker is touched.
     targets = remedies.resolve(args.targets)
+    if args.remedies:
+        targets = remedies.table(
+            targets if args.targets else remedies.resolve(["gunicorn-threads"])
+        )
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
@@ -228,13 +240,40 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             story=settings,
             repeat=args.repeat,
         )
+        measurements = len(targets) * args.repeat if not args.no_incident or args.closed_loop else 0
+        seconds = expected_seconds(
+            settings,
+            targets=measurements,
+            closed_loop=args.closed_loop,
+            incident=not args.no_incident,
+        )
+        out.print(
+            f"{measurements} measurements through the incident ({', '.join(t.name for t in targets)}): "
+            f"about {seconds / 60:.0f} minutes"
+            + (
+                " before the sweep, cross-check or cliff"
+                if args.sweep or args.cross_check or args.cliff
+                else ""
+            )
+        )
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=out,
+            disable=args.quiet,
+        )
+        task = bar.add_task("story", total=measurements or None)
         story = Story(
             run=run,
             store=RunStore.create_run(results_dir=args.results_dir, run=run),
             docker=docker,
-            info=(lambda line: None) if args.quiet else out.print,
+            info=(lambda line: None) if args.quiet else bar.console.print,
             warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
+            done=lambda name: bar.advance(task),
         )
+        bar.start()
         try:
             if not args.no_incident or args.closed_loop:
                 run_story(
@@ -252,12 +291,14 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
                     duration=args.cross_check_duration,
                 )
         except KeyboardInterrupt:
+            bar.stop()
             paths = report.write_report(run_dir=story.store.run_dir, run=run)
             err.print(
                 f"\ninterrupted: every container is down; the finished targets are in "
                 f"{story.store.path} and {paths[0]}"
             )
             return 130
+        bar.stop()
         run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)

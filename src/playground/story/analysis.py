@@ -320,6 +320,9 @@ def summarise(
         user_latency_p99_during=percentile([v.latency for v in during], 99),
         timeouts=sum(a.outcome == "timeout" for a in attempts),
         errors=sum(a.outcome not in (OK, "timeout") for a in attempts),
+        error_latency_p50_s=percentile(
+            [a.latency for a in attempts if a.outcome not in (OK, "timeout")], 50
+        ),
         outcomes=outcomes,
         # Requests nginx passed on whose client had gone before the answer (499): the app
         # still worked on each (a thread or greenlet waited on the third party for it).
@@ -334,5 +337,6 @@ def summarise(
         peak_threads=peak("threads"),
         threads_before=next((r.threads for r in rows if r.threads is not None), None),
         peak_cpu_pct=peak("cpu_pct"),
+        peak_rss_mb=peak("rss_mb"),
         timeout_s=timeout,
     )

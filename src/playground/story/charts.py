@@ -167,3 +167,41 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+OVERLAY_CHART = "story-goodput.png"
+
+
+def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: Path) -> None:
+    """Goodput per second of every target through the same incident, on one chart: the
+    baseline pool, gevent and each remedy overlaid (the first measurement of each)."""
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    start = next((t.incident.start for t in targets if t.incident), settings.before_s)
+    ax.axvspan(start, start + settings.incident_s, color="tab:red", alpha=0.08, label="incident")
+    first = targets[0].seconds
+    ax.plot(
+        [r.t + 0.5 for r in first],
+        [r.arrivals for r in first],
+        color="gray",
+        linestyle=":",
+        label="arrivals (new visits)",
+    )
+    for t in targets:
+        ax.plot(
+            [r.t + 0.5 for r in t.seconds],
+            [r.goodput for r in t.seconds],
+            linewidth=2 if "+" not in t.name else 1.2,
+            label=t.name.removeprefix("story-"),
+        )
+    ax.set_xlabel("seconds into the run")
+    ax.set_ylabel("goodput (2xx answers per second)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=7, ncol=2)
+    fig.suptitle(
+        f"Goodput through the same incident ({settings.rate:g} visits/s, third party "
+        f"{settings.normal_delay:g} s → {settings.incident_delay:g} s), every target",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

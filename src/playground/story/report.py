@@ -79,11 +79,12 @@ COLUMNS = (
     "time to recover",
     "attempts/visit",
     "timeouts",
-    "errors",
+    "errors (p50 time to one)",
     "wasted (499)",
     "peak in flight",
     "peak listen queue",
     "threads before → peak",
+    "peak memory",
     "user p99 during",
     "send lag p99",
 )
@@ -108,11 +109,12 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         _recovery(t, after_s),
         _f(s.amplification, 2),
         _f(s.timeouts),
-        _f(s.errors),
+        f"{_f(s.errors)} ({_f(s.error_latency_p50_s, 2, ' s')})" if s.errors else "0",
         _f(s.wasted_499),
         _f(s.peak_in_flight),
         _f(s.peak_listen_queue),
         f"{_f(s.threads_before)} → {_f(s.peak_threads)}",
+        _f(s.peak_rss_mb, 0, " MB"),
         _f(s.user_latency_p99_during, 1, " s"),
         _f(None if lag is None else lag * 1000, 1, " ms"),
     ]
@@ -484,6 +486,7 @@ def document(
     target_charts: dict[str, str],
     sweep_chart: str | None,
     cliff_chart: str | None = None,
+    overlay: str | None = None,
 ) -> list[Block]:
     after_s = run.story.after_s
     blocks: list[Block] = [
@@ -510,6 +513,8 @@ def document(
         ]
     if measured:
         blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
+    if overlay:
+        blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     blocks += _closed_loop(run)
     if run.sweep is not None:
         blocks += _sweep(run, run.sweep, sweep_chart)
@@ -546,12 +551,18 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
     if run.sweep is not None and any(m.steps for m in run.sweep.targets):
         sweep_chart = charts.SWEEP_CHART
         charts.plot_sweep(run.sweep, run.story, run_dir / sweep_chart)
+    overlay = None
+    firsts = [t for t in run.targets if t.seconds and t.repeat == 1]
+    if len(firsts) > 1:
+        overlay = charts.OVERLAY_CHART
+        charts.plot_overlay(firsts, run.story, run_dir / overlay)
     cliff_chart = None
     if run.cliff is not None and any(c.rates and c.rates.steps for c in run.cliff.targets):
         cliff_chart = charts.CLIFF_CHART
         charts.plot_sweep(charts.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
-    blocks = document(run, target_charts, sweep_chart, cliff_chart)
+    blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay)
     names = [
+        *([overlay] if overlay else []),
         *target_charts.values(),
         *([sweep_chart] if sweep_chart else []),
         *([cliff_chart] if cliff_chart else []),

@@ -71,6 +71,8 @@ class Story:
     docker: Docker
     info: Callable[[str], None]
     warn: Callable[[str], None]
+    # Called once a measurement is saved (the command's progress bar).
+    done: Callable[[str], None] = lambda name: None
 
     @property
     def raw_dir(self) -> Path:
@@ -360,6 +362,20 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
     return closed
 
 
+#: Bringing a story target up and down, and the generator's start: measured at 15-25 s here.
+BRING_UP_S = 25
+
+
+def expected_seconds(
+    settings: StorySettings, *, targets: int, closed_loop: bool, incident: bool = True
+) -> float:
+    """About how long the incident takes for `targets` measurements (printed before a run
+    starts): each its schedule and the last users' attempts, plus a bring-up."""
+    one = settings.duration + settings.timeout + BRING_UP_S
+    per_target = (one if incident else 0) + (settings.duration + BRING_UP_S if closed_loop else 0)
+    return targets * per_target
+
+
 def _headline(t: StoryTarget) -> str:
     s = t.summary
     if s is None:
@@ -419,6 +435,7 @@ def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_l
     entry.wall_s = round(time.monotonic() - started, 1)
     story.run.targets.append(entry)
     story.save()
+    story.done(entry.name)
     if entry.summary is not None:
         story.info(_headline(entry))
 
