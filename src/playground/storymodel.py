@@ -323,6 +323,9 @@ class StoryTarget:
     )
     summary: StorySummary | None = _doc("the figures through the incident")
     seconds: list[StorySecond] = _doc("one row per second of the run", factory=list)
+    prediction: PoolPrediction | None = _doc(
+        "a thread pool's: Little's law at the incident's delay and the story's rate"
+    )
     closed_loop: ClosedLoop | None = _doc("the same incident under ab (--closed-loop)")
     closed_loop_error: str | None = _doc("why the closed loop could not be measured")
     findings: list[Finding] = _doc(

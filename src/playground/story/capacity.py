@@ -21,7 +21,8 @@ shows the prediction beside what was measured, and says so.
 
 from __future__ import annotations
 
-from playground.storymodel import PoolPrediction
+from playground.scenarios import Target
+from playground.storymodel import PoolPrediction, StorySettings
 
 
 def predict(
@@ -47,4 +48,17 @@ def predict(
         tipping_delay_s=pool / rate,
         over=over,
         lasts_s=lasts,
+    )
+
+
+def of(target: Target, settings: StorySettings, *, upstream_s: float) -> PoolPrediction:
+    """The prediction for a thread-pool target as it runs (its pool), at the story's rate."""
+    if target.per_worker is None:
+        raise ValueError(f"{target.name} has no fixed pool to predict for")
+    return predict(
+        workers=target.workers,
+        threads=target.per_worker,
+        upstream_s=upstream_s,
+        rate=settings.rate,
+        timeout_s=settings.timeout,
     )

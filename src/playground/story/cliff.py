@@ -22,8 +22,7 @@ from dataclasses import replace
 from playground.compose import DockerError
 from playground.model import Finding
 from playground.scenarios import Target
-from playground.story import findings
-from playground.story.capacity import predict
+from playground.story import capacity, findings
 from playground.story.run import Story, as_run, run_incident, run_sweep_target
 from playground.storymodel import (
     Cliff,
@@ -132,14 +131,7 @@ def run_cliff(
     story.run.cliff = cliff = Cliff(delay=delay, shares=list(shares), delays=list(delays))
     for base in (t for t in targets if t.model == "threads"):
         target = as_run(base, settings)
-        assert target.per_worker is not None  # a thread pool has a size
-        prediction = predict(
-            workers=target.workers,
-            threads=target.per_worker,
-            upstream_s=delay,
-            rate=settings.rate,
-            timeout_s=settings.timeout,
-        )
+        prediction = capacity.of(target, settings, upstream_s=delay)
         entry = CliffTarget(name=target.name, title=target.title, prediction=prediction)
         cliff.targets.append(entry)
         rates = [round(share * prediction.capacity_per_s, 1) for share in shares]
@@ -150,7 +142,6 @@ def run_cliff(
             entry.error = str(exc)
         entry.edge_rate, entry.held_rate = edge(entry.rates.steps if entry.rates else [])
         story.save()
-        # At the story's rate, the delay at which the pool fills: pool / rate.
         for d in delays:
             measured = StoryTarget(name=target.name, model=target.model, server=target.server)
             story.info(f"{target.name}: the incident at {d:g} s")
@@ -162,13 +153,7 @@ def run_cliff(
                 story.warn(f"{target.name} at {d:g} s: {exc}")
                 measured.error = str(exc)
             measured.findings = findings.for_target(measured)
-            at_d = predict(
-                workers=target.workers,
-                threads=target.per_worker,
-                upstream_s=d,
-                rate=settings.rate,
-                timeout_s=settings.timeout,
-            )
+            at_d = capacity.of(target, settings, upstream_s=d)
             entry.delays.append(_step(d, measured, at_d.lasts_s))
             story.save()
         entry.edge_delay = first_delay(entry.delays, failed="held")

@@ -87,7 +87,16 @@ COLUMNS = (
     "peak memory",
     "user p99 during",
     "send lag p99",
+    "Little's law: pool answers/s at the incident",
 )
+
+
+def _predicted(t: StoryTarget) -> str:
+    p = t.prediction
+    if p is None:
+        return DASH
+    over = f"over by {p.rate - p.capacity_per_s:.1f}/s" if p.over else "within"
+    return f"{p.capacity_per_s:.1f} for {p.rate:g} ({over})"
 
 
 def label(t: StoryTarget, run: StoryRun) -> str:
@@ -117,6 +126,7 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         _f(s.peak_rss_mb, 0, " MB"),
         _f(s.user_latency_p99_during, 1, " s"),
         _f(None if lag is None else lag * 1000, 1, " ms"),
+        _predicted(t),
     ]
 
 

@@ -24,7 +24,7 @@ from playground.model import ModelError
 from playground.results import RunStore
 from playground.sampling import wait_for
 from playground.scenarios import Target
-from playground.story import analysis, findings, repeats
+from playground.story import analysis, capacity, findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import (
     API_PORT,
@@ -418,6 +418,11 @@ def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_l
         compose_file=target.compose_file,
         workers=target.workers,
         per_worker=target.per_worker,
+        prediction=(
+            capacity.of(target, story.run.story, upstream_s=story.run.story.incident_delay)
+            if target.model == "threads"
+            else None
+        ),
     )
     if incident:
         try:
