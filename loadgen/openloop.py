@@ -89,6 +89,10 @@ class Settings:
     arrival: str = "poisson"
     seed: int = 1
     refresh_delay: float = 1.0
+    # Users who back off: the n-th reload waits refresh_delay x backoff^(n-1), times a jitter
+    # drawn between 0.5 and 1.5 (seeded per visit and attempt: the same settings give the same
+    # waits). 1 = every user reloads after the same delay, without jitter.
+    refresh_backoff: float = 1.0
     max_attempts: int = 3
     events: tuple[Event, ...] = ()
     watches: tuple[Watch, ...] = ()
@@ -107,6 +111,8 @@ def validate(s: Settings) -> None:
         raise SettingsError(f"timeout must be a positive number of seconds, got {s.timeout}")
     if not (math.isfinite(s.refresh_delay) and s.refresh_delay >= 0):
         raise SettingsError(f"refresh delay must be 0 or more seconds, got {s.refresh_delay}")
+    if not (math.isfinite(s.refresh_backoff) and s.refresh_backoff >= 1):
+        raise SettingsError(f"refresh backoff must be 1 or more, got {s.refresh_backoff}")
     if s.max_attempts < 1:
         raise SettingsError(f"max attempts must be at least 1 (1 = no refresh), got "
                             f"{s.max_attempts}")
@@ -159,6 +165,14 @@ def arrival_times(s: Settings) -> list[float]:
         if start >= s.duration:
             break
     return times
+
+
+def refresh_wait(s: Settings, *, visit: int, attempt: int) -> float:
+    """How long a user waits after attempt `attempt` failed before reloading."""
+    if s.refresh_backoff == 1:
+        return s.refresh_delay
+    jitter = random.Random(f"{s.seed}:{visit}:{attempt}").uniform(0.5, 1.5)
+    return s.refresh_delay * s.refresh_backoff ** (attempt - 1) * jitter
 
 
 # --- one attempt ----------------------------------------------------------------------------
@@ -254,7 +268,7 @@ class Generator:
             if row.outcome == SUCCESS:
                 return
             # The user notices at the end of this attempt, waits, and reloads the page.
-            intended = row.end + self.s.refresh_delay
+            intended = row.end + refresh_wait(self.s, visit=visit, attempt=n)
 
     async def _event(self, session: aiohttp.ClientSession, event: Event) -> None:
         await self._sleep_until(event.at)
@@ -411,6 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, required=True,
                    help="seconds a user waits for an answer before giving up")
+    p.add_argument("--refresh-backoff", type=float, default=1.0,
+                   help="users back off: each reload waits this many times longer than the "
+                        "one before, with jitter (default 1: no backoff)")
     p.add_argument("--refresh-delay", type=float, default=1.0,
                    help="seconds a user waits after giving up before reloading")
     p.add_argument("--max-attempts", type=int, default=3,
@@ -429,6 +446,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         url=args.url, phases=parse_phases(args.rate), duration=args.duration,
         timeout=args.timeout, arrival=args.arrival, seed=args.seed,
         refresh_delay=args.refresh_delay,
+        refresh_backoff=args.refresh_backoff,
         max_attempts=1 if args.no_refresh else args.max_attempts,
         events=tuple(parse_event(e) for e in args.at),
         watches=tuple(parse_watch(w) for w in args.watch),

@@ -48,6 +48,11 @@ class StorySettings:
     after_s: float = _doc("seconds of normal load after it: time to recover", 40.0)
     timeout: float = _doc("seconds a user waits before giving up", 4.0)
     refresh_delay: float = _doc("seconds a user waits before reloading", 1.0)
+    refresh_backoff: float = _doc(
+        "users who back off: each reload waits this many times longer than the one before, "
+        "with jitter; 1 = everyone reloads after refresh_delay",
+        1.0,
+    )
     max_attempts: int = _doc("attempts per visit, the first included; 1 = nobody reloads", 3)
     arrival: str = _doc("`poisson` or `constant` arrivals", "poisson")
     seed: int = _doc("seed of the arrivals: the same seed gives the same visits", 1)
@@ -69,6 +74,8 @@ class StorySettings:
             value = getattr(self, name)
             if not (_finite(value) and value >= 0):
                 raise StoryError(f"{name} must be 0 or more, got {value}")
+        if not (_finite(self.refresh_backoff) and self.refresh_backoff >= 1):
+            raise StoryError(f"refresh_backoff must be 1 or more, got {self.refresh_backoff}")
         if not self.incident_delay > self.normal_delay:
             raise StoryError(
                 f"the incident's delay ({self.incident_delay:g} s) must be longer "

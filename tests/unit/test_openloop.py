@@ -408,3 +408,34 @@ def test_events_fire_on_time_and_watches_poll_every_second(ol):
     assert event["status"] == 200 and 1.0 <= event["sent"] < 1.1
     assert [round(w["t"]) for w in result["watches"]] == [0, 1, 2]
     assert all(w["body"] == "state" for w in result["watches"])
+
+
+def test_users_who_back_off_wait_longer_each_time_with_jitter(ol):
+    with stalling_server() as url:
+        s = settings(
+            ol,
+            url,
+            phases=(ol.Phase(rate=5, seconds=None),),
+            timeout=0.3,
+            refresh_delay=0.1,
+            refresh_backoff=3.0,
+            max_attempts=3,
+        )
+        result = ol.run(s)
+    by_visit: dict[int, list[dict]] = {}
+    for a in rows(result):
+        by_visit.setdefault(a["visit"], []).append(a)
+    waits = set()
+    for visit, tries in by_visit.items():
+        tries.sort(key=lambda a: a["attempt"])
+        first, second = (b["intended"] - a["end"] for a, b in itertools.pairwise(tries))
+        # 0.1 s then 0.3 s, each times a jitter in [0.5, 1.5], the same for the same visit.
+        assert 0.05 <= first <= 0.15 and 0.15 <= second <= 0.45, (first, second)
+        assert first == pytest.approx(ol.refresh_wait(s, visit=visit, attempt=1), abs=1e-9)
+        waits.add(round(first, 6))
+    assert len(waits) > 1  # jittered: not every user waits the same
+
+
+def test_a_backoff_below_one_is_refused(ol):
+    with pytest.raises(ol.SettingsError, match="refresh backoff must be 1 or more"):
+        settings(ol, "http://127.0.0.1:1/", refresh_backoff=0.5)

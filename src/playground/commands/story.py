@@ -62,6 +62,12 @@ STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
     ("--after", "after_s", float, "seconds of normal load after it"),
     ("--timeout", "timeout", float, "seconds a user waits before giving up"),
     ("--refresh-delay", "refresh_delay", float, "seconds before a user reloads"),
+    (
+        "--refresh-backoff",
+        "refresh_backoff",
+        float,
+        "users back off: each reload waits this many times longer, with jitter",
+    ),
     ("--max-attempts", "max_attempts", int, "attempts per visit, the first included"),
     ("--seed", "seed", int, "seed of the Poisson arrivals"),
     ("--workers", "workers", int, "processes per app server"),

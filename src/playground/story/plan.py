@@ -40,6 +40,8 @@ def _users(s: StorySettings) -> list[str]:
         num(s.timeout),
         "--refresh-delay",
         num(s.refresh_delay),
+        "--refresh-backoff",
+        num(s.refresh_backoff),
         "--max-attempts",
         str(s.max_attempts),
     ]
