@@ -12,22 +12,16 @@ import time
 import requests
 from flask import Flask, request
 
+import remedies
 from plaintext import install_error_pages, plain
 from querydelay import UPSTREAM_GRACE_S, DelayError, format_delay, parse_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
 CONNECT_TIMEOUT_S = float(os.environ.get("UPSTREAM_CONNECT_TIMEOUT", "5"))
-# Two remedies for a thread pool under a slow third party (docs/story.md), off unless set:
-# UPSTREAM_TIMEOUT caps how long one call may wait (requests has no timeout of its own, and
-# the tutorial's app passes none); DEADLINE refuses work whose user has waited that long
-# already, by the time nginx's X-Request-Start header says the request arrived.
-def _seconds(name: str) -> float | None:
-    value = os.environ.get(name)
-    return float(value) if value else None
-
-
-UPSTREAM_TIMEOUT_S = _seconds("UPSTREAM_TIMEOUT")
-DEADLINE_S = _seconds("DEADLINE")
+# The remedies for a slow third party (docs/story.md), every one off unless its override sets
+# it: an outbound timeout, a deadline, a circuit breaker, retries (remedies.py).
+UPSTREAM_TIMEOUT_S = remedies.UPSTREAM_TIMEOUT_S
+DEADLINE_S = remedies.DEADLINE_S
 
 app = Flask(__name__)
 install_error_pages(app)
@@ -78,7 +72,14 @@ def index():
                 503,
             )
     try:
-        text = call_slow_api(delay)
+        text = remedies.call(lambda: call_slow_api(delay))
+    except remedies.Degraded:
+        # The circuit breaker is open: a lesser page at once, marked so that nobody counts it
+        # as the real one (the load generator does not).
+        text, status, headers = plain("Hi there! (the third party is unavailable)", 200)
+        return text, status, {**headers, "X-Degraded": "circuit-open"}
+    except remedies.BudgetSpent as exc:
+        return plain(f"slow_api failed and the retry budget is spent: {exc}", 503)
     except requests.Timeout:
         return plain(f"slow_api did not answer within {read_timeout(delay):g} s", 504)
     except requests.HTTPError as exc:

@@ -51,6 +51,7 @@ WATCH_INTERVAL_S = 1.0
 WATCH_TIMEOUT_S = 0.8
 ARRIVALS = ("constant", "poisson")
 SUCCESS = "ok"
+DEGRADED = "degraded"
 
 
 class SettingsError(ValueError):
@@ -183,7 +184,9 @@ class Attempt:
     intended: float
     sent: float
     end: float = math.nan
-    outcome: str = ""  # "ok", "status", "timeout", "refused", "reset", "error"
+    # "ok", "degraded" (a 2xx marked X-Degraded: a lesser page), "status", "timeout",
+    # "refused", "reset", "error"
+    outcome: str = ""
     status: int = 0  # the HTTP status when the server answered, else 0
     detail: str = ""
 
@@ -251,7 +254,11 @@ class Generator:
             async with session.get(self.s.url, timeout=aiohttp.ClientTimeout(total=left)) as resp:
                 await resp.read()
                 row.status = resp.status
-                row.outcome = SUCCESS if 200 <= resp.status < 300 else "status"
+                row.outcome = (
+                    "status" if not 200 <= resp.status < 300
+                    else DEGRADED if resp.headers.get("X-Degraded")
+                    else SUCCESS
+                )
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
             row.outcome, row.detail = classify(exc)
         finally:
@@ -265,8 +272,8 @@ class Generator:
         for n in range(1, self.s.max_attempts + 1):
             await self._sleep_until(intended)
             row = await self._attempt(session, visit, n, intended)
-            if row.outcome == SUCCESS:
-                return
+            if row.outcome in (SUCCESS, DEGRADED):
+                return  # a page, if a lesser one: the user does not reload
             # The user notices at the end of this attempt, waits, and reloads the page.
             intended = row.end + refresh_wait(self.s, visit=visit, attempt=n)
 

@@ -105,6 +105,29 @@ REMEDIES: tuple[Remedy, ...] = (
         "a request that waited 4 s is refused although the third party might have answered",
     ),
     Remedy(
+        "breaker",
+        "a circuit breaker (pybreaker: 5 failures, 10 s) with a lesser page",
+        "story/remedies/breaker.yml",
+        "pybreaker's CircuitBreaker(fail_max=5, reset_timeout=10) on the call, with a 1.5 s "
+        "timeout",
+        "users get a lesser page (not counted as goodput) while it is open, also for the calls "
+        "that would have succeeded",
+    ),
+    Remedy(
+        "retries",
+        "retries (stamina: 3 attempts) with a 1.5 s timeout",
+        "story/remedies/retries.yml",
+        "stamina.retry_context(attempts=3), exponential backoff with jitter",
+        "every retry is one more call to a third party already slow: it multiplies the load",
+    ),
+    Remedy(
+        "retries-budget",
+        "the same retries within a budget (20% of requests + 10/s)",
+        "story/remedies/retries-budget.yml",
+        "a retry budget as Finagle's default (20% of requests plus 10 a second)",
+        "past the budget a failure is answered at once, without the retry that might have worked",
+    ),
+    Remedy(
         "threads-2x",
         "twice the threads",
         "story/remedies/threads-2x.yml",

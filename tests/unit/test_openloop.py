@@ -439,3 +439,16 @@ def test_users_who_back_off_wait_longer_each_time_with_jitter(ol):
 def test_a_backoff_below_one_is_refused(ol):
     with pytest.raises(ol.SettingsError, match="refresh backoff must be 1 or more"):
         settings(ol, "http://127.0.0.1:1/", refresh_backoff=0.5)
+
+
+def test_a_lesser_page_is_degraded_not_goodput_and_its_user_does_not_reload(ol):
+    async def lesser(request):
+        return web.Response(text="Hi there! (unavailable)", headers={"X-Degraded": "circuit-open"})
+
+    with serve(lesser) as url:
+        result = ol.run(
+            settings(ol, url, phases=(ol.Phase(rate=10, seconds=None),), timeout=1, max_attempts=3)
+        )
+    attempts = rows(result)
+    assert attempts and {a["outcome"] for a in attempts} == {"degraded"}
+    assert {a["attempt"] for a in attempts} == {1}  # nobody reloaded a page they got

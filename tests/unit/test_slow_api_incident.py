@@ -26,20 +26,22 @@ def test_an_incident_slows_every_answer_for_a_while_then_ends_by_itself(slow_api
     async def scenario():
         async with TestClient(TestServer(slow_api.make_app())) as client:
             before = await _timed(client, "/?delay=0.1")
-            resp = await client.post("/control/slowdown?extra=0.4&seconds=1")
+            resp = await client.post("/control/slowdown?extra=1&seconds=3")
             started = await resp.json()
             during = await _timed(client, "/?delay=0.1")
             state = await (await client.get("/control/slowdown")).json()
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(2.2)
             after = await _timed(client, "/?delay=0.1")
             return before, resp.status, started, during, state, after
 
     before, status, started, during, state, after = asyncio.run(scenario())
-    assert status == 200 and started["extra"] == 0.4 and started["incidents"] == 1
+    assert status == 200 and started["extra"] == 1 and started["incidents"] == 1
     assert before[:2] == during[:2] == after[:2] == (200, "slow api response")
-    assert before[2] < 0.35 and after[2] < 0.35
-    assert during[2] >= 0.5
-    assert state["extra"] == 0.4 and 0 < state["remaining"] <= 1
+    # 0.1 s normally, 1.1 s during the incident: margins a busy machine keeps (the unit tests
+    # run two at a time beside whatever else the machine does).
+    assert before[2] < 0.6 and after[2] < 0.6
+    assert during[2] >= 1.0
+    assert state["extra"] == 1 and 0 < state["remaining"] <= 3
 
 
 def test_an_incident_can_be_ended_early(slow_api):
