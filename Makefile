@@ -18,7 +18,9 @@ SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 DEMO_FILES := demos/uwsgi-sleep.yml demos/gunicorn-workers.yml demos/sanic.yml \
 	demos/wrk-workers.yml
 STORY_FILES := story/uwsgi-threads.yml story/uwsgi-gevent.yml story/gunicorn-threads.yml \
-	story/gunicorn-gevent.yml
+	story/gunicorn-gevent.yml story/granian.yml story/granian-backpressure.yml \
+	story/uvicorn-a2wsgi.yml story/flask-async-views.yml story/quart-hypercorn.yml \
+	story/nogil-gthread.yml
 CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 	contenders/uvicorn-wsgi.yml contenders/flask-async-views.yml contenders/quart-hypercorn.yml \
 	contenders/freethreaded-gunicorn.yml

@@ -368,7 +368,7 @@ ARES_VARIANTS: tuple[Target, ...] = tuple(
 STORY_KIND = "story"
 
 
-def _story(mode: str, title: str, *, server: str, model: str, per_worker: int) -> Target:
+def _story(mode: str, title: str, *, server: str, model: str, per_worker: int | None) -> Target:
     return Target(
         name=f"story-{mode}",
         title=title,
@@ -420,8 +420,56 @@ STORY_TARGETS: tuple[Target, ...] = (
     ),
 )
 
+# The 2026 contenders that can stand behind the story's nginx, at the story's scale: 2
+# processes, and where a target has a pool, 64 threads each (`playground story --contenders`).
+# Gunicorn's gthread is story-gunicorn-threads itself.
+STORY_CONTENDERS: tuple[Target, ...] = (
+    _story(
+        "granian",
+        "nginx -> Granian WSGI 2 x 64 blocking threads",
+        server="Granian",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "granian-backpressure",
+        "nginx -> Granian WSGI 2 x 64, backpressure 64",
+        server="Granian",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "uvicorn-a2wsgi",
+        "nginx -> Uvicorn + a2wsgi 2 x 64 threads",
+        server="Uvicorn",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "flask-async-views",
+        "nginx -> Flask async views on gthread 2 x 64",
+        server="Gunicorn",
+        model="threads",
+        per_worker=64,
+    ),
+    _story(
+        "quart-hypercorn",
+        "nginx -> Quart on Hypercorn, 2 workers (asyncio)",
+        server="Hypercorn",
+        model="asyncio",
+        per_worker=None,
+    ),
+    _story(
+        "nogil-gthread",
+        "nginx -> free-threaded CPython 3.13, gthread 2 x 64",
+        server="Gunicorn",
+        model="threads",
+        per_worker=64,
+    ),
+)
+
 REGISTRY: dict[str, Target] = {
-    t.name: t for t in (*SCENARIOS, CALIBRATION, *ARES_VARIANTS, *STORY_TARGETS)
+    t.name: t for t in (*SCENARIOS, CALIBRATION, *ARES_VARIANTS, *STORY_TARGETS, *STORY_CONTENDERS)
 }
 
 

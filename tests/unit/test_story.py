@@ -3,13 +3,14 @@ summary and the report, on data whose answer is known."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from playground.errors import UsageError
-from playground.scenarios import REGISTRY, resolve_story, story_targets
+from playground.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
 from playground.story import analysis, findings, report
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import openloop_args, sweep_step_args
@@ -89,12 +90,16 @@ def test_every_story_target_is_the_registrys_and_names_its_compose_project():
     root = Path(__file__).resolve().parents[2]
     targets = story_targets()
     assert {t.model for t in targets} == {"threads", "gevent"}
-    for t in targets:
+    for t in (*targets, *STORY_CONTENDERS):
         text = (root / t.compose_file).read_text()
         assert f"name: {t.name}" in text
+        # ... and the file it extends, where it extends another story file.
+        for parent in re.findall(r"extends: \{file: ([\w.-]+\.yml)", text):
+            text += (root / "story" / parent).read_text()
         # The pool the file starts by default is the one the registry says.
-        env = "STORY_THREADS:-" if t.model == "threads" else "STORY_ASYNC_CORES:-"
-        assert f"{env}{t.per_worker}" in text and f"STORY_WORKERS:-{t.workers}" in text
+        env = {"threads": "STORY_THREADS:-", "gevent": "STORY_ASYNC_CORES:-"}.get(t.model)
+        assert env is None or f"{env}{t.per_worker}" in text, t.name
+        assert f"STORY_WORKERS:-{t.workers}" in text, t.name
     assert resolve_story(["uwsgi-threads"]) == [UWSGI_THREADS]
     assert resolve_story(["story-uwsgi-threads"]) == [UWSGI_THREADS]
     assert resolve_story([]) == targets

@@ -24,7 +24,7 @@ from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
 from playground.results import RunStore
-from playground.scenarios import story_targets
+from playground.scenarios import STORY_CONTENDERS, story_targets
 from playground.story import findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
@@ -145,6 +145,13 @@ def add_parser(sub: Any) -> None:
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
     p.add_argument(
+        "--contenders",
+        action="store_true",
+        help="the 2026 contenders through the incident, behind the same nginx at the same "
+        "scale (Granian, with its backpressure too, Uvicorn + a2wsgi, Flask async views, Quart, "
+        "free-threaded gthread), after Gunicorn's gthread and gevent",
+    )
+    p.add_argument(
         "--remedies",
         action="store_true",
         help="the remedies table: for each thread-pool target named (default: "
@@ -214,6 +221,13 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Everything a reader can get wrong is refused here, before Docker is touched.
     targets = remedies.resolve(args.targets)
+    if args.contenders:
+        targets = [
+            *remedies.resolve(["gunicorn-threads", "gunicorn-gevent"]),
+            *STORY_CONTENDERS,
+            *(t for t in targets if args.targets),
+        ]
+        targets = list(dict.fromkeys(targets))
     if args.remedies:
         targets = remedies.table(
             targets if args.targets else remedies.resolve(["gunicorn-threads"])

@@ -87,7 +87,10 @@ def as_run(target: Target, settings: StorySettings) -> Target:
     larger pool included."""
     remedy = remedies.remedy_of(target)
     factor = remedy.threads_factor if remedy else 1
-    per_worker = settings.threads * factor if target.model == "threads" else settings.async_cores
+    per_worker = {
+        "threads": settings.threads * factor,
+        "gevent": settings.async_cores,
+    }.get(target.model, target.per_worker)  # an asyncio server has no pool of its own
     return replace(target, workers=settings.workers, per_worker=per_worker)
 
 
