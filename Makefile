@@ -29,8 +29,8 @@ CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench demos contenders scale story remedies test unit-test integration-test lint venv base-images \
-	offline-images images lock down clean
+.PHONY: bench demos contenders scale story remedies test unit-test integration-test lint venv \
+	base-images offline-images images $(IMAGE_BUILDS) lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report
 bench: venv base-images
@@ -103,15 +103,28 @@ base-images:
 offline-images:
 	bash offline/build-images.sh
 
-## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos)
+## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos,
+## contenders), the six builds side by side: BuildKit builds a stage they share once, and on two
+## cores the long compile of the free-threaded CPython overlaps the others' downloads and
+## installs (times in docs/testing.md). Their output interleaves; a failing one stops `make`.
+IMAGE_BUILDS := image-flask image-bonus image-loadgen image-demos image-contenders \
+	image-freethreaded
 images:
+	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
+
+image-flask:
 	docker compose -f sync-gunicorn.yml build
+image-bonus:
 	docker compose -f bonus-psycopg2-gevent.yml build
-	docker compose $$( [ -f .env ] && echo --env-file .env ) -f compose/loadgen.yml build
+image-loadgen:
+	docker compose $(ENV_FILE) -f compose/loadgen.yml build
 # The demos' three images (Flask + demos, legacy eventlet Gunicorn, Sanic): this file uses all.
+image-demos:
 	docker compose $(ENV_FILE) -f demos/wrk-workers.yml build
 # The contenders' two images: normal CPython, and CPython built without the GIL (a few minutes).
+image-contenders:
 	docker compose $(ENV_FILE) -f contenders/gunicorn-gthread.yml build
+image-freethreaded:
 	docker compose $(ENV_FILE) -f contenders/freethreaded-gunicorn.yml build
 
 ## lock: re-pin the images' Python requirements with the images' own Pythons: Python 3.13

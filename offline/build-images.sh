@@ -42,7 +42,20 @@ for crt in /usr/local/share/ca-certificates/*.crt; do [ -e "$crt" ] && cp "$crt"
 chroot "$1" update-ca-certificates >/dev/null 2>&1 || true'
 
 # stand_in NAME PACKAGES [mmdebstrap args...] -- [docker import --change lines...]
+# Each stand-in is built in the background (its own root file system under $WORK): mmdebstrap
+# waits on downloads and dpkg as much as on the CPU, so the five overlap well even on two
+# cores (measured: see docs/testing.md). `wait_all` below collects them.
+PIDS=()
 stand_in() {
+  _stand_in "$@" &
+  PIDS+=("$!")
+}
+wait_all() {
+  local failed=0 pid
+  for pid in "${PIDS[@]}"; do wait "$pid" || failed=1; done
+  [ "$failed" = 0 ] || { echo "offline-images: a stand-in failed to build (see above)" >&2; exit 1; }
+}
+_stand_in() {
   local image=$1 packages=$2; shift 2
   local mm_args=() changes=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do mm_args+=("$1"); shift; done
@@ -52,16 +65,18 @@ stand_in() {
     echo "offline-images: $image already built (FORCE=1 rebuilds)"
     return
   fi
+  local rootfs="$WORK/${image//[\/:]/_}.tar"
   echo "offline-images: building $image from Debian $SUITE packages: $packages"
   mmdebstrap --quiet --variant=minbase --include="$packages" \
-    --customize-hook="$CA_HOOK" "${mm_args[@]}" "$SUITE" "$WORK/rootfs.tar" "$MIRROR"
+    --customize-hook="$CA_HOOK" "${mm_args[@]}" "$SUITE" "$rootfs" "$MIRROR"
   # Later --change lines win, so the image's own ones (a PATH of its own, say) come last.
   docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
     --change "LABEL org.opencontainers.image.description=\"local stand-in built from Debian $SUITE packages\"" \
-    "${changes[@]}" "$WORK/rootfs.tar" "$image" >/dev/null
-  rm -f "$WORK/rootfs.tar"
+    "${changes[@]}" "$rootfs" "$image" >/dev/null
+  rm -f "$rootfs"
+  echo "offline-images: built $image"
 }
 
 PIP_ENV='ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt'
@@ -88,6 +103,8 @@ stand_in "$PREFIX/postgres:17" "postgresql-17,ca-certificates" \
   -- 'ENV PGDATA=/var/lib/postgresql/data' \
      'ENV PATH=/usr/lib/postgresql/17/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
      'ENTRYPOINT ["docker-entrypoint.sh"]' 'EXPOSE 5432' 'CMD ["postgres"]'
+
+wait_all
 
 # Compose reads .env from the project directory: point every base-image variable at a stand-in.
 cat > .env <<ENV

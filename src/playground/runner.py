@@ -65,6 +65,8 @@ class Plan:
     overrides_dir: Path | None = None
     delays: tuple[tuple[int, float], ...] = ()
     stop_below: float | None = None
+    # Targets swept at concurrencies of their own instead of ``sweep`` (scale's NAME@C,...).
+    sweeps: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def loads(self, target: Target) -> list[Target]:
         """The target at each load this plan runs it (one per sweep concurrency)."""
@@ -74,11 +76,12 @@ class Plan:
             concurrency=self.concurrency or target.concurrency,
             delay=target.delay if self.delay is None else self.delay,
         )
-        if not self.sweep:
+        sweep = dict(self.sweeps).get(target.name, self.sweep)
+        if not sweep:
             return [base]
         delays = dict(self.delays)
         loads = []
-        for c in self.sweep:
+        for c in sweep:
             delay = delays.get(c, base.delay)
             if delays:
                 # At least ~10 s of load, and enough rounds to reach a steady state (with

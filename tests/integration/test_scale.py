@@ -1,40 +1,19 @@
 """A reduced scale sweep (c = 50, 500, 2000): gevent keeps scaling with a flat OS-thread
-count, a thread-per-request pool plateaus at its thread count and stops scaling."""
+count, a thread-per-request pool plateaus at its thread count and stops scaling. The run
+(conftest.scale_sweep) is shared with test_scale_failures.py."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.integration.test_runner_e2e import playground
+from tests.integration.conftest import SCALE_SWEEP as SWEEP
 
 pytestmark = pytest.mark.integration
 
-SWEEP = (50, 500, 2000)
-
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory) -> dict:
-    results_dir = tmp_path_factory.mktemp("scale")
-    # The ideal rate at half a core (default a quarter) halves the delays: measured, gevent at
-    # 0.94 of ideal at c=2000 and the pool at 0.38 at c=500, in 3 minutes instead of 5.
-    proc = playground(
-        "scale",
-        "uwsgi-gevent",
-        "gunicorn-threads",
-        "--sweep",
-        ",".join(map(str, SWEEP)),
-        "--utilisation",
-        "0.5",
-        "--no-build",
-        "--quiet",
-        "--results-dir",
-        str(results_dir),
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads((results_dir / "latest" / "results.json").read_text())
+def sweep(scale_sweep) -> dict:
+    return scale_sweep
 
 
 def entries(data: dict, name: str) -> dict[int, dict]:

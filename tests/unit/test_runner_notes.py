@@ -87,6 +87,22 @@ def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
     assert MIN_STEADY_ROUNDS + 1 > MIN_STEADY_WAVES  # ab's lone first request adds one
 
 
+def test_a_target_of_its_own_sweep_runs_only_at_its_concurrencies():
+    """scale's NAME@C,...: that target at its own concurrencies, the others at the sweep."""
+    from playground.runner import Plan
+    from playground.scenarios import REGISTRY
+
+    curve, point = REGISTRY["uwsgi-gevent"], REGISTRY["nginx-uwsgi"]
+    plan = Plan(
+        targets=(curve, point),
+        sweep=(50, 2000),
+        sweeps=(("nginx-uwsgi", (2000,)),),
+        delays=((50, 1.0), (2000, 6.0)),
+    )
+    assert [t.concurrency for t in plan.loads(curve)] == [50, 2000]
+    assert [(t.concurrency, t.delay) for t in plan.loads(point)] == [(2000, 6.0)]
+
+
 def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_path):
     """The serial dev server's recorded ab output, through Runner._entry: no steady figure,
     the measured rate, structured findings whose messages are also the notes."""

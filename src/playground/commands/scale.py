@@ -33,8 +33,9 @@ def add_parser(sub: Subparsers) -> None:
     scale.add_argument(
         "names",
         nargs="*",
-        metavar="SCENARIO",
-        help="modes to sweep; default: the gevent and thread-based scenarios",
+        metavar="SCENARIO[@C,...]",
+        help="modes to sweep; default: the gevent and thread-based scenarios. NAME@C,... "
+        "sweeps that mode at those concurrencies only (e.g. nginx-uwsgi@2000)",
     )
     scale.add_argument(
         "--contenders", action="store_true", help="sweep the 2026 contenders (contenders/) instead"
@@ -85,6 +86,17 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     if args.ares:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
+    # NAME@C,...: that mode at its own concurrencies; the delays cover every one of them.
+    own = {}
+    for i, name in enumerate(names):
+        name, at, cs = name.partition("@")
+        names[i] = name
+        if at:
+            try:
+                own[name] = options.positive_int_list(cs)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"{name}@{cs}: {exc}") from None
+    sweep = tuple(sorted({*args.sweep, *(c for cs in own.values() for c in cs)}))
     targets = tuple(resolve(names=names))
     probe = replace(
         resolve(names=[args.probe])[0],
@@ -113,7 +125,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
             store.data["probe"] = entry
             scale = scale_settings(
                 cpu_ms=entry.get("cpu_ms_per_request"),
-                sweep=args.sweep,
+                sweep=sweep,
                 utilisation=args.utilisation,
                 probe=args.probe,
             ).to_json()
@@ -123,6 +135,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         return Plan(
             targets=targets,
             sweep=args.sweep,
+            sweeps=tuple(own.items()),
             delays=delays,
             repeat=args.repeat,
             overrides_dir=overrides,
@@ -138,7 +151,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         "delay": None,
         "tool": "ab",
         "repeat": args.repeat,
-        "sweep": list(args.sweep),
+        "sweep": list(sweep),
         "from_host": args.from_host,
         "scale": None,
     }
