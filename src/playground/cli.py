@@ -8,6 +8,7 @@ one-line message and an exit code.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from rich.console import Console
@@ -32,7 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(words)
+    # The command line a run records, as the reader typed it (also when called as a function).
+    args.command_line = "playground " + shlex.join(words)
     # soft_wrap: a printed command stays on one line, so it can be copied and pasted.
     out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -41,7 +41,9 @@ def scrub(run: dict) -> dict:
     for key in MACHINE_KEYS:
         if key in environment:
             environment[key] = LEFT_OUT
-    return run
+    # A run folder named anywhere else (a story's `docker run --volume FOLDER/raw:/out`).
+    text = re.sub(r"/(?:tmp|work|root|home)/[^\s\"':]*/(\d{8}-\d{6}[\w-]*)", r"$out/\1", json.dumps(run))
+    return json.loads(text)
 
 
 def write(path: Path, run: dict) -> None:

@@ -818,3 +818,19 @@ def test_the_cliff_says_how_far_the_prediction_is_from_the_edge(tmp_path):
     assert "| story-uwsgi-threads | 64.0 | 60.8 \\| 57.6 | +5% | 2.13 | 2.4 | -11% | 2.4 |" in md
     assert "| story-uwsgi-threads | 2.2 | held (INVALID) |" in md
     assert "18.3 s \\| 12 s" in md
+
+
+def test_a_short_schedule_still_reads_the_normal_latency_before_the_incident():
+    """5 s before the incident: the visits of its second half give the normal latency, not the
+    one visit that arrived as the incident began (which took the incident's 2 s)."""
+    attempts = [A(v, 1, 2.5 + 0.5 * v, 2.5 + 0.5 * v + 0.2) for v in range(5)]  # 2.5 .. 4.5
+    attempts.append(A(5, 1, 5.0005, 7.01))
+    rows = analysis.per_second(attempts, seconds=12)
+    s = analysis.summarise(
+        attempts=attempts,
+        rows=rows,
+        incident=analysis.Incident(start=5.001, seconds=4),
+        arrivals_end=12,
+        timeout=4,
+    )
+    assert s.normal_latency_s == pytest.approx(0.2)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 import time
 
 from rich.console import Console
@@ -110,7 +109,7 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
         build(docker, [t.compose_file for t in targets], args=args)
         header = {
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": "playground " + " ".join(sys.argv[1:]),
+            "command": args.command_line,
             "environment": {**docker.versions(), "cpu_count": os.cpu_count()},
             "settings": {"faults": list(faults), **dataclasses.asdict(settings)},
         }

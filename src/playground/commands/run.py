@@ -4,7 +4,6 @@ reported."""
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -169,7 +168,7 @@ def measure(
             )
             header = {
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": "playground " + " ".join(sys.argv[1:]),
+                "command": args.command_line,
                 "environment": environment.collect(
                     root=options.ROOT,
                     docker=docker,

@@ -12,7 +12,6 @@ results.json like every run's; :mod:`playground.story.report` then draws the rep
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -253,7 +252,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         run = StoryRun(
             run_id=results.new_run_id() + "-story",
             started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            command="playground " + " ".join(sys.argv[1:]),
+            command=args.command_line,
             environment=environment.collect(
                 root=options.ROOT, docker=docker, tool="openloop", tool_version=None
             ),

@@ -19,6 +19,7 @@ from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySu
 OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows
 RECOVERED_SHARE = 0.95
+WARMUP_S = 5.0  # seconds at the start not counted as "before the incident"
 COLUMNS = ("visit", "attempt", "intended", "sent", "end", "outcome", "status")
 
 
@@ -276,7 +277,11 @@ def summarise(
     incident_start, incident_end = incident.start, incident.start + incident.seconds
     visits = visits_from(attempts)
     during = [v for v in visits if incident_start <= v.start < incident_end]
-    before = [v for v in visits if 5 <= v.start < incident_start]
+    # The first seconds fill the servers and are left out of "before": 5 s, or half of what
+    # there is before the incident where that is shorter (a short test schedule), so "before"
+    # is never empty (an empty one would make the normal latency the incident's).
+    warm = min(WARMUP_S, incident_start / 2)
+    before = [v for v in visits if warm <= v.start < incident_start]
     normal = percentile([v.latency for v in before], 50) or 0.0
 
     def share(vs: Sequence[Visit]) -> float | None:
@@ -298,8 +303,8 @@ def summarise(
         visits=len(visits),
         attempts=len(attempts),
         amplification=len(attempts) / len(visits) if visits else None,
-        arrival_rate=mean("arrivals", 5, arrivals_end),
-        goodput_before=mean("goodput", 5, incident_start),
+        arrival_rate=mean("arrivals", warm, arrivals_end),
+        goodput_before=mean("goodput", warm, incident_start),
         goodput_during=mean("goodput", incident_start, incident_end),
         arrivals_during=arrivals_during,
         attempts_during=(arrivals_during or 0)
