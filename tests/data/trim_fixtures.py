@@ -42,7 +42,9 @@ def scrub(run: dict) -> dict:
         if key in environment:
             environment[key] = LEFT_OUT
     # A run folder named anywhere else (a story's `docker run --volume FOLDER/raw:/out`).
-    text = re.sub(r"/(?:tmp|work|root|home)/[^\s\"':]*/(\d{8}-\d{6}[\w-]*)", r"$out/\1", json.dumps(run))
+    text = re.sub(
+        r"/(?:tmp|work|root|home)/[^\s\"':]*/(\d{8}-\d{6}[\w-]*)", r"$out/\1", json.dumps(run)
+    )
     return json.loads(text)
 
 
