@@ -64,8 +64,11 @@ remedies: venv base-images
 	$(PLAYGROUND) story --remedies $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
+# The unit tests share no port or file, so they run on every core; the integration tests share
+# the machine's Docker and its two cores with the loads they measure, so one at a time.
 test: venv base-images images
-	$(PYTEST) $(ARGS)
+	$(PYTEST) tests/unit -n auto $(ARGS)
+	$(PYTEST) tests/integration $(ARGS)
 
 ## unit-test: the quick loop, no Docker: the unit tests spread over every core (pytest-xdist)
 unit-test: venv

@@ -111,3 +111,11 @@ def test_the_remedies_table_is_the_pool_gevent_then_every_remedy_that_fits():
     assert "gunicorn-bounded-queue" in {r.name.split("+")[1] for r in rows[2:]}
     with pytest.raises(UsageError, match="runs gevent"):
         remedies.table(remedies.resolve(["uwsgi-gevent"]))
+
+
+def test_a_target_is_titled_with_the_pool_it_runs():
+    s = StorySettings(threads=8, workers=3)
+    assert as_run(REGISTRY["story-uwsgi-threads"], s).title == "nginx -> uWSGI 3 x 8 threads"
+    assert as_run(REGISTRY["story-uwsgi-threads+threads-2x"], s).title.startswith(
+        "nginx -> uWSGI 3 x 16 threads"
+    )

@@ -834,3 +834,45 @@ def test_a_short_schedule_still_reads_the_normal_latency_before_the_incident():
         timeout=4,
     )
     assert s.normal_latency_s == pytest.approx(0.2)
+
+
+# --- a recorded story run (tests/integration/test_story.py's, scrubbed) ----------------------
+def _recorded(tmp_path: Path) -> Path:
+    """The recorded run in a results folder of its own, as `playground story` left it."""
+    import json
+
+    data = json.loads((DATA / "story_results_recorded.json").read_text())
+    run_dir = tmp_path / data["run_id"]
+    run_dir.mkdir()
+    (run_dir / "results.json").write_text(json.dumps(data))
+    return run_dir
+
+
+def test_a_recorded_story_run_reads_back_unchanged(tmp_path):
+    import json
+
+    from playground import results
+
+    run = results.load_run(_recorded(tmp_path))
+    assert isinstance(run, StoryRun)
+    assert run.to_json() == json.loads((DATA / "story_results_recorded.json").read_text())
+    threads, gevent = (run.target(f"story-uwsgi-{m}") for m in ("threads", "gevent"))
+    # The verdicts were decided when it was measured; reading them is all that is left.
+    assert findings.held(threads) is False and findings.held(gevent) is True
+    assert threads.closed_loop is not None and gevent.closed_loop is not None
+
+
+def test_playground_report_and_compare_redraw_a_recorded_story_run(tmp_path, capsys):
+    from playground import cli
+
+    run_dir = _recorded(tmp_path)
+    assert cli.main(["report", run_dir.name, "--results-dir", str(tmp_path)]) == 0
+    md = (run_dir / "report.md").read_text()
+    assert "| story-uwsgi-threads | collapsed |" in md
+    assert "| story-uwsgi-gevent | held |" in md
+    assert "## The same incident under a closed loop (ab)" in md
+    assert (run_dir / "story-goodput.png").stat().st_size > 10_000
+    capsys.readouterr()
+    assert cli.main(["compare", run_dir.name, run_dir.name, "--results-dir", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count("collapsed") == 2 and "story-uwsgi-gevent" in shown

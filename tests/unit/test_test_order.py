@@ -31,6 +31,11 @@ def test_unit_tests_come_before_integration_tests() -> None:
         "tests/unit",
         "tests/integration",
     ]
+    # `make test` (the README's command, and CI's): the unit tests' run, then the integration's.
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    runs = [line.split()[1] for line in recipe.splitlines()[1:] if "$(PYTEST)" in line]
+    assert runs == ["tests/unit", "tests/integration"], recipe
 
 
 def test_each_fuzzed_app_is_judged_unharmed_after_everything_sent_to_it() -> None:

@@ -10,6 +10,7 @@ run keeps the targets it finished.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.request
@@ -91,7 +92,9 @@ def as_run(target: Target, settings: StorySettings) -> Target:
         "threads": settings.threads * factor,
         "gevent": settings.async_cores,
     }.get(target.model, target.per_worker)  # an asyncio server has no pool of its own
-    return replace(target, workers=settings.workers, per_worker=per_worker)
+    # The title says the shape it runs in ("2 x 64" in the registry, "2 x 8" with --threads 8).
+    title = re.sub(r"\b\d+ x \d+\b", f"{settings.workers} x {per_worker}", target.title)
+    return replace(target, workers=settings.workers, per_worker=per_worker, title=title)
 
 
 def _servers(docker: Docker, target: Target) -> Targets:
