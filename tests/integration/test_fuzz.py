@@ -74,7 +74,7 @@ class Live:
             assert exchange(PLAIN, "127.0.0.1", port, 10) == (200, None), port
         checks = faults.container_checks(before=self.before, after=self.states())
         for service, check in checks.items():
-            assert not check["problems"], (service, check)
+            assert not check.problems, (service, check)
 
 
 @pytest.fixture(scope="class")
