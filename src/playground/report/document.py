@@ -182,18 +182,18 @@ def _markdown_it(images: dict[str, bytes]) -> MarkdownIt:
 
     def image(
         renderer: RendererHTML,  # markdown-it passes the renderer first
-        tokens: Sequence[Token],
+        parsed: Sequence[Token],  # markdown-it's parse of the page
         idx: int,
         options: OptionsDict,
         env: EnvType,
     ) -> str:
-        img = tokens[idx]
+        img = parsed[idx]
         name = img.attrGet("src") or ""
         if name in images:
             img.attrSet(
                 "src", "data:image/png;base64," + base64.b64encode(images[name]).decode("ascii")
             )
-        return renderer.image(tokens, idx, options, env)  # markdown-it's own, on the new src
+        return renderer.image(parsed, idx, options, env)  # markdown-it's own, on the new src
 
     md.add_render_rule("image", image)
     return md
