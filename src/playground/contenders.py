@@ -47,7 +47,7 @@ POOL_CAP = (
     "at most 100 upstream calls run at once (100 / delay requests/s); a limit of the client "
     "library, measured as it ships"
 )
-NO_POOL_CAP = "the same Quart app with the session's connection cap lifted (limit=0)"
+NO_POOL_CAP = "the same Quart app with its aiohttp ClientSession's connection cap lifted (limit=0)"
 WSGITOASGI = (
     "asgiref's WsgiToAsgi runs every request through one thread-sensitive executor: one "
     "request at a time, without an error or a warning (run at n=10 c=5: at c=200 a run "

@@ -21,7 +21,7 @@ from playground.scenarios import Target
 
 @dataclass(frozen=True)
 class Phases:
-    """When each phase of a fault began, on the session's clock (s)."""
+    """When each phase of a fault began, on the fault run's clock (s)."""
 
     start: float  # the probe started
     fault_at: float  # the fault began (the delay raised, `stop` sent)

@@ -27,7 +27,7 @@ from playground.scenarios import plain_decimal
 
 @dataclass(frozen=True)
 class Outcome:
-    """One probe request: when it started and ended (seconds on the session's clock), the
+    """One probe request: when it started and ended (seconds on the fault run's clock), the
     delay it asked for, and its HTTP status or, without an answer, why not."""
 
     start: float
@@ -100,7 +100,7 @@ class Prober:
     """C clients in a closed loop against host:port, on a background thread, until stopped.
 
     ``delay`` can be changed while it runs (the slowdown fault). Every request is recorded as
-    an :class:`Outcome` on the clock ``clock`` (seconds since the session started).
+    an :class:`Outcome` on the clock ``clock`` (seconds since the fault run started).
     """
 
     def __init__(

@@ -175,7 +175,7 @@ def _run_blocks(run: Json) -> list[Block]:
         ]
     blocks.append(
         Paragraph(
-            "Timeline (seconds since the session started): "
+            "Timeline (seconds since the fault run started): "
             + ", ".join(f"{m['t']:.1f} {m['label']}" for m in run.get("marks", []))
         )
     )
