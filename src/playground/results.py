@@ -142,12 +142,8 @@ class RunStore:
     ) -> RunStore:
         """A new run folder with its results.json: the header, then the body of its kind
         (a bench run's by default: no calibration and no scenarios yet)."""
-        run_dir = results_dir / run_id
-        if run_dir.exists():
-            raise ResultsError(f"{run_dir} exists already; use --resume {run_id} to continue it")
-        run_dir.mkdir(parents=True)
-        store = cls(
-            run_dir,
+        return cls._new(
+            results_dir,
             {
                 "schema_version": SCHEMA_VERSION,
                 "run_id": run_id,
@@ -156,6 +152,16 @@ class RunStore:
                 **(body if body is not None else {"calibration": None, "scenarios": []}),
             },
         )
+
+    @classmethod
+    def _new(cls, results_dir: Path, data: dict[str, Any]) -> RunStore:
+        run_dir = results_dir / data["run_id"]
+        if run_dir.exists():
+            raise ResultsError(
+                f"{run_dir} exists already; use --resume {data['run_id']} to continue it"
+            )
+        run_dir.mkdir(parents=True)
+        store = cls(run_dir, data)
         store.save()
         point_latest(results_dir, run_dir)
         return store
@@ -163,14 +169,7 @@ class RunStore:
     @classmethod
     def create_run(cls, *, results_dir: Path, run: AnyRun) -> RunStore:
         """A new run folder holding the typed run as it stands (its header, nothing measured)."""
-        run_dir = results_dir / run.run_id
-        if run_dir.exists():
-            raise ResultsError(f"{run_dir} exists already")
-        run_dir.mkdir(parents=True)
-        store = cls(run_dir, run.to_json())
-        store.save()
-        point_latest(results_dir, run_dir)
-        return store
+        return cls._new(results_dir, run.to_json())
 
     @classmethod
     def resume(cls, *, results_dir: Path, ref: str) -> RunStore:

@@ -24,8 +24,6 @@ from playground.model import Finding, ModelError, RunHeader, _doc, _from_json, _
 
 #: slow_api refuses a longer delay (its MAX_DELAY).
 MAX_UPSTREAM_DELAY_S = 60.0
-#: ab's -c range (`playground.load.AB_MAX_CONCURRENCY`), for the closed loop's connections.
-AB_MAX_CONCURRENCY = 20000
 
 
 class StoryError(UsageError):
@@ -88,6 +86,9 @@ class StorySettings:
                 raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.arrival not in ("poisson", "constant"):
             raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
+        # Imported here: playground.load reads this module's ToolFigures.
+        from playground.load import AB_MAX_CONCURRENCY
+
         if self.ab_concurrency is not None and not 1 <= self.ab_concurrency <= AB_MAX_CONCURRENCY:
             raise StoryError(
                 f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, got {self.ab_concurrency}"

@@ -11,14 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from playground import cli, results
 from playground.scenarios import REGISTRY, Target, register
-from tests.integration.conftest import ROOT, leftovers, sh
+from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -44,15 +43,6 @@ def assert_nothing_left(before: dict[str, set[str]]) -> None:
     assert not any(ours.values()), f"left behind: {ours} (all new: {new})"
     for project in OURS[:2]:
         assert not any(leftovers(project).values()), project
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def containers(prefix: str) -> list[str]:

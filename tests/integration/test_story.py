@@ -24,8 +24,7 @@ import pytest
 from playground import cli, results
 from playground.story import findings
 from playground.storymodel import StoryRun, StoryTarget
-from tests.integration.conftest import ROOT, leftovers, sh
-from tests.integration.test_runner_faults import wait_until
+from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -17,21 +17,15 @@ import pytest
 
 from playground import hostpath
 from playground.hostpath import HostPath, Proxy
-
-# A port no real docker-proxy here forwards; one per test, as tests may run side by side
-# (make unit-test) and each must find its own stand-in only.
-PORTS = {
-    "test_finds_the_proxy_of_one_port_only": 39187,
-    "test_a_proxy_that_died_under_load_is_named_defunct": 39287,
-    "test_a_healthy_proxy_with_room_names_nothing_but_the_path": 39387,
-}
+from tests.unit.conftest import free_port
 
 
 @pytest.fixture
-def fake_proxy(request):
-    """A live process whose command line is docker-proxy's for the test's port; killed, never
-    reaped. It carries its port as `.port`."""
-    port = PORTS[request.node.name]
+def fake_proxy():
+    """A live process whose command line is docker-proxy's for a port of its own (free: no real
+    docker-proxy forwards it, nor another test's stand-in); killed, never reaped. It carries
+    its port as `.port`."""
+    port = free_port()
     proc = subprocess.Popen(
         [
             "docker-proxy",

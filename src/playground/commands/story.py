@@ -221,12 +221,9 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Everything a reader can get wrong is refused here, before Docker is touched.
     targets = remedies.resolve(args.targets)
     if args.contenders:
-        targets = [
-            *remedies.resolve(["gunicorn-threads", "gunicorn-gevent"]),
-            *STORY_CONTENDERS,
-            *(t for t in targets if args.targets),
-        ]
-        targets = list(dict.fromkeys(targets))
+        named = targets if args.targets else []
+        baseline = remedies.resolve(["gunicorn-threads", "gunicorn-gevent"])
+        targets = list(dict.fromkeys([*baseline, *STORY_CONTENDERS, *named]))
     if args.remedies:
         targets = remedies.table(
             targets if args.targets else remedies.resolve(["gunicorn-threads"])

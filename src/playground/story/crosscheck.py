@@ -16,7 +16,7 @@ from playground.load import LoadOutputError, oha_command, oha_figures
 from playground.scenarios import Target
 from playground.story.analysis import OK, GeneratorOutput, percentile
 from playground.story.plan import crosscheck_args
-from playground.story.run import Story, as_run, bound, bring_up, generator, read_output, settle
+from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import Targets
 from playground.storymodel import CrossCheck, ToolFigures
 
@@ -142,9 +142,7 @@ def run_crosscheck(
     offered = rates(pool=settings.workers * settings.threads, delay=delay)
     for base in targets:
         target = as_run(base, settings)
-        story.docker.down(target.compose_files)
-        try:
-            servers = bring_up(story.docker, target)
+        with brought_up(story.docker, target) as servers:
             for rate in offered:
                 story.info(f"{target.name}: {rate:g}/s for {duration:g} s, openloop then oha")
                 try:
@@ -154,5 +152,3 @@ def run_crosscheck(
                     check = CrossCheck(target=target.name, rate=rate, error=str(exc))
                 story.run.crosschecks.append(check)
                 story.save()
-        finally:
-            story.docker.down(target.compose_files)

@@ -163,6 +163,11 @@ def held(target: StoryTarget) -> bool | None:
     return None
 
 
+def word(verdict: bool | None) -> str:
+    """How the report writes a verdict: held, collapsed, or a dash for none."""
+    return {True: "held", False: "collapsed", None: "-"}[verdict]
+
+
 def trusted(target: StoryTarget) -> bool:
     """No error finding: its figures can be a headline."""
     return target.error is None and not any(f.severity == ERROR for f in target.findings)

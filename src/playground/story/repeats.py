@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 
 from playground.model import Finding
-from playground.story.findings import WARNING, held, trusted
+from playground.story.findings import WARNING, held, trusted, word
 from playground.storymodel import FigureSpread, StoryTarget, TargetSpread
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
@@ -45,7 +45,7 @@ def _figure(name: str, measured: Sequence[StoryTarget]) -> FigureSpread:
 def spread(name: str, repeats: Sequence[StoryTarget]) -> TargetSpread:
     """The spread of one target's repeats (all of them named `name`)."""
     good = [t for t in repeats if trusted(t) and t.summary is not None]
-    verdicts = [{True: "held", False: "collapsed", None: "-"}[held(t)] for t in good]
+    verdicts = [word(held(t)) for t in good]
     found: list[Finding] = []
     if "held" in verdicts and "collapsed" in verdicts:
         found.append(

@@ -22,7 +22,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import charts
+from playground.story import charts, findings
 from playground.story.findings import ERROR, held, trusted
 from playground.storymodel import (
     CliffTarget,
@@ -56,7 +56,7 @@ def verdict(t: StoryTarget) -> str:
     """The target's verdict cell: held or collapsed, and whether its figures can be trusted."""
     if t.error:
         return "error: " + t.error[:80]
-    says = {True: "held", False: "collapsed", None: DASH}[held(t)]
+    says = findings.word(held(t))
     if not trusted(t):
         return f"{says} (INVALID run: not a headline)"
     return says
@@ -343,7 +343,7 @@ def cliff_row(c: CliffTarget) -> list[str]:
 def delay_rows(c: CliffTarget) -> list[list[str]]:
     rows = []
     for d in c.delays:
-        says = {True: "held", False: "collapsed", None: DASH}[d.held]
+        says = findings.word(d.held)
         rows.append(
             [
                 c.name,

@@ -14,7 +14,8 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -117,18 +118,26 @@ def _servers(docker: Docker, target: Target) -> Targets:
     )
 
 
-def bring_up(docker: Docker, target: Target) -> Targets:
-    docker.up(target.compose_files)
-    servers = _servers(docker, target)
-    if servers.ingress_ip and not wait_for(
-        lambda: (
-            fetch_text(f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status") is not None
-        ),
-        timeout=30,
-        step=0.2,
-    ):
-        raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
-    return servers
+@contextmanager
+def brought_up(docker: Docker, target: Target) -> Iterator[Targets]:
+    """The target's files up (whatever was left of them brought down first) and its servers
+    found; down again on every way out, a signal's included (`Docker.down` is shielded)."""
+    docker.down(target.compose_files)
+    try:
+        docker.up(target.compose_files)
+        servers = _servers(docker, target)
+        if servers.ingress_ip and not wait_for(
+            lambda: (
+                fetch_text(f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
+                is not None
+            ),
+            timeout=30,
+            step=0.2,
+        ):
+            raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
+        yield servers
+    finally:
+        docker.down(target.compose_files)
 
 
 def _upstream_in_flight(servers: Targets) -> int | None:
@@ -245,9 +254,7 @@ def run_incident(
         shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
         shown(argv),
     ]
-    docker.down(target.compose_files)
-    try:
-        servers = bring_up(docker, target)
+    with brought_up(docker, target) as servers:
         story.info(
             f"{target.name}: {settings.duration:g} s of load, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
@@ -258,8 +265,6 @@ def run_incident(
         (
             story.raw_dir / out_name.replace("openloop-", "access-").replace(".json", ".log")
         ).write_text(access_text)
-    finally:
-        docker.down(target.compose_files)
     output = read_output(
         story.raw_dir / out_name,
         what=target.name,
@@ -303,9 +308,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         story, target, ab_args(settings, target, gnuplot=f"/out/{tsv}"), name=f"{target.name}-ab"
     )
     c = settings.closed_loop_concurrency
-    docker.down(target.compose_files)
-    try:
-        servers = bring_up(docker, target)
+    with brought_up(docker, target) as servers:
         if not servers.api_ip:
             raise DockerError(f"{target.name}: slow_api has no address on its network")
         story.info(
@@ -327,8 +330,6 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         control.join(timeout=15)
         access_text = _access_log(docker, target)
         (story.raw_dir / f"ab-access-{target.name}.log").write_text(access_text)
-    finally:
-        docker.down(target.compose_files)
     (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
         raise DockerError(f"{target.name}: the incident was never sent to slow_api")
@@ -463,9 +464,7 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
         capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
         commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
     )
-    docker.down(target.compose_files)
-    try:
-        servers = bring_up(docker, target)
+    with brought_up(docker, target) as servers:
         for rate in sweep.rates:
             settled = settle(servers, limit=sweep.settle_s)
             out_name = f"sweep-{target.name}-{rate:g}.json"
@@ -501,8 +500,6 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
                 f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
                 f"{'valid' if step.valid else 'INVALID'}"
             )
-    finally:
-        docker.down(target.compose_files)
     return entry
 
 
