@@ -478,7 +478,8 @@ class Docker:
         argv = ["docker", "run"]
         argv += ["--detach"] if detach else ["--rm"]
         if name:
-            argv += ["--name", name]
+            # Docker's names take [a-zA-Z0-9][a-zA-Z0-9_.-]: a remedy's `+` becomes `.`.
+            argv += ["--name", re.sub(r"[^a-zA-Z0-9_.-]", ".", name)]
         argv += ["--network", network]
         if cpu_shares is not None:
             argv += ["--cpu-shares", str(cpu_shares)]

@@ -4,6 +4,7 @@ not fit, each compose override read by Compose as it is written (no container st
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,3 +120,15 @@ def test_a_target_is_titled_with_the_pool_it_runs():
     assert as_run(REGISTRY["story-uwsgi-threads+threads-2x"], s).title.startswith(
         "nginx -> uWSGI 3 x 16 threads"
     )
+
+
+def test_a_remedy_targets_load_generator_gets_a_name_docker_accepts():
+    """Docker refuses `+` in a container name: the one argv builder makes it a `.`."""
+    from playground.compose import Docker
+
+    argv = Docker(root=ROOT).loadgen_argv(
+        network="n", tool_argv=["ab"], name="story-uwsgi-threads+timeout-1.5-load"
+    )
+    name = argv[argv.index("--name") + 1]
+    assert name == "story-uwsgi-threads.timeout-1.5-load"
+    assert re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+", name)
