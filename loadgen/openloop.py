@@ -42,16 +42,20 @@ try:  # uvloop is installed in the image; the generator also runs (slower) witho
 except ImportError:  # pragma: no cover - depends on the environment
     uvloop = None
 
-# The self-check: a run whose sends left later than this (99th percentile) did not keep its
-# schedule closely enough for its latencies to be trusted.
-MAX_SEND_LAG_P99_S = 0.005
-# The longest any single send may lag before the run counts as "schedule not kept".
+# The self-check, as strict as the figures need (docs/story.md, "How far to trust the
+# figures"): the figures are counted in one-second bins and the shortest latency the story
+# measures is its third party's normal 0.7 s. A p99 send lag of 10 ms moves under 1% of the
+# sends into a later bin than planned and is under 1.5% of that latency; a latency is counted
+# from the intended send, so a late send only ever adds to it.
+MAX_SEND_LAG_P99_S = 0.010
+# The longest any single send may lag: a tenth of a bin, 2.5% of a user's 4 s of patience.
 MAX_SEND_LAG_S = 0.100
 WATCH_INTERVAL_S = 1.0
 WATCH_TIMEOUT_S = 0.8
 ARRIVALS = ("constant", "poisson")
 SUCCESS = "ok"
 DEGRADED = "degraded"
+DRY = "dry"  # --dry: the attempt was scheduled and not sent
 
 
 class SettingsError(ValueError):
@@ -97,6 +101,9 @@ class Settings:
     max_attempts: int = 3
     events: tuple[Event, ...] = ()
     watches: tuple[Watch, ...] = ()
+    # Keep the schedule and send nothing: the send lag the machine alone causes (the OS
+    # waking the generator late), to set beside a real run's (docs/story.md).
+    dry: bool = False
 
     def __post_init__(self) -> None:
         validate(self)
@@ -246,6 +253,9 @@ class Generator:
                        intended: float) -> Attempt:
         row = Attempt(visit=visit, attempt=n, intended=intended, sent=self.now())
         self.attempts.append(row)
+        if self.s.dry:
+            row.outcome, row.end = DRY, row.sent
+            return row
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -272,7 +282,7 @@ class Generator:
         for n in range(1, self.s.max_attempts + 1):
             await self._sleep_until(intended)
             row = await self._attempt(session, visit, n, intended)
-            if row.outcome in (SUCCESS, DEGRADED):
+            if row.outcome in (SUCCESS, DEGRADED, DRY):
                 return  # a page, if a lesser one: the user does not reload
             # The user notices at the end of this attempt, waits, and reloads the page.
             intended = row.end + refresh_wait(self.s, visit=visit, attempt=n)
@@ -366,7 +376,7 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 def self_check(sorted_lags: list[float]) -> dict:
-    """Did the generator keep its schedule? Invalid when the p99 send lag exceeds 5 ms or any
+    """Did the generator keep its schedule? Invalid when the p99 send lag exceeds 10 ms or any
     send lagged by more than 100 ms (the schedule was not kept)."""
     p50, p99 = percentile(sorted_lags, 50), percentile(sorted_lags, 99)
     worst = sorted_lags[-1] if sorted_lags else math.nan
@@ -444,6 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="send one request at a fixed time of the run (repeatable)")
     p.add_argument("--watch", action="append", default=[], metavar="NAME=URL",
                    help="poll a status URL every second during the run (repeatable)")
+    p.add_argument("--dry", action="store_true",
+                   help="keep the schedule but send nothing: the send lag of the machine alone")
     p.add_argument("--out", help="write the JSON result here (default: stdout)")
     return p
 
@@ -457,6 +469,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_attempts=1 if args.no_refresh else args.max_attempts,
         events=tuple(parse_event(e) for e in args.at),
         watches=tuple(parse_watch(w) for w in args.watch),
+        dry=args.dry,
     )
 
 
