@@ -208,3 +208,72 @@ def test_recording_scrubs_what_a_run_writes_of_its_machine() -> None:
     assert machine_traces(text) == [] and "builder-7" not in text
     assert run["command"].endswith("--results-dir $out/main")
     assert run["environment"]["python"] == "3.11.2"
+
+
+# ---- figure tables carry their run ----------------------------------------------------------------
+# A cell that is a measured figure: a number with at most a unit, or an arrow of them.
+FIGURE_CELL = re.compile(r"^[~≤≥<>+−-]?\s*\d[\d.,]*\s*(%|/s|s|ms|MB|GB|x|×)?(\s*(→|\(|-|–).*)?$")
+RUN_ID = re.compile(r"\b20\d{6}-\d{6}\b")
+COMMAND = re.compile(r"\b(playground|make) [a-z-]")
+MACHINE = re.compile(r"\d-core|\d+ cores|\d CPUs")
+# Figures that were not measured here: a source's published ones, or the registry's facts.
+NOT_MEASURED = re.compile(r"as published|<!-- not measured")
+
+
+def figure_tables(text: str) -> list[tuple[str, str, str]]:
+    """(heading, the table's section, the table's header row) of every Markdown table whose
+    body averages at least one measured figure per row."""
+    lines = text.splitlines()
+    out, heading, start = [], "", 0
+    sections: list[tuple[int, int, str]] = []
+    for i, line in enumerate([*lines, "# end"]):
+        if line.startswith("#"):
+            sections.append((start, i, heading))
+            start, heading = i, line
+    for first, last, title in sections:
+        section = "\n".join(lines[first:last])
+        body = lines[first:last]
+        i = 0
+        while i < len(body) - 1:
+            if body[i].startswith("|") and re.match(r"^\|[\s:|-]+\|$", body[i + 1]):
+                j = i + 2
+                while j < len(body) and body[j].startswith("|"):
+                    j += 1
+                rows = [
+                    [c.strip().strip("*`") for c in r.strip("|").split("|")]
+                    for r in body[i + 2 : j]
+                ]
+                figures = sum(1 for r in rows for c in r if FIGURE_CELL.match(c))
+                if rows and figures >= len(rows):
+                    out.append((title, section, body[i]))
+                i = j
+            else:
+                i += 1
+    return out
+
+
+def test_the_figure_table_finder_sees_figures_and_not_prose() -> None:
+    page = (
+        "# A\n\n| mode | rps |\n|---|---|\n| gevent | 193.4 |\n| threads | 12 → 3 |\n\n"
+        "# B\n\n| knob | cost |\n|---|---|\n| `timeout` | calls fail |\n"
+    )
+    assert [t[2] for t in figure_tables(page)] == ["| mode | rps |"]
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
+def test_every_figure_table_names_its_run_the_command_and_the_machine(page: Path) -> None:
+    """A reader can repeat and compare every table of figures: its section names the run id,
+    the command, and the machine (there or in the page's own words on its machines)."""
+    text = page.read_text()
+    machine_page = bool(re.search(r"^## The machines", text, re.MULTILINE))
+    for title, section, header in figure_tables(text):
+        if NOT_MEASURED.search(section):
+            continue
+        missing = [
+            what
+            for what, pattern in (("a run id", RUN_ID), ("the command", COMMAND))
+            if not pattern.search(section)
+        ]
+        if not (machine_page or MACHINE.search(section)):
+            missing.append("the machine")
+        assert not missing, f"{page.name} {title!r}, table {header[:50]!r}: no {', '.join(missing)}"

@@ -467,5 +467,9 @@ def test_a_dry_run_keeps_the_schedule_and_sends_nothing(ol):
     assert {a["outcome"] for a in attempts} == {"dry"}
     assert all(a["end"] == a["sent"] >= a["intended"] for a in attempts)
     assert result["check"]["send_lag_p50_s"] < 0.010, result["check"]
-    assert ol.build_parser().parse_args(["--url", "u", "--rate", "1", "--duration", "1",
-                                         "--timeout", "1", "--dry"]).dry is True
+    assert (
+        ol.build_parser()
+        .parse_args(["--url", "u", "--rate", "1", "--duration", "1", "--timeout", "1", "--dry"])
+        .dry
+        is True
+    )
