@@ -30,6 +30,7 @@ import asyncio
 import errno
 import json
 import math
+import multiprocessing
 import random
 import sys
 import time
@@ -51,6 +52,10 @@ MAX_SEND_LAG_P99_S = 0.010
 # The longest any single send may lag: a tenth of a bin, 2.5% of a user's 4 s of patience.
 MAX_SEND_LAG_S = 0.100
 WATCH_INTERVAL_S = 1.0
+MAX_PROCESSES = 8
+# With several processes, second 0 is this far after the parent's start: every process is
+# waiting on the shared monotonic clock by then.
+START_AFTER_S = 0.5
 WATCH_TIMEOUT_S = 0.8
 ARRIVALS = ("constant", "poisson")
 SUCCESS = "ok"
@@ -104,6 +109,10 @@ class Settings:
     # Keep the schedule and send nothing: the send lag the machine alone causes (the OS
     # waking the generator late), to set beside a real run's (docs/story.md).
     dry: bool = False
+    # The visits dealt in turn to this many processes, an event loop each, started together
+    # on one clock: under a storm of failures and reloads one loop's own work (hundreds of
+    # connections opened and timed out a second) made sends late (docs/story.md).
+    processes: int = 1
 
     def __post_init__(self) -> None:
         validate(self)
@@ -124,6 +133,8 @@ def validate(s: Settings) -> None:
     if s.max_attempts < 1:
         raise SettingsError(f"max attempts must be at least 1 (1 = no refresh), got "
                             f"{s.max_attempts}")
+    if not 1 <= s.processes <= MAX_PROCESSES:
+        raise SettingsError(f"processes must be 1 to {MAX_PROCESSES}, got {s.processes}")
     if s.arrival not in ARRIVALS:
         raise SettingsError(f"arrival must be one of {', '.join(ARRIVALS)}, got {s.arrival!r}")
     if not s.phases:
@@ -230,8 +241,12 @@ def classify(exc: BaseException) -> tuple[str, str]:
 class Generator:
     """Runs one schedule against one URL and keeps every attempt."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, shard: int = 0, t0: float | None = None) -> None:
         self.s = settings
+        # This process sends the visits whose number modulo the processes is its shard; the
+        # first one also sends the events and polls the watches.
+        self.shard = shard
+        self._start_at = t0
         self.attempts: list[Attempt] = []
         self.events: list[dict] = []
         self.watches: list[dict] = []
@@ -326,13 +341,17 @@ class Generator:
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
                 aiohttp.ClientSession(timeout=timeout) as side:
             self.loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
-            self._t0 = time.monotonic()
-            self.t0_wall = time.time()
-            side_tasks = [asyncio.ensure_future(self._event(side, e)) for e in s.events]
-            side_tasks += [asyncio.ensure_future(self._watch(side, w, s.duration))
-                           for w in s.watches]
+            self._t0 = time.monotonic() if self._start_at is None else self._start_at
+            self.t0_wall = time.time() + (self._t0 - time.monotonic())
+            side_tasks = []
+            if self.shard == 0:
+                side_tasks += [asyncio.ensure_future(self._event(side, e)) for e in s.events]
+                side_tasks += [asyncio.ensure_future(self._watch(side, w, s.duration))
+                               for w in s.watches]
             visits = []
             for visit, start in enumerate(schedule):
+                if visit % s.processes != self.shard:
+                    continue
                 await self._sleep_until(start)
                 visits.append(asyncio.ensure_future(self._visit(session, visit, start)))
             sent_all = self.now()
@@ -394,10 +413,45 @@ def settings_dict(s: Settings) -> dict:
     return asdict(s)
 
 
-def run(settings: Settings) -> dict:
+def _run_shard(settings: Settings, shard: int, t0: float | None) -> dict:
     if uvloop is not None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    return asyncio.run(Generator(settings).run())
+    return asyncio.run(Generator(settings, shard=shard, t0=t0).run())
+
+
+def run(settings: Settings) -> dict:
+    if settings.processes == 1:
+        return _run_shard(settings, 0, None)
+    t0 = time.monotonic() + START_AFTER_S
+    # fork: each process starts with this one's settings and modules, before any event loop.
+    with multiprocessing.get_context("fork").Pool(settings.processes) as pool:
+        parts = pool.starmap(_run_shard, [(settings, k, t0) for k in range(settings.processes)])
+    return merge(parts)
+
+
+def merge(parts: list[dict]) -> dict:
+    """One result from the processes' results: every attempt, the self-check and the peak in
+    flight over all of them, the events and watches of the first."""
+    cols = parts[0]["columns"]
+    i_visit, i_attempt, i_intended, i_sent, i_end = (
+        cols.index(c) for c in ("visit", "attempt", "intended", "sent", "end"))
+    attempts = sorted((row for p in parts for row in p["attempts"]),
+                      key=lambda r: (r[i_intended], r[i_visit], r[i_attempt]))
+    edges = sorted([(r[i_sent], 1) for r in attempts] + [(r[i_end], -1) for r in attempts])
+    peak = now = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    return {
+        **parts[0],
+        "sent_all_s": max(p["sent_all_s"] for p in parts),
+        "finished_s": max(p["finished_s"] for p in parts),
+        "peak_in_flight": peak,
+        "check": self_check(sorted(r[i_sent] - r[i_intended] for r in attempts)),
+        "attempts": attempts,
+        "events": [e for p in parts for e in p["events"]],
+        "watches": [w for p in parts for w in p["watches"]],
+    }
 
 
 # --- command line ---------------------------------------------------------------------------
@@ -454,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="send one request at a fixed time of the run (repeatable)")
     p.add_argument("--watch", action="append", default=[], metavar="NAME=URL",
                    help="poll a status URL every second during the run (repeatable)")
+    p.add_argument("--processes", type=int, default=2,
+                   help="deal the visits to this many processes, an event loop each "
+                        f"(1 to {MAX_PROCESSES}; default 2)")
     p.add_argument("--dry", action="store_true",
                    help="keep the schedule but send nothing: the send lag of the machine alone")
     p.add_argument("--out", help="write the JSON result here (default: stdout)")
@@ -470,6 +527,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         events=tuple(parse_event(e) for e in args.at),
         watches=tuple(parse_watch(w) for w in args.watch),
         dry=args.dry,
+        processes=args.processes,
     )
 
 

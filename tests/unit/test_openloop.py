@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 from aiohttp import web
@@ -146,6 +147,7 @@ def rows(result: dict) -> list[dict]:
         ({"arrival": "bursty"}, "arrival must be one of"),
         ({"url": "ingress:8080"}, "url must start with http"),
         ({"phases": "empty"}, "at least one phase"),
+        ({"processes": 0}, "processes must be 1 to 8"),
     ],
 )
 def test_bad_settings_are_clear_errors(ol, change, says):
@@ -473,3 +475,56 @@ def test_a_dry_run_keeps_the_schedule_and_sends_nothing(ol):
         .dry
         is True
     )
+
+
+def test_two_processes_send_the_same_visits_as_one_on_one_clock(ol):
+    """--processes 2: the visits dealt in turn to two event loops started together; every visit
+    of the schedule sent once, at its time, the event once, a watch poll once a second."""
+    seen: list[str] = []
+
+    async def handler(request):
+        seen.append(request.method)
+        return web.Response(text="ok")
+
+    with serve(handler) as url:
+        base = settings(ol, url, duration=2.5, phases=(ol.Phase(rate=20, seconds=None),))
+        one = ol.run(base)
+        two = ol.run(
+            replace(
+                base,
+                processes=2,
+                events=(ol.Event(at=1.0, method="POST", url=url),),
+                watches=(ol.Watch(name="status", url=url),),
+            )
+        )
+    a, b = rows(one), rows(two)
+    assert [(r["visit"], r["intended"]) for r in a] == [(r["visit"], r["intended"]) for r in b]
+    assert {r["outcome"] for r in b} == {"ok"} and two["visits"] == len(b) == 50
+    # One clock: every send close to its intended time, whichever process sent it.
+    assert all(0 <= r["sent"] - r["intended"] < 0.05 for r in b), two["check"]
+    assert seen.count("POST") == 1 and len(two["events"]) == 1
+    assert [round(w["t"]) for w in two["watches"]] == [0, 1, 2]
+    assert 1 <= two["peak_in_flight"] <= 50
+
+
+def test_merged_processes_count_the_peak_in_flight_over_all_of_them(ol):
+    cols = list(ol.COLUMNS)
+
+    def part(*spans, shard):
+        rows_ = [[v, 1, s, s, e, "ok", 200, ""] for v, (s, e) in enumerate(spans, start=shard)]
+        return {
+            "columns": cols,
+            "attempts": rows_,
+            "sent_all_s": 1.0,
+            "finished_s": 3.0,
+            "events": [],
+            "watches": [],
+            "peak_in_flight": 99,
+            "check": {},
+        }
+
+    # Two attempts overlap across the processes ([0, 2) and [1, 3)), the third does not.
+    merged = ol.merge([part((0.0, 2.0), (2.5, 2.6), shard=0), part((1.0, 3.0), shard=10)])
+    assert merged["peak_in_flight"] == 2
+    assert [r[0] for r in merged["attempts"]] == [0, 10, 1]
+    assert merged["check"]["valid"] is True
