@@ -106,9 +106,10 @@ REMEDIES: tuple[Remedy, ...] = (
     ),
     Remedy(
         "breaker",
-        "a circuit breaker (pybreaker: 5 failures, 10 s) with a lesser page",
+        "a circuit breaker (circuitbreaker: 5 failures, 10 s) with a lesser page",
         "story/remedies/breaker.yml",
-        "pybreaker's CircuitBreaker(fail_max=5, reset_timeout=10) on the call, with a 1.5 s "
+        "circuitbreaker's CircuitBreaker(failure_threshold=5, recovery_timeout=10) on the call, "
+        "with a 1.5 s "
         "timeout",
         "users get a lesser page (not counted as goodput) while it is open, also for the calls "
         "that would have succeeded",
