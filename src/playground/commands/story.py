@@ -24,7 +24,7 @@ from playground.commands import options
 from playground.commands.session import build, session
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, story_targets
-from playground.story import findings, report
+from playground.story import cells, findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story, run_sweep
@@ -319,7 +319,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
     for t in run.targets:
-        out.print(f"{t.name}: {report.verdict(t)}")
+        out.print(f"{t.name}: {cells.verdict(t)}")
     out.print(f"results: {story.store.path}")
     for path in paths[:2]:
         out.print(f"         {path}")

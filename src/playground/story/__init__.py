@@ -4,5 +4,7 @@
 the settings (:mod:`playground.storymodel`), :mod:`.run` measures each target (the
 generator's command line: :mod:`.plan`; what the servers show: :mod:`.serverside`; the
 figures: :mod:`.analysis`, :mod:`.sweep`, :mod:`.closedloop`; the verdicts: :mod:`.findings`),
-and :mod:`.report` with :mod:`.charts` writes the report.
+and :mod:`.report` writes the report (its sections: :mod:`.loadcurve` for the sweep and the
+cliff, :mod:`.othertools` for ab and oha; its cells: :mod:`.cells`; the per-second charts:
+:mod:`.charts`); :mod:`.compare` sets two runs side by side.
 """

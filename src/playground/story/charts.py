@@ -1,5 +1,6 @@
-"""The story's charts: per target a per-second chart with the incident shaded, and the sweep's
-goodput against offered load. PNGs beside the report, which embeds them."""
+"""The story's per-second charts: per target its run with the incident shaded, and every
+target's goodput overlaid. PNGs beside the report, which embeds them (the sweep's and the
+cliff's chart: :mod:`.loadcurve`)."""
 
 from __future__ import annotations
 
@@ -11,36 +12,12 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
 
-from playground.storymodel import (
-    Cliff,
-    StorySecond,
-    StorySettings,
-    StoryTarget,
-    Sweep,
-    SweepSettings,
-)
-
-SWEEP_STYLE = {
-    "threads": ("-", "o"),
-    "gevent": ("--", "s"),
-}
+from playground.storymodel import StorySecond, StorySettings, StoryTarget
 
 
 def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
     suffix = f"-{target.repeat}" if repeated else ""
     return f"story-{target.name.removeprefix('story-')}{suffix}.png"
-
-
-SWEEP_CHART = "story-sweep.png"
-CLIFF_CHART = "story-cliff.png"
-
-
-def cliff_sweep(cliff: Cliff) -> Sweep:
-    """The cliff's rate sweeps as one sweep, to draw like the others: goodput against offered
-    load, each pool's predicted capacity marked."""
-    steps = [c.rates for c in cliff.targets if c.rates is not None]
-    rates = sorted({s.rate for t in steps for s in t.steps}) or [1.0]
-    return Sweep(settings=SweepSettings(rates=rates, delay=cliff.delay), targets=steps)
 
 
 def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:
@@ -101,68 +78,6 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         f"{target.name}: {settings.rate:g} visits/s, third party "
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s → "
         f"{settings.normal_delay:g} s"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
-    """Goodput against offered load, a line per target, the ideal diagonal and each thread
-    pool's capacity (workers x threads / delay)."""
-    fig, ax = plt.subplots(figsize=(9, 6))
-    top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
-    ax.plot(
-        [0, top * 1.05],
-        [0, top * 1.05],
-        color="gray",
-        linestyle=":",
-        linewidth=1,
-        label="ideal: goodput = offered",
-    )
-    capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
-    for cap in capacities:
-        ax.axhline(
-            cap,
-            color="black",
-            linestyle="-.",
-            linewidth=1,
-            alpha=0.6,
-            label=f"thread pool's capacity: {settings.workers} x "
-            f"{settings.threads} / {sweep.settings.delay:g} s = {cap:g}/s",
-        )
-    for m in sweep.targets:
-        if not m.steps:
-            continue
-        style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
-        ax.plot(
-            [st.rate for st in m.steps],
-            [st.goodput_per_s for st in m.steps],
-            marker=marker,
-            linestyle=style,
-            linewidth=2,
-            label=m.name,
-        )
-        bad = [st for st in m.steps if not st.valid]
-        if bad:
-            ax.plot(
-                [st.rate for st in bad],
-                [st.goodput_per_s for st in bad],
-                linestyle="none",
-                marker="x",
-                color="black",
-                markersize=9,
-            )
-    ax.set_xlim(0, top * 1.05)
-    ax.set_ylim(0, top * 1.1)
-    ax.set_xlabel("offered load (visits/s, Poisson)")
-    ax.set_ylabel("goodput (2xx answers/s, measured window)")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle(
-        f"Goodput vs offered load, third party at {sweep.settings.delay:g} s; users reload "
-        f"after {settings.timeout:g} s (x: the generator's self-check failed)",
-        fontsize=10,
     )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
