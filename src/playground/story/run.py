@@ -29,7 +29,6 @@ from playground.scenarios import Target
 from playground.story import analysis, capacity, findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import (
-    API_PORT,
     STUB_STATUS_PORT,
     ab_args,
     incident_url,
@@ -42,6 +41,7 @@ from playground.story.serverside import (
     Targets,
     fetch_text,
     parse_access_log,
+    upstream_in_flight,
 )
 from playground.story.sweep import summarise_step
 from playground.storymodel import (
@@ -140,22 +140,13 @@ def brought_up(docker: Docker, target: Target) -> Iterator[Targets]:
         docker.down(target.compose_files)
 
 
-def _upstream_in_flight(servers: Targets) -> int | None:
-    body = fetch_text(f"http://{servers.api_ip}:{API_PORT}/control/stats")
-    try:
-        value = json.loads(body).get("in_flight") if body else None
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) else None
-
-
 def settle(servers: Targets, *, limit: float) -> float | None:
     """Wait until nothing waits on the third party for two looks a second apart (the last
     step's backlog is gone); the seconds it took, None if it was still busy at `limit`."""
     started = time.monotonic()
     quiet = 0
     while time.monotonic() - started < limit:
-        quiet = quiet + 1 if _upstream_in_flight(servers) == 0 else 0
+        quiet = quiet + 1 if upstream_in_flight(servers.api_ip) == 0 else 0
         if quiet >= 2:
             return round(time.monotonic() - started, 1)
         time.sleep(1.0)

@@ -105,6 +105,25 @@ def fetch_text(url: str) -> str | None:
         return None
 
 
+def fetch_json(url: str, fetch: Callable[[str], str | None] = fetch_text) -> dict[str, Any] | None:
+    """A JSON object from `url`; None when nothing or something else answered."""
+    body = fetch(url)
+    try:
+        value = json.loads(body) if body else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def upstream_in_flight(
+    api_ip: str | None, fetch: Callable[[str], str | None] = fetch_text
+) -> int | None:
+    """The calls waiting on the third party now (slow_api's own count)."""
+    stats = fetch_json(f"http://{api_ip}:{API_PORT}/control/stats", fetch) if api_ip else None
+    value = stats.get("in_flight") if stats else None
+    return value if isinstance(value, int) else None
+
+
 @dataclass
 class Targets:
     """Where to look, found once the scenario is up."""
@@ -160,14 +179,6 @@ class ServerSampler(Periodic):
             container=targets.app_container, pid=targets.app_pid
         )
 
-    def _json(self, url: str) -> dict[str, Any] | None:
-        body = self.fetch(url)
-        try:
-            value = json.loads(body) if body else None
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-
     def sample_once(self) -> ServerSample:
         row = ServerSample(monotonic=time.monotonic())
         if self.t.app_pid:
@@ -178,17 +189,15 @@ class ServerSampler(Periodic):
                 pass
         figures: dict[str, int | None] = {}
         if self.t.uwsgi_stats and self.t.app_ip:
-            stats = self._json(f"http://{self.t.app_ip}:{STATS_PORT}/")
+            stats = fetch_json(f"http://{self.t.app_ip}:{STATS_PORT}/", self.fetch)
             if stats is not None:
                 figures.update(uwsgi_figures(stats))
         if self.t.ingress_ip:
             body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
             if body:
                 figures.update(stub_status_figures(body))
-        if self.t.api_ip:
-            upstream = self._json(f"http://{self.t.api_ip}:{API_PORT}/control/stats")
-            if upstream is not None and isinstance(upstream.get("in_flight"), int):
-                figures["upstream_in_flight"] = upstream["in_flight"]
+        if (upstream := upstream_in_flight(self.t.api_ip, self.fetch)) is not None:
+            figures["upstream_in_flight"] = upstream
         for name, value in figures.items():
             setattr(row, name, value)
         sample = self._reader.read(row.monotonic)
