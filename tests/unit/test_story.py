@@ -13,7 +13,7 @@ from playground.errors import UsageError
 from playground.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
 from playground.story import analysis, findings, report
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import openloop_args, sweep_step_args
+from playground.story.plan import openloop_args
 from playground.story.run import measure_incident
 from playground.story.serverside import (
     ServerSample,
@@ -22,7 +22,7 @@ from playground.story.serverside import (
     stub_status_figures,
     uwsgi_figures,
 )
-from playground.story.sweep import summarise_step
+from playground.story.sweep import step_args, summarise_step
 from playground.storymodel import (
     GeneratorCheck,
     StoryError,
@@ -355,7 +355,7 @@ def test_bad_sweep_settings_are_clear_errors(change, says):
 
 def test_the_sweep_steps_use_the_story_users_and_a_fixed_third_party():
     story, sweep = StorySettings(), SweepSettings()
-    args = sweep_step_args(story, sweep, UWSGI_THREADS, rate=80, out="/out/s.json")
+    args = step_args(story, sweep, UWSGI_THREADS, rate=80, out="/out/s.json")
     assert args[args.index("--url") + 1] == "http://ingress:8080/?delay=2"
     assert args[args.index("--rate") + 1] == "80"
     assert args[args.index("--duration") + 1] == "25"

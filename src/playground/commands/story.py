@@ -27,7 +27,8 @@ from playground.scenarios import STORY_CONTENDERS, story_targets
 from playground.story import cells, findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
-from playground.story.run import Story, expected_seconds, run_story, run_sweep
+from playground.story.run import Story, expected_seconds, run_story
+from playground.story.sweep import run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()

@@ -23,7 +23,8 @@ from playground.compose import DockerError
 from playground.model import Finding
 from playground.scenarios import Target
 from playground.story import capacity, findings
-from playground.story.run import Story, as_run, run_incident, run_sweep_target
+from playground.story.run import Story, as_run, run_incident
+from playground.story.sweep import run_sweep_target
 from playground.storymodel import (
     Cliff,
     CliffTarget,

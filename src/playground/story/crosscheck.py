@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from playground.compose import DockerError, shown
 from playground.load import LoadOutputError, oha_command, oha_figures
 from playground.scenarios import Target
+from playground.scenarios import plain_decimal as num
+from playground.story import plan
 from playground.story.analysis import OK, GeneratorOutput, percentile
-from playground.story.plan import crosscheck_args
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import Targets
-from playground.storymodel import CrossCheck, ToolFigures
+from playground.storymodel import CrossCheck, StorySettings, ToolFigures
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"
@@ -77,6 +78,17 @@ def differences(a: ToolFigures, b: ToolFigures) -> list[str]:
     return out
 
 
+def openloop_args(
+    s: StorySettings, target: Target, *, rate: float, delay: float, duration: float, out: str
+) -> list[str]:
+    """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third party
+    at `delay` throughout."""
+    options = ["--arrival", "constant", "--timeout", num(s.timeout), "--no-refresh"]
+    return plan.openloop(
+        target.url(delay=delay), rate=rate, duration=duration, options=options, out=out
+    )
+
+
 def rates(*, pool: int, delay: float) -> list[float]:
     """Below, at and above the capacity of a pool of `pool` threads at `delay`."""
     return [round(share * pool / delay, 1) for share in SHARES]
@@ -91,7 +103,7 @@ def _one(
     ours_argv = generator(
         story,
         target,
-        crosscheck_args(
+        openloop_args(
             settings, target, rate=rate, delay=delay, duration=duration, out=f"/out/{out}"
         ),
         name=f"{target.name}-crosscheck",
@@ -112,9 +124,7 @@ def _one(
     )
     settle(servers, limit=30)
     proc = story.docker.run(ours_argv, check=False, timeout=bound(settings, duration))
-    output = read_output(
-        story.raw_dir / out, what=target.name, exit_code=proc.returncode, stderr=proc.stderr[-500:]
-    )
+    output = read_output(story.raw_dir / out, target.name, proc)
     settle(servers, limit=30)
     proc = story.docker.run(oha_argv, check=False, timeout=bound(settings, duration))
     (story.raw_dir / f"oha-{name}-{rate:g}.json").write_text(proc.stdout)

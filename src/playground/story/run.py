@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from subprocess import CompletedProcess
 
 from playground import remedies
 from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
@@ -28,13 +29,7 @@ from playground.sampling import wait_for
 from playground.scenarios import Target
 from playground.story import analysis, capacity, findings, repeats
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import (
-    STUB_STATUS_PORT,
-    ab_args,
-    incident_url,
-    openloop_args,
-    sweep_step_args,
-)
+from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
 from playground.story.serverside import (
     ServerSample,
     ServerSampler,
@@ -43,7 +38,6 @@ from playground.story.serverside import (
     parse_access_log,
     upstream_in_flight,
 )
-from playground.story.sweep import summarise_step
 from playground.storymodel import (
     ClosedLoop,
     Incident,
@@ -52,9 +46,6 @@ from playground.storymodel import (
     StorySettings,
     StorySummary,
     StoryTarget,
-    Sweep,
-    SweepSettings,
-    SweepTarget,
 )
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
@@ -183,9 +174,13 @@ def bound(settings: StorySettings, seconds: float) -> float:
     return seconds + settings.max_attempts * (settings.timeout + settings.refresh_delay) + SLACK_S
 
 
-def read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
+def read_output(path: Path, what: str, proc: CompletedProcess[str]) -> analysis.GeneratorOutput:
+    """The generator's output file, or a DockerError saying why there is none to read."""
     if not path.exists():
-        raise DockerError(f"{what}: the generator wrote no result (exit {exit_code}): {stderr}")
+        raise DockerError(
+            f"{what}: the generator wrote no result (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[-500:]}"
+        )
     try:
         return analysis.generator_output(json.loads(path.read_text()))
     except (ValueError, ModelError) as exc:
@@ -256,12 +251,7 @@ def run_incident(
         (
             story.raw_dir / out_name.replace("openloop-", "access-").replace(".json", ".log")
         ).write_text(access_text)
-    output = read_output(
-        story.raw_dir / out_name,
-        what=target.name,
-        exit_code=proc.returncode,
-        stderr=proc.stderr.strip()[-500:],
-    )
+    output = read_output(story.raw_dir / out_name, target.name, proc)
     incident, problems, summary, rows = measure_incident(
         output=output, samples=sampler.samples, access_text=access_text, settings=settings
     )
@@ -441,76 +431,3 @@ def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_l
     story.done(entry.name)
     if entry.summary is not None:
         story.info(_headline(entry))
-
-
-def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
-    """One target through every rate of the sweep, on one bring-up. Between steps the
-    servers drain (see `_settle`)."""
-    settings, docker = story.run.story, story.docker
-    entry = SweepTarget(
-        name=target.name,
-        title=target.title,
-        model=target.model,
-        server=target.server,
-        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
-        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
-    )
-    with brought_up(docker, target) as servers:
-        for rate in sweep.rates:
-            settled = settle(servers, limit=sweep.settle_s)
-            out_name = f"sweep-{target.name}-{rate:g}.json"
-            argv = generator(
-                story,
-                target,
-                sweep_step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
-                name=f"{target.name}-sweep",
-            )
-            entry.commands.append(shown(argv))
-            story.info(
-                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
-                f"{sweep.delay:g} s"
-            )
-            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
-            output = read_output(
-                story.raw_dir / out_name,
-                what=f"{target.name} at {rate:g}/s",
-                exit_code=proc.returncode,
-                stderr=proc.stderr.strip()[-500:],
-            )
-            step = summarise_step(
-                attempts=output.attempts,
-                check=output.check,
-                rate=rate,
-                warmup_s=sweep.warmup_s,
-                measure_s=sweep.measure_s,
-                settled_before_s=settled,
-            )
-            entry.steps.append(step)
-            story.info(
-                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
-                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
-                f"{'valid' if step.valid else 'INVALID'}"
-            )
-    return entry
-
-
-def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
-    story.run.sweep = Sweep(settings=sweep)
-    for base in targets:
-        target = as_run(base, story.run.story)
-        started = time.monotonic()
-        try:
-            entry = run_sweep_target(story, target, sweep)
-        except DockerError as exc:
-            story.warn(f"{target.name} (sweep): {exc}")
-            entry = SweepTarget(
-                name=target.name,
-                title=target.title,
-                model=target.model,
-                server=target.server,
-                error=str(exc),
-            )
-        entry.findings = findings.for_sweep_target(entry)
-        entry.wall_s = round(time.monotonic() - started, 1)
-        story.run.sweep.targets.append(entry)
-        story.save()

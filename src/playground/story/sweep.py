@@ -1,19 +1,41 @@
-"""Goodput against offered load: one step of the sweep, from the generator's rows to its figures.
+"""Goodput against offered load (`playground story --sweep`): per target, one short step per
+offered rate on one bring-up, the third party at a fixed delay, no incident.
 
-Each step is a constant offered rate with the third party at a fixed delay. Its first
-`warmup_s` seconds fill the servers and are not counted; the figures are over the measured
-window after it, by the second each attempt was meant to be sent (offered, attempts) or
-ended (goodput, timeouts, errors). A user's latency counts from the intended send of the
+Each step is a constant offered rate; the servers drain before it (:func:`.run.settle`). Its
+first `warmup_s` seconds fill the servers and are not counted; the figures are over the
+measured window after it, by the second each attempt was meant to be sent (offered, attempts)
+or ended (goodput, timeouts, errors). A user's latency counts from the intended send of the
 first attempt to the first success, refreshes included, for the visits that arrived in the
 window; every visit is followed to its end (the generator waits for them).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
+from playground.compose import DockerError, shown
+from playground.scenarios import Target
+from playground.story import findings, plan
 from playground.story.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
-from playground.storymodel import GeneratorCheck, SweepStep
+from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
+from playground.storymodel import (
+    GeneratorCheck,
+    StorySettings,
+    Sweep,
+    SweepSettings,
+    SweepStep,
+    SweepTarget,
+)
+
+
+def step_args(
+    s: StorySettings, sweep: SweepSettings, target: Target, *, rate: float, out: str
+) -> list[str]:
+    """The generator's command line for one step: a constant offered rate, the third party at
+    the sweep's delay throughout, the story's users (refreshes included)."""
+    url = target.url(delay=sweep.delay)
+    return plan.openloop(url, rate=rate, duration=sweep.step_s, options=plan.users(s), out=out)
 
 
 def summarise_step(
@@ -48,3 +70,72 @@ def summarise_step(
         window_s=float(len(window)),
         settled_before_s=settled_before_s,
     )
+
+
+def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
+    """One target through every rate of the sweep, on one bring-up, the servers drained
+    before each step."""
+    settings, docker = story.run.story, story.docker
+    entry = SweepTarget(
+        name=target.name,
+        title=target.title,
+        model=target.model,
+        server=target.server,
+        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
+        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
+    )
+    with brought_up(docker, target) as servers:
+        for rate in sweep.rates:
+            settled = settle(servers, limit=sweep.settle_s)
+            out_name = f"sweep-{target.name}-{rate:g}.json"
+            argv = generator(
+                story,
+                target,
+                step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
+                name=f"{target.name}-sweep",
+            )
+            entry.commands.append(shown(argv))
+            story.info(
+                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
+                f"{sweep.delay:g} s"
+            )
+            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
+            output = read_output(story.raw_dir / out_name, f"{target.name} at {rate:g}/s", proc)
+            step = summarise_step(
+                attempts=output.attempts,
+                check=output.check,
+                rate=rate,
+                warmup_s=sweep.warmup_s,
+                measure_s=sweep.measure_s,
+                settled_before_s=settled,
+            )
+            entry.steps.append(step)
+            story.info(
+                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
+                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
+                f"{'valid' if step.valid else 'INVALID'}"
+            )
+    return entry
+
+
+def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
+    """Each target through the sweep; results.json after each."""
+    story.run.sweep = Sweep(settings=sweep)
+    for base in targets:
+        target = as_run(base, story.run.story)
+        started = time.monotonic()
+        try:
+            entry = run_sweep_target(story, target, sweep)
+        except DockerError as exc:
+            story.warn(f"{target.name} (sweep): {exc}")
+            entry = SweepTarget(
+                name=target.name,
+                title=target.title,
+                model=target.model,
+                server=target.server,
+                error=str(exc),
+            )
+        entry.findings = findings.for_sweep_target(entry)
+        entry.wall_s = round(time.monotonic() - started, 1)
+        story.run.sweep.targets.append(entry)
+        story.save()
