@@ -9,6 +9,7 @@ their goodput and their 2xx answers' latency p50 and p99 should agree within
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from playground.compose import DockerError, shown
@@ -37,11 +38,6 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
     """The generator's attempts as the figures oha reports: every attempt of a run without
     refreshes, the 2xx among them, their latency from the intended send."""
     ok = [a for a in output.attempts if a.outcome == OK]
-    errors: dict[str, int] = {}
-    for a in output.attempts:
-        if a.outcome != OK:
-            key = f"http {a.status}" if a.outcome == "status" else a.outcome
-            errors[key] = errors.get(key, 0) + 1
     latencies = [a.latency for a in ok]
     return ToolFigures(
         tool="openloop",
@@ -50,7 +46,7 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
         duration_s=duration_s,
         latency_p50_s=percentile(latencies, 50),
         latency_p99_s=percentile(latencies, 99),
-        errors=errors,
+        errors=dict(Counter(a.kind for a in output.attempts if a.outcome != OK)),
     )
 
 
