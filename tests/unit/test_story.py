@@ -235,7 +235,7 @@ def _result(attempts):
 
 def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    samples = [ServerSample(monotonic=103.4, listen_queue=9, threads=129)]
+    samples = [ServerSample(monotonic=103.4, figures={"listen_queue": 9, "threads": 129})]
     access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
     incident, problems, s, rows = measure_incident(
         output=analysis.generator_output(_result(ATTEMPTS)),

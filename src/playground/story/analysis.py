@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from playground.model import ModelError
@@ -140,9 +140,6 @@ def visits_from(attempts: Sequence[Attempt]) -> list[Visit]:
     return sorted(visits, key=lambda v: v.start)
 
 
-_SERVER_FIELDS = tuple(f.name for f in fields(ServerSample) if f.name != "monotonic")
-
-
 def per_second(
     attempts: Sequence[Attempt],
     *,
@@ -178,9 +175,7 @@ def per_second(
         for sample in server:
             s = int(sample.monotonic - t0_monotonic)
             if 0 <= s < n:
-                for name in _SERVER_FIELDS:
-                    if (value := getattr(sample, name)) is not None:
-                        samples[s][name] = value
+                samples[s].update(sample.figures)
     nginx: dict[str, list[int]] | None = None
     if access:
         nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n}

@@ -15,7 +15,7 @@ import json
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -136,26 +136,15 @@ class Targets:
     uwsgi_stats: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServerSample:
-    """What the servers showed at one moment (None: not read, or not this kind of server)."""
+    """What the servers showed at one moment, by the names of the per-second rows
+    (:class:`~playground.storymodel.StorySecond`: listen_queue, busy_cores, nginx_active,
+    upstream_in_flight, threads, rss_mb, ...); a figure not read, or not this kind of
+    server's, is left out."""
 
     monotonic: float  # the machine's monotonic clock, shared by every container
-    listen_queue: int | None = None
-    uwsgi_listen_queue: int | None = None
-    uwsgi_listen_queue_errors: int | None = None
-    busy_workers: int | None = None
-    busy_cores: int | None = None
-    cores: int | None = None
-    nginx_active: int | None = None
-    nginx_reading: int | None = None
-    nginx_writing: int | None = None
-    nginx_waiting: int | None = None
-    upstream_in_flight: int | None = None
-    threads: int | None = None
-    processes: int | None = None
-    cpu_pct: float | None = None
-    rss_mb: float | None = None
+    figures: dict[str, float] = field(default_factory=dict)
 
 
 class ServerSampler(Periodic):
@@ -180,31 +169,28 @@ class ServerSampler(Periodic):
         )
 
     def sample_once(self) -> ServerSample:
-        row = ServerSample(monotonic=time.monotonic())
+        now = time.monotonic()
+        figures: dict[str, float | None] = {}
         if self.t.app_pid:
             try:
                 text = Path(f"/proc/{self.t.app_pid}/net/tcp").read_text()
-                row.listen_queue = accept_queue(text, port=APP_PORT)
+                figures["listen_queue"] = accept_queue(text, port=APP_PORT)
             except OSError:
                 pass
-        figures: dict[str, int | None] = {}
         if self.t.uwsgi_stats and self.t.app_ip:
             stats = fetch_json(f"http://{self.t.app_ip}:{STATS_PORT}/", self.fetch)
-            if stats is not None:
-                figures.update(uwsgi_figures(stats))
+            figures.update(uwsgi_figures(stats) if stats is not None else {})
         if self.t.ingress_ip:
             body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
-            if body:
-                figures.update(stub_status_figures(body))
-        if (upstream := upstream_in_flight(self.t.api_ip, self.fetch)) is not None:
-            figures["upstream_in_flight"] = upstream
-        for name, value in figures.items():
-            setattr(row, name, value)
-        sample = self._reader.read(row.monotonic)
-        if sample is not None:
-            row.threads = sample.threads
-            row.processes = sample.processes
-            row.cpu_pct = round(sample.cpu_pct, 1)
-            row.rss_mb = round(sample.rss_mb, 1)
-        self.samples.append(row)
-        return row
+            figures.update(stub_status_figures(body) if body else {})
+        figures["upstream_in_flight"] = upstream_in_flight(self.t.api_ip, self.fetch)
+        if (app := self._reader.read(now)) is not None:
+            figures.update(
+                threads=app.threads,
+                processes=app.processes,
+                cpu_pct=round(app.cpu_pct, 1),
+                rss_mb=round(app.rss_mb, 1),
+            )
+        sample = ServerSample(now, {k: v for k, v in figures.items() if v is not None})
+        self.samples.append(sample)
+        return sample
