@@ -14,6 +14,7 @@ import re
 import threading
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -144,14 +145,14 @@ def settle(servers: Targets, *, limit: float) -> float | None:
     return None
 
 
-def _access_log(docker: Docker, target: Target) -> str:
-    ingress = docker.container_id(target.compose_files, "ingress")
-    if not ingress:
-        return ""
-    log = docker.run(
-        ["docker", "exec", ingress, "cat", "/tmp/access.log"], check=False, quiet=True, timeout=60
-    )
-    return log.stdout
+def _access_log(story: Story, target: Target, name: str) -> str:
+    """nginx's access log (the container's /tmp/access.log), kept in raw/ as `name`."""
+    text = ""
+    if ingress := story.docker.container_id(target.compose_files, "ingress"):
+        argv = ["docker", "exec", ingress, "cat", "/tmp/access.log"]
+        text = story.docker.run(argv, check=False, quiet=True, timeout=60).stdout
+    (story.raw_dir / name).write_text(text)
+    return text
 
 
 def generator(
@@ -229,7 +230,8 @@ def run_incident(
     others: the cliff's incident delays)."""
     settings = settings or story.run.story
     docker = story.docker
-    out_name = f"openloop-{target.name}-{settings.incident_delay:g}s-{entry.repeat}.json"
+    stem = f"{target.name}-{settings.incident_delay:g}s-{entry.repeat}"
+    out_name = f"openloop-{stem}.json"
     argv = generator(
         story,
         target,
@@ -247,10 +249,7 @@ def run_incident(
         )
         with ServerSampler(servers) as sampler:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
-        access_text = _access_log(docker, target)
-        (
-            story.raw_dir / out_name.replace("openloop-", "access-").replace(".json", ".log")
-        ).write_text(access_text)
+        access_text = _access_log(story, target, f"access-{stem}.log")
     output = read_output(story.raw_dir / out_name, target.name, proc)
     incident, problems, summary, rows = measure_incident(
         output=output, samples=sampler.samples, access_text=access_text, settings=settings
@@ -268,9 +267,8 @@ def run_incident(
     )
 
 
-def _send_incident(url: str, at_wall: float, sent: list[float]) -> None:
-    """POST the control request at `at_wall`; `sent` gets its send time once slow_api took it."""
-    time.sleep(max(0.0, at_wall - time.time()))
+def _send_incident(url: str, sent: list[float]) -> None:
+    """POST the control request; `sent` gets its send time once slow_api took it."""
     started = time.time()
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10):
@@ -297,20 +295,13 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
         sent: list[float] = []
-        control = threading.Thread(
-            target=_send_incident,
-            daemon=True,
-            args=(
-                incident_url(settings, host=servers.api_ip),
-                time.time() + settings.before_s,
-                sent,
-            ),
-        )
+        url = incident_url(settings, host=servers.api_ip)
+        control = threading.Timer(settings.before_s, _send_incident, (url, sent))
+        control.daemon = True
         control.start()
         proc = docker.run(argv, check=False, timeout=settings.duration + SLACK_S)
         control.join(timeout=15)
-        access_text = _access_log(docker, target)
-        (story.raw_dir / f"ab-access-{target.name}.log").write_text(access_text)
+        access_text = _access_log(story, target, f"ab-access-{target.name}.log")
     (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
         raise DockerError(f"{target.name}: the incident was never sent to slow_api")
@@ -328,12 +319,9 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         incident_wall=sent[0],
         incident_s=settings.incident_s,
     )
-    statuses: dict[str, int] = {}
-    for r in parse_access_log(access_text):
-        statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
     closed = replace(
         closed,
-        nginx_statuses=statuses,
+        nginx_statuses=dict(Counter(str(r.status) for r in parse_access_log(access_text))),
         incident_control=incident_url(settings) + f" at {settings.before_s:g} s",
         commands=[
             shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
