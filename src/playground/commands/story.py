@@ -23,7 +23,7 @@ from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
 from playground.results import RunStore
-from playground.scenarios import STORY_CONTENDERS, story_targets
+from playground.scenarios import STORY_CONTENDERS, Target, story_targets
 from playground.story import cells, findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
@@ -98,6 +98,10 @@ def add_parser(sub: Any) -> None:
         help=f"targets to run: {names} (default: those four); a remedy layered on a thread "
         f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
     )
+
+    def switch(flag: str, text: str) -> None:
+        p.add_argument(flag, action="store_true", help=text)
+
     d = DEFAULTS
     for flag, attr, kind, text in STORY_FLAGS:
         p.add_argument(
@@ -114,21 +118,15 @@ def add_parser(sub: Any) -> None:
         help="ab's connections for --closed-loop (default: rate x normal delay, "
         f"{d.closed_loop_concurrency})",
     )
-    p.add_argument(
-        "--closed-loop",
-        action="store_true",
-        help="also drive the same incident with ab (a closed loop), per target",
-    )
-    p.add_argument(
+    switch("--closed-loop", "also drive the same incident with ab (a closed loop), per target")
+    switch(
         "--sweep",
-        action="store_true",
-        help="also sweep goodput against offered load per target, the third party "
+        "also sweep goodput against offered load per target, the third party "
         "at a fixed delay (--sweep-*)",
     )
-    p.add_argument(
+    switch(
         "--cross-check",
-        action="store_true",
-        help="also check the generator against oha (an independent open-loop tool) per "
+        "also check the generator against oha (an independent open-loop tool) per "
         "target: the same constant rates, below, at and above the thread pool's capacity at "
         "--cross-check-delay; builds oha's image first (several minutes the first time)",
     )
@@ -144,24 +142,21 @@ def add_parser(sub: Any) -> None:
         default=30.0,
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
-    p.add_argument(
+    switch(
         "--contenders",
-        action="store_true",
-        help="the 2026 contenders through the incident, behind the same nginx at the same "
+        "the 2026 contenders through the incident, behind the same nginx at the same "
         "scale (Granian, with its backpressure too, Uvicorn + a2wsgi, Flask async views, Quart, "
         "free-threaded gthread), after Gunicorn's gthread and gevent",
     )
-    p.add_argument(
+    switch(
         "--remedies",
-        action="store_true",
-        help="the remedies table: for each thread-pool target named (default: "
+        "the remedies table: for each thread-pool target named (default: "
         "gunicorn-threads, which collapses at the story's defaults), the pool as it is, gevent "
         "on the same server, then every remedy that fits it, through the same incident",
     )
-    p.add_argument(
+    switch(
         "--cliff",
-        action="store_true",
-        help="also find each thread pool's cliff against Little's law's prediction: a sweep "
+        "also find each thread pool's cliff against Little's law's prediction: a sweep "
         "of offered load from 80%% to 120%% of the predicted capacity in 5%% steps at "
         "--cliff-delay, then the incident at delays 1.8 to 2.8 s (long: about 20 minutes a "
         "thread pool)",
@@ -172,10 +167,9 @@ def add_parser(sub: Any) -> None:
         default=2.0,
         help="the third party's delay during the cliff's rate sweep (default 2)",
     )
-    p.add_argument(
+    switch(
         "--no-incident",
-        action="store_true",
-        help="leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
+        "leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
     )
     w = SWEEP
     p.add_argument(
@@ -200,7 +194,7 @@ def add_parser(sub: Any) -> None:
         "headline figure as median and min-max (default 1)",
     )
     p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
-    p.add_argument("--no-refresh", action="store_true", help="users never reload")
+    switch("--no-refresh", "users never reload")
     p.set_defaults(handler=cmd_story)
 
 
@@ -218,8 +212,8 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
     )
 
 
-def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
-    # Everything a reader can get wrong is refused here, before Docker is touched.
+def _targets(args: argparse.Namespace) -> list[Target]:
+    """The targets named, with the contenders or the remedies added where asked."""
     targets = remedies.resolve(args.targets)
     if args.contenders:
         named = targets if args.targets else []
@@ -229,10 +223,17 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         targets = remedies.table(
             targets if args.targets else remedies.resolve(["gunicorn-threads"])
         )
+    return targets
+
+
+def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # Everything a reader can get wrong is refused here, before Docker is touched.
+    targets = _targets(args)
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
-    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check or args.cliff):
+    later = args.sweep or args.cross_check or args.cliff  # the parts after the incident's
+    if args.no_incident and not (args.closed_loop or later):
         raise StoryError(
             "--no-incident leaves nothing to run: add --closed-loop, --sweep, --cross-check "
             "or --cliff"
@@ -267,11 +268,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(
             f"{measurements} measurements through the incident ({', '.join(t.name for t in targets)}): "
             f"about {seconds / 60:.0f} minutes"
-            + (
-                " before the sweep, cross-check or cliff"
-                if args.sweep or args.cross_check or args.cliff
-                else ""
-            )
+            + (" before the sweep, cross-check or cliff" if later else "")
         )
         bar = Progress(
             TextColumn("{task.description}"),
@@ -292,20 +289,14 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         bar.start()
         try:
-            if not args.no_incident or args.closed_loop:
-                run_story(
-                    story, targets, incident=not args.no_incident, closed_loop=args.closed_loop
-                )
+            run_story(story, targets, incident=not args.no_incident, closed_loop=args.closed_loop)
             if sweep is not None:
                 run_sweep(story, targets, sweep)
             if args.cliff:
                 run_cliff(story, targets, delay=args.cliff_delay)
             if args.cross_check:
                 run_crosscheck(
-                    story,
-                    targets,
-                    delay=args.cross_check_delay,
-                    duration=args.cross_check_duration,
+                    story, targets, delay=args.cross_check_delay, duration=args.cross_check_duration
                 )
         except KeyboardInterrupt:
             bar.stop()
