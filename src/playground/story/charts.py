@@ -11,8 +11,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
 
 from playground.storymodel import StorySecond, StorySettings, StoryTarget
+
+
+def save(fig: Figure, path: Path) -> None:
+    """The figure laid out, written as a PNG at 100 dpi, and closed."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
@@ -79,9 +87,7 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s → "
         f"{settings.normal_delay:g} s"
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 OVERLAY_CHART = "story-goodput.png"
@@ -117,6 +123,4 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s), every target",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 from matplotlib import pyplot as plt
 
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.story import findings
 from playground.story.cells import DASH, error, num, pct
+from playground.story.charts import save
 from playground.storymodel import (
     Cliff,
     CliffTarget,
@@ -255,6 +253,4 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
         f"after {settings.timeout:g} s (x: the generator's self-check failed)",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
