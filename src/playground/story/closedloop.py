@@ -32,37 +32,26 @@ def summarise_ab(
     t0 = min((r.start_s for r in requests), default=int(incident_wall))
     at = incident_wall - t0
     end = max(result.time_taken_s, max((r.start_s - t0 + 1 for r in requests), default=0))
-    bounds = {
-        "before": (0.0, at),
-        "during": (at, at + incident_s),
-        "after": (at + incident_s, max(end, at + incident_s)),
-    }
-    placed: dict[str, list[float]] = {name: [] for name in PHASES}
+    edges = (0.0, at, at + incident_s, max(end, at + incident_s))
+    placed: list[list[float]] = [[], [], []]
     for r in requests:
         middle = r.start_s - t0 + 0.5
-        name = "before" if middle < at else "during" if middle < at + incident_s else "after"
-        placed[name].append(r.total_ms / 1000)
-    phases = []
-    for name in PHASES:
-        lo, hi = bounds[name]
-        times = placed[name]
-        phases.append(
-            AbPhase(
-                name=name,
-                start_s=round(lo, 3),
-                end_s=round(hi, 3),
-                requests=len(times),
-                per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
-                latency_p50_s=percentile(times, 50),
-                latency_max_s=max(times) if times else None,
-            )
+        placed[0 if middle < at else 1 if middle < at + incident_s else 2].append(r.total_ms / 1000)
+    phases = [
+        AbPhase(
+            name=name,
+            start_s=round(lo, 3),
+            end_s=round(hi, 3),
+            requests=len(times),
+            per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
+            latency_p50_s=percentile(times, 50),
+            latency_max_s=max(times) if times else None,
         )
+        for name, lo, hi, times in zip(PHASES, edges[:-1], edges[1:], placed, strict=True)
+    ]
     problems = []
-    if sum(p.requests for p in phases) != len(requests):
-        problems.append(
-            f"{sum(p.requests for p in phases)} requests in the phases, "
-            f"{len(requests)} in ab's -g file"
-        )
+    if (phased := sum(len(times) for times in placed)) != len(requests):
+        problems.append(f"{phased} requests in the phases, {len(requests)} in ab's -g file")
     if len(requests) != result.complete:
         problems.append(
             f"{len(requests)} rows in ab's -g file, ab reported {result.complete} complete"

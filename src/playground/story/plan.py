@@ -32,36 +32,16 @@ AB_INACTIVITY_S = 30
 def openloop(url: str, *, rate: float, duration: float, options: list[str], out: str) -> list[str]:
     """The generator's command line, inside the load-generator container on the target's
     network: `rate` visits/s to `url` for `duration` s, writing its attempts to `out`."""
-    return [
-        "python",
-        OPENLOOP,
-        "--url",
-        url,
-        "--rate",
-        num(rate),
-        "--duration",
-        num(duration),
-        *options,
-        "--out",
-        out,
-    ]
+    head = ["python", OPENLOOP, "--url", url, "--rate", num(rate), "--duration", num(duration)]
+    return [*head, *options, "--out", out]
 
 
 def users(s: StorySettings) -> list[str]:
     """The generator's options for the story's users: arrivals, patience, reloads."""
     return [
-        "--arrival",
-        s.arrival,
-        "--seed",
-        str(s.seed),
-        "--timeout",
-        num(s.timeout),
-        "--refresh-delay",
-        num(s.refresh_delay),
-        "--refresh-backoff",
-        num(s.refresh_backoff),
-        "--max-attempts",
-        str(s.max_attempts),
+        *("--arrival", s.arrival, "--seed", str(s.seed)),
+        *("--timeout", num(s.timeout), "--refresh-delay", num(s.refresh_delay)),
+        *("--refresh-backoff", num(s.refresh_backoff), "--max-attempts", str(s.max_attempts)),
     ]
 
 
