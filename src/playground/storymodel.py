@@ -30,10 +30,6 @@ class StoryError(UsageError):
     """Settings that cannot make a story; the message says which and why."""
 
 
-def _finite(value: float) -> bool:
-    return math.isfinite(value)
-
-
 @dataclass(frozen=True)
 class StorySettings:
     """The incident and its users (the defaults are the war story's ratios, scaled by 5)."""
@@ -66,13 +62,13 @@ class StorySettings:
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
             value = getattr(self, name)
-            if not (_finite(value) and value > 0):
+            if not (math.isfinite(value) and value > 0):
                 raise StoryError(f"{name} must be above 0, got {value}")
         for name in ("normal_delay", "before_s", "after_s", "refresh_delay"):
             value = getattr(self, name)
-            if not (_finite(value) and value >= 0):
+            if not (math.isfinite(value) and value >= 0):
                 raise StoryError(f"{name} must be 0 or more, got {value}")
-        if not (_finite(self.refresh_backoff) and self.refresh_backoff >= 1):
+        if not (math.isfinite(self.refresh_backoff) and self.refresh_backoff >= 1):
             raise StoryError(f"refresh_backoff must be 1 or more, got {self.refresh_backoff}")
         if not self.incident_delay > self.normal_delay:
             raise StoryError(
@@ -141,18 +137,18 @@ class SweepSettings:
         if not self.rates:
             raise StoryError("the sweep needs at least one rate")
         for rate in self.rates:
-            if not (_finite(rate) and rate > 0):
+            if not (math.isfinite(rate) and rate > 0):
                 raise StoryError(f"every sweep rate must be above 0, got {rate:g}")
-        if not (_finite(self.delay) and 0 < self.delay <= MAX_UPSTREAM_DELAY_S):
+        if not (math.isfinite(self.delay) and 0 < self.delay <= MAX_UPSTREAM_DELAY_S):
             raise StoryError(
                 f"the sweep's delay must be above 0 and at most 60 s "
                 f"(slow_api's MAX_DELAY), got {self.delay:g}"
             )
-        if not (_finite(self.warmup_s) and self.warmup_s >= 0):
+        if not (math.isfinite(self.warmup_s) and self.warmup_s >= 0):
             raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
         for name in ("measure_s", "settle_s"):
             value = getattr(self, name)
-            if not (_finite(value) and value >= 1):
+            if not (math.isfinite(value) and value >= 1):
                 raise StoryError(f"the sweep's {name} must be at least 1 s, got {value:g}")
 
     @property

@@ -32,23 +32,14 @@ def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:
     return [getattr(r, name) for r in rows]
 
 
-def _has(rows: Sequence[StorySecond], name: str) -> bool:
-    return any(getattr(r, name) is not None for r in rows)
-
-
 def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> None:
     rows = target.seconds
     t = [r.t + 0.5 for r in rows]
     start = target.incident.start if target.incident else settings.before_s
+    end = start + settings.incident_s
     fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
     for ax in axes:
-        ax.axvspan(
-            start,
-            start + settings.incident_s,
-            color="tab:red",
-            alpha=0.08,
-            label="incident (third party slow)",
-        )
+        ax.axvspan(start, end, color="tab:red", alpha=0.08, label="incident (third party slow)")
         ax.grid(alpha=0.3)
     ax = axes[0]
     ax.plot(t, _series(rows, "arrivals"), label="arrivals (new visits)", color="tab:gray")
@@ -65,7 +56,7 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         ("busy_cores", "uWSGI busy threads/greenlets", "tab:olive", "--"),
         ("threads", "OS threads (app)", "black", ":"),
     ):
-        if _has(rows, name):
+        if any(getattr(r, name) is not None for r in rows):
             ax.plot(t, _series(rows, name), label=label, color=color, linestyle=style)
     ax.set_ylabel("requests / threads")
     ax.legend(loc="upper left", fontsize=8, ncol=2)

@@ -201,13 +201,9 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     pool's capacity (workers x threads / delay)."""
     fig, ax = plt.subplots(figsize=(9, 6))
     top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
+    ideal = [0, top * 1.05]
     ax.plot(
-        [0, top * 1.05],
-        [0, top * 1.05],
-        color="gray",
-        linestyle=":",
-        linewidth=1,
-        label="ideal: goodput = offered",
+        ideal, ideal, color="gray", linestyle=":", linewidth=1, label="ideal: goodput = offered"
     )
     capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
     for cap in capacities:
@@ -224,14 +220,8 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
         if not m.steps:
             continue
         style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
-        ax.plot(
-            [st.rate for st in m.steps],
-            [st.goodput_per_s for st in m.steps],
-            marker=marker,
-            linestyle=style,
-            linewidth=2,
-            label=m.name,
-        )
+        rates, goodput = [st.rate for st in m.steps], [st.goodput_per_s for st in m.steps]
+        ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
         bad = [st for st in m.steps if not st.valid]
         if bad:
             ax.plot(

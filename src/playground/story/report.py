@@ -248,12 +248,7 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
         cliff_chart = loadcurve.CLIFF_CHART
         loadcurve.plot_sweep(loadcurve.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
     blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay)
-    names = [
-        *([overlay] if overlay else []),
-        *target_charts.values(),
-        *([sweep_chart] if sweep_chart else []),
-        *([cliff_chart] if cliff_chart else []),
-    ]
+    names = [n for n in (overlay, *target_charts.values(), sweep_chart, cliff_chart) if n]
     images = {name: (run_dir / name).read_bytes() for name in names}
     md, page = run_dir / "report.md", run_dir / "report.html"
     md.write_text(render_markdown(blocks), encoding="utf-8", newline="\n")
