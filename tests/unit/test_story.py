@@ -237,12 +237,14 @@ def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     samples = [ServerSample(monotonic=103.4, figures={"listen_queue": 9, "threads": 129})]
     access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
-    incident, problems, s, rows = measure_incident(
+    t = measure_incident(
+        StoryTarget(),
         output=analysis.generator_output(_result(ATTEMPTS)),
         samples=samples,
         access_text=access,
         settings=settings,
     )
+    incident, problems, s, rows = t.incident, t.adds_up, t.summary, t.seconds
     assert problems == []
     assert incident.start == 2.0 and incident.seconds == 4
     assert rows[3].listen_queue == 9 and rows[3].threads == 129 and rows[2].threads is None
@@ -255,22 +257,19 @@ def test_the_servers_and_the_access_log_line_up_with_the_attempts():
 def _target(name="story-uwsgi-threads", **kw) -> StoryTarget:
     """A target measured on the hand-made attempts above, with its findings decided."""
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    output = analysis.generator_output(_result(ATTEMPTS))
-    incident, problems, summary, rows = measure_incident(
-        output=output, samples=[], access_text="", settings=settings
-    )
-    t = StoryTarget(
-        name=name,
-        title="nginx -> uWSGI 2 x 64 threads",
-        model="threads",
-        server="uWSGI",
-        commands=["docker compose up"],
-        check=output.check,
-        incident=incident,
-        adds_up=problems,
-        summary=summary,
-        seconds=rows,
-        **kw,
+    t = measure_incident(
+        StoryTarget(
+            name=name,
+            title="nginx -> uWSGI 2 x 64 threads",
+            model="threads",
+            server="uWSGI",
+            commands=["docker compose up"],
+            **kw,
+        ),
+        output=analysis.generator_output(_result(ATTEMPTS)),
+        samples=[],
+        access_text="",
+        settings=settings,
     )
     t.findings = findings.for_target(t)
     return t

@@ -39,15 +39,7 @@ from playground.story.serverside import (
     parse_access_log,
     upstream_in_flight,
 )
-from playground.storymodel import (
-    ClosedLoop,
-    Incident,
-    StoryRun,
-    StorySecond,
-    StorySettings,
-    StorySummary,
-    StoryTarget,
-)
+from playground.storymodel import ClosedLoop, Incident, StoryRun, StorySettings, StoryTarget
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
@@ -189,14 +181,15 @@ def read_output(path: Path, what: str, proc: CompletedProcess[str]) -> analysis.
 
 
 def measure_incident(
+    entry: StoryTarget,
     *,
     output: analysis.GeneratorOutput,
     samples: Sequence[ServerSample],
     access_text: str,
     settings: StorySettings,
-) -> tuple[Incident, list[str], StorySummary, list[StorySecond]]:
-    """The generator's rows, the server samples and the access log, as one target's figures:
-    (incident, adds_up problems, summary, per-second rows)."""
+) -> StoryTarget:
+    """The target with its figures: the generator's attempts, the server samples and the
+    access log, as per-second rows and a summary, and whether they add up."""
     records = parse_access_log(access_text)
     access = [(r.end_wall - output.t0_wall, r.status) for r in records]
     rows = analysis.per_second(
@@ -220,7 +213,15 @@ def measure_incident(
         timeout=settings.timeout,
         access=records,
     )
-    return incident, analysis.check_adds_up(output.attempts, rows), summary, rows
+    return replace(
+        entry,
+        check=output.check,
+        loop=output.loop,
+        incident=incident,
+        adds_up=analysis.check_adds_up(output.attempts, rows),
+        summary=summary,
+        seconds=rows,
+    )
 
 
 def run_incident(
@@ -250,20 +251,15 @@ def run_incident(
         with ServerSampler(servers) as sampler:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
         access_text = _access_log(story, target, f"access-{stem}.log")
-    output = read_output(story.raw_dir / out_name, target.name, proc)
-    incident, problems, summary, rows = measure_incident(
-        output=output, samples=sampler.samples, access_text=access_text, settings=settings
+    entry = replace(
+        entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
-    return replace(
+    return measure_incident(
         entry,
-        generator_exit=proc.returncode,
-        generator_stderr=proc.stderr.strip()[-2000:],
-        check=output.check,
-        loop=output.loop,
-        incident=incident,
-        adds_up=problems,
-        summary=summary,
-        seconds=rows,
+        output=read_output(story.raw_dir / out_name, target.name, proc),
+        samples=sampler.samples,
+        access_text=access_text,
+        settings=settings,
     )
 
 
