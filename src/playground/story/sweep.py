@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from playground.compose import DockerError, shown
 from playground.scenarios import Target
@@ -72,15 +73,18 @@ def summarise_step(
     )
 
 
+def _named(target: Target) -> SweepTarget:
+    return SweepTarget(
+        name=target.name, title=target.title, model=target.model, server=target.server
+    )
+
+
 def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
     """One target through every rate of the sweep, on one bring-up, the servers drained
     before each step."""
     settings, docker = story.run.story, story.docker
-    entry = SweepTarget(
-        name=target.name,
-        title=target.title,
-        model=target.model,
-        server=target.server,
+    entry = replace(
+        _named(target),
         capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
         commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
     )
@@ -128,13 +132,7 @@ def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> 
             entry = run_sweep_target(story, target, sweep)
         except DockerError as exc:
             story.warn(f"{target.name} (sweep): {exc}")
-            entry = SweepTarget(
-                name=target.name,
-                title=target.title,
-                model=target.model,
-                server=target.server,
-                error=str(exc),
-            )
+            entry = replace(_named(target), error=str(exc))
         entry.findings = findings.for_sweep_target(entry)
         entry.wall_s = round(time.monotonic() - started, 1)
         story.run.sweep.targets.append(entry)
