@@ -1,12 +1,12 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
-The path of an option, from here to the chart: this module turns the options into
-:class:`~playground.storymodel.StorySettings` and the registry's targets
-(:func:`playground.scenarios.resolve_story`), opens the session every bring-up goes through
-(:mod:`.session`), and hands both to :mod:`playground.story.run`, which measures each target
-(the generator's command line: :mod:`playground.story.plan`; the figures:
-:mod:`playground.story.analysis`; the verdicts: :mod:`playground.story.findings`) into a
-results.json like every run's; :mod:`playground.story.report` then draws the report.
+The path of an option, from here to the chart: this module turns the options into the
+settings (:mod:`playground.storymodel`) and the registry's targets, opens the session every
+bring-up goes through (:mod:`.session`), and hands both to the part that measures:
+:mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
+:mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
+results.json like every run's; :func:`playground.story.report.write_report` then draws the
+report, the sweep's and the cliff's chart in :mod:`playground.story.loadcurve`.
 """
 
 from __future__ import annotations
