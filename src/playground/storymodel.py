@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from playground.errors import UsageError
 from playground.model import SCHEMA_VERSION as SCHEMA_VERSION
-from playground.model import Finding, ModelError, RunHeader, _doc, _from_json, _to_json
+from playground.model import Finding, ModelError, RunHeader, _doc, _from_json
 
 #: slow_api refuses a longer delay (its MAX_DELAY).
 MAX_UPSTREAM_DELAY_S = 60.0
@@ -558,10 +558,6 @@ class StoryRun(RunHeader):
     )
     cliff: Cliff | None = _doc("with --cliff: each thread pool's edge, predicted and found")
     sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = _to_json(self)
-        return out
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "results") -> StoryRun:
