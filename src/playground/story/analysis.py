@@ -176,21 +176,19 @@ def per_second(
             s = int(sample.monotonic - t0_monotonic)
             if 0 <= s < n:
                 samples[s].update(sample.figures)
-    nginx: dict[str, list[int]] | None = None
-    if access:
-        nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n}
-        for t, status in access:
-            s = int(t)
-            if 0 <= s < n:
-                nginx["nginx_499"][s] += status == 499
-                nginx["nginx_5xx"][s] += 500 <= status < 600
+    # nginx's 499s and 5xx, where its log was read (None in every row where it was not)
+    nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n} if access else {}
+    for t, status in access:
+        if 0 <= (s := int(t)) < n:
+            nginx["nginx_499"][s] += status == 499
+            nginx["nginx_5xx"][s] += 500 <= status < 600
     return [
         StorySecond(
             t=s,
             **{key: values[s] for key, values in counts.items()},
             latency_p50=percentile(latencies[s], 50),
             latency_p99=percentile(latencies[s], 99),
-            **({key: values[s] for key, values in nginx.items()} if nginx else {}),
+            **{key: values[s] for key, values in nginx.items()},
             **samples[s],
         )
         for s in range(n)

@@ -132,15 +132,9 @@ def spread_row(spread: TargetSpread) -> list[str]:
 
 def _errors(run: StoryRun) -> list[str]:
     """Every finding that makes figures untrustworthy, for a callout no reader can miss."""
-    out = [f"{t.name}: {f.message}" for t in run.targets for f in t.findings if f.severity == ERROR]
-    if run.sweep is not None:
-        out += [
-            f"{t.name} (sweep): {f.message}"
-            for t in run.sweep.targets
-            for f in t.findings
-            if f.severity == ERROR
-        ]
-    return out
+    named = [(t.name, t.findings) for t in run.targets]
+    named += [(f"{t.name} (sweep)", t.findings) for t in (run.sweep.targets if run.sweep else [])]
+    return [f"{name}: {f.message}" for name, found in named for f in found if f.severity == ERROR]
 
 
 def _settings(run: StoryRun) -> Paragraph:

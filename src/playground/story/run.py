@@ -110,13 +110,9 @@ def brought_up(docker: Docker, target: Target) -> Iterator[Targets]:
     try:
         docker.up(target.compose_files)
         servers = _servers(docker, target)
+        stub = f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status"
         if servers.ingress_ip and not wait_for(
-            lambda: (
-                fetch_text(f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
-                is not None
-            ),
-            timeout=30,
-            step=0.2,
+            lambda: fetch_text(stub) is not None, timeout=30, step=0.2
         ):
             raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
         yield servers
