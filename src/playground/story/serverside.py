@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,9 +98,9 @@ def fetch_text(url: str) -> str | None:
         return None
 
 
-def fetch_json(url: str, fetch: Callable[[str], str | None] = fetch_text) -> dict[str, Any] | None:
+def fetch_json(url: str) -> dict[str, Any] | None:
     """A JSON object from `url`; None when nothing or something else answered."""
-    body = fetch(url)
+    body = fetch_text(url)
     try:
         value = json.loads(body) if body else None
     except ValueError:
@@ -109,11 +108,9 @@ def fetch_json(url: str, fetch: Callable[[str], str | None] = fetch_text) -> dic
     return value if isinstance(value, dict) else None
 
 
-def upstream_in_flight(
-    api_ip: str | None, fetch: Callable[[str], str | None] = fetch_text
-) -> int | None:
+def upstream_in_flight(api_ip: str | None) -> int | None:
     """The calls waiting on the third party now (slow_api's own count)."""
-    stats = fetch_json(f"http://{api_ip}:{API_PORT}/control/stats", fetch) if api_ip else None
+    stats = fetch_json(f"http://{api_ip}:{API_PORT}/control/stats") if api_ip else None
     value = stats.get("in_flight") if stats else None
     return value if isinstance(value, int) else None
 
@@ -147,16 +144,9 @@ class ServerSampler(Periodic):
 
     sample_on_exit = False
 
-    def __init__(
-        self,
-        targets: Targets,
-        *,
-        interval: float = 1.0,
-        fetch: Callable[[str], str | None] = fetch_text,
-    ) -> None:
-        super().__init__(interval=interval, name="story-sampler")
+    def __init__(self, targets: Targets) -> None:
+        super().__init__(interval=1.0, name="story-sampler")
         self.t = targets
-        self.fetch = fetch
         self.samples: list[ServerSample] = []
         self._reader: ProcReader | StatsReader = reader_for(
             container=targets.app_container, pid=targets.app_pid
@@ -172,12 +162,12 @@ class ServerSampler(Periodic):
             except OSError:
                 pass
         if self.t.uwsgi_stats and self.t.app_ip:
-            stats = fetch_json(f"http://{self.t.app_ip}:{STATS_PORT}/", self.fetch)
+            stats = fetch_json(f"http://{self.t.app_ip}:{STATS_PORT}/")
             figures.update(uwsgi_figures(stats) if stats is not None else {})
         if self.t.ingress_ip:
-            body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
+            body = fetch_text(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
             figures.update(stub_status_figures(body) if body else {})
-        figures["upstream_in_flight"] = upstream_in_flight(self.t.api_ip, self.fetch)
+        figures["upstream_in_flight"] = upstream_in_flight(self.t.api_ip)
         if (app := self._reader.read(now)) is not None:
             figures.update(
                 threads=app.threads,
