@@ -19,6 +19,7 @@ from playground.storymodel import (
     StorySettings,
     Sweep,
     SweepSettings,
+    SweepStep,
 )
 
 SWEEP_CHART = "story-sweep.png"
@@ -48,24 +49,25 @@ def sweep_rows(sweep: Sweep) -> list[list[str]]:
     for m in sweep.targets:
         if m.error:
             rows.append([m.name, error(m.error), *([DASH] * 9)])
-        for st in m.steps:
-            reasons = st.check.reasons if st.check else ["no self-check"]
-            rows.append(
-                [
-                    m.name,
-                    f"{st.rate:g}",
-                    num(st.offered_per_s),
-                    num(st.attempts_per_s),
-                    num(st.goodput_per_s),
-                    str(st.timeouts),
-                    str(st.errors),
-                    pct(st.visits_served),
-                    num(st.latency_p50_s, 2, " s"),
-                    num(st.latency_p99_s, 2, " s"),
-                    "yes" if st.valid else "no: " + "; ".join(reasons),
-                ]
-            )
+        rows += [_step_row(m.name, st) for st in m.steps]
     return rows
+
+
+def _step_row(name: str, st: SweepStep) -> list[str]:
+    reasons = st.check.reasons if st.check else ["no self-check"]
+    return [
+        name,
+        f"{st.rate:g}",
+        num(st.offered_per_s),
+        num(st.attempts_per_s),
+        num(st.goodput_per_s),
+        str(st.timeouts),
+        str(st.errors),
+        pct(st.visits_served),
+        num(st.latency_p50_s, 2, " s"),
+        num(st.latency_p99_s, 2, " s"),
+        "yes" if st.valid else "no: " + "; ".join(reasons),
+    ]
 
 
 def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
