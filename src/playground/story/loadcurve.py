@@ -168,10 +168,7 @@ CLIFF_READING = (
 )
 
 
-def cliff_blocks(run: StoryRun, chart: str | None) -> list[Block]:
-    cliff = run.cliff
-    if cliff is None:
-        return []
+def cliff_blocks(run: StoryRun, cliff: Cliff, chart: str | None) -> list[Block]:
     blocks: list[Block] = [
         Heading(2, "The cliff, predicted and found"),
         Paragraph(CLIFF_READING),

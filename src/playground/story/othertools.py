@@ -54,10 +54,8 @@ CLOSED_READING = (
 )
 
 
-def closed_loop_blocks(run: StoryRun) -> list[Block]:
-    measured = [t for t in run.targets if t.closed_loop or t.closed_loop_error]
-    if not measured:
-        return []
+def closed_loop_blocks(run: StoryRun, measured: list[StoryTarget]) -> list[Block]:
+    """The closed loop's section: the targets measured under ab, beside the open loop."""
     s = run.story
     blocks: list[Block] = [
         Heading(2, "The same incident under a closed loop (ab)"),
@@ -103,10 +101,8 @@ def crosscheck_row(c: CrossCheck) -> list[str]:
     ]
 
 
-def crosscheck_blocks(run: StoryRun) -> list[Block]:
-    if not run.crosschecks:
-        return []
-    commands = [cmd for c in run.crosschecks for cmd in c.commands[:2]][:2]
+def crosscheck_blocks(checks: list[CrossCheck]) -> list[Block]:
+    commands = [cmd for c in checks for cmd in c.commands[:2]][:2]
     return [
         Heading(2, "The generator against oha"),
         Paragraph(
@@ -116,6 +112,6 @@ def crosscheck_blocks(run: StoryRun) -> list[Block]:
             "answers over the schedule's length; latency of the 2xx answers from their "
             "scheduled send. They agree where each figure is within 10% (latency: or 5 ms)."
         ),
-        Table(CROSS_COLUMNS, [crosscheck_row(c) for c in run.crosschecks]),
+        Table(CROSS_COLUMNS, [crosscheck_row(c) for c in checks]),
         CodeBlock("\n".join(commands)),
     ]

@@ -196,11 +196,14 @@ def document(
         blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
     if overlay:
         blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
-    blocks += closed_loop_blocks(run)
+    if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
+        blocks += closed_loop_blocks(run, ab)
     if run.sweep is not None:
         blocks += loadcurve.sweep_blocks(run, run.sweep, sweep_chart)
-    blocks += crosscheck_blocks(run)
-    blocks += loadcurve.cliff_blocks(run, cliff_chart)
+    if run.crosschecks:
+        blocks += crosscheck_blocks(run.crosschecks)
+    if run.cliff is not None:
+        blocks += loadcurve.cliff_blocks(run, run.cliff, cliff_chart)
     for t in run.targets:
         chart = target_charts.get(label(t, run))
         if chart is None:
