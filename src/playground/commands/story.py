@@ -6,7 +6,7 @@ bring-up goes through (:mod:`.session`), and hands both to the part that measure
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
 results.json like every run's; :func:`playground.story.report.write_report` then draws the
-report, the sweep's and the cliff's chart in :mod:`playground.story.loadcurve`.
+report, each part's section and chart coming from the part's own module.
 """
 
 from __future__ import annotations

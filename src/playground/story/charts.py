@@ -1,6 +1,6 @@
 """The story's per-second charts: per target its run with the incident shaded, and every
 target's goodput overlaid. PNGs beside the report, which embeds them (the sweep's and the
-cliff's chart: :mod:`.loadcurve`)."""
+cliff's chart: :func:`.sweep.plot_sweep`)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ oha (Rust, `-q RATE --latency-correction`) schedules requests at a fixed rate an
 each one's latency from its scheduled time, as `openloop.py --no-refresh --arrival constant`
 does. Both are run on the same target at the same rates, one after the other on one bring-up;
 their goodput and their 2xx answers' latency p50 and p99 should agree within
-:data:`TOLERANCE`, or the report says where they do not.
+:data:`TOLERANCE`, or the report (its table, below) says where they do not.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from collections.abc import Sequence
 
 from playground.compose import DockerError, shown
 from playground.load import LoadOutputError, oha_command, oha_figures
-from playground.scenarios import Target
-from playground.scenarios import plain_decimal as num
+from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
+from playground.scenarios import Target, plain_decimal
 from playground.story import plan
 from playground.story.analysis import OK, GeneratorOutput, percentile
+from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import Targets
 from playground.storymodel import CrossCheck, StorySettings, ToolFigures
@@ -79,7 +80,7 @@ def openloop_args(
 ) -> list[str]:
     """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third party
     at `delay` throughout."""
-    options = ["--arrival", "constant", "--timeout", num(s.timeout), "--no-refresh"]
+    options = ["--arrival", "constant", "--timeout", plain_decimal(s.timeout), "--no-refresh"]
     return plan.openloop(
         target.url(delay=delay), rate=rate, duration=duration, options=options, out=out
     )
@@ -158,3 +159,46 @@ def run_crosscheck(
                     check = CrossCheck(target=target.name, rate=rate, error=str(exc))
                 story.run.crosschecks.append(check)
                 story.save()
+
+
+# --- in the report ---------------------------------------------------------------------------
+CROSS_COLUMNS = (
+    "target",
+    "offered/s",
+    "goodput/s: openloop | oha",
+    "p50: openloop | oha",
+    "p99: openloop | oha",
+    "errors: openloop | oha",
+    "agree (10%)",
+)
+
+
+def crosscheck_row(c: CrossCheck) -> list[str]:
+    if c.error or c.openloop is None or c.oha is None:
+        return [c.target, f"{c.rate:g}", error(c.error), *([DASH] * 4)]
+    a, b = c.openloop, c.oha
+    return [
+        c.target,
+        f"{c.rate:g}",
+        f"{a.goodput_per_s:.1f} | {b.goodput_per_s:.1f}",
+        f"{ms(a.latency_p50_s)} | {ms(b.latency_p50_s)}",
+        f"{ms(a.latency_p99_s)} | {ms(b.latency_p99_s)}",
+        f"{a.requests - a.ok} | {b.requests - b.ok}",
+        "yes" if not c.differences else "NO: " + "; ".join(c.differences),
+    ]
+
+
+def crosscheck_blocks(checks: list[CrossCheck]) -> list[Block]:
+    commands = [cmd for c in checks for cmd in c.commands[:2]][:2]
+    return [
+        Heading(2, "The generator against oha"),
+        Paragraph(
+            "The same load from the playground's generator (openloop.py --no-refresh, constant "
+            "arrivals) and from oha (-q RATE --latency-correction, a connection per request), "
+            "one after the other on one bring-up, the servers drained in between. Goodput: 2xx "
+            "answers over the schedule's length; latency of the 2xx answers from their "
+            "scheduled send. They agree where each figure is within 10% (latency: or 5 ms)."
+        ),
+        Table(CROSS_COLUMNS, [crosscheck_row(c) for c in checks]),
+        CodeBlock("\n".join(commands)),
+    ]

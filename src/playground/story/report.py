@@ -1,9 +1,8 @@
 """The story's report: the run's document (its settings, the headline table, the spread over
 repeats, a section per target) and its writing, as blocks of the one document model
-(:mod:`playground.report.document`, which writes the Markdown and the HTML). The sections of
-the other parts are their own modules: :mod:`.loadcurve` (the sweep and the cliff) and
-:mod:`.othertools` (ab's closed loop, oha's cross-check); the per-second charts are
-:mod:`.charts`.
+(:mod:`playground.report.document`, which writes the Markdown and the HTML). Each other part
+shows itself where it is measured: :mod:`.closedloop`, :mod:`.sweep` (its chart too),
+:mod:`.crosscheck` and :mod:`.cliff`; the per-second charts are :mod:`.charts`.
 
 Every verdict it shows was decided when the target was measured (:mod:`.findings`); this
 module only reads them.
@@ -25,10 +24,11 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import charts, loadcurve
+from playground.story import charts, cliff, sweep
 from playground.story.cells import DASH, arrow, label, num, pct, recovery, verdict
+from playground.story.closedloop import closed_loop_blocks
+from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR
-from playground.story.othertools import closed_loop_blocks, crosscheck_blocks
 from playground.storymodel import StoryRun, StoryTarget, TargetSpread
 
 COLUMNS = (
@@ -199,11 +199,11 @@ def document(
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
         blocks += closed_loop_blocks(run, ab)
     if run.sweep is not None:
-        blocks += loadcurve.sweep_blocks(run, run.sweep, sweep_chart)
+        blocks += sweep.sweep_blocks(run, run.sweep, sweep_chart)
     if run.crosschecks:
         blocks += crosscheck_blocks(run.crosschecks)
     if run.cliff is not None:
-        blocks += loadcurve.cliff_blocks(run, run.cliff, cliff_chart)
+        blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
     for t in run.targets:
         chart = target_charts.get(label(t, run))
         if chart is None:
@@ -233,8 +233,8 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
             target_charts[label(t, run)] = name
     sweep_chart = None
     if run.sweep is not None and any(m.steps for m in run.sweep.targets):
-        sweep_chart = loadcurve.SWEEP_CHART
-        loadcurve.plot_sweep(run.sweep, run.story, run_dir / sweep_chart)
+        sweep_chart = sweep.SWEEP_CHART
+        sweep.plot_sweep(run.sweep, run.story, run_dir / sweep_chart)
     overlay = None
     firsts = [t for t in run.targets if t.seconds and t.repeat == 1]
     if len(firsts) > 1:
@@ -242,8 +242,8 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
         charts.plot_overlay(firsts, run.story, run_dir / overlay)
     cliff_chart = None
     if run.cliff is not None and any(c.rates and c.rates.steps for c in run.cliff.targets):
-        cliff_chart = loadcurve.CLIFF_CHART
-        loadcurve.plot_sweep(loadcurve.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
+        cliff_chart = cliff.CLIFF_CHART
+        sweep.plot_sweep(cliff.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
     blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay)
     names = [n for n in (overlay, *target_charts.values(), sweep_chart, cliff_chart) if n]
     images = {name: (run_dir / name).read_bytes() for name in names}

@@ -1,5 +1,7 @@
-"""Goodput against offered load (`playground story --sweep`): per target, one short step per
-offered rate on one bring-up, the third party at a fixed delay, no incident.
+"""Goodput against offered load (`playground story --sweep`), measured and shown: per target,
+one short step per offered rate on one bring-up, the third party at a fixed delay, no
+incident; in the report, a table of the steps and a chart (a line per target, the ideal
+diagonal and each thread pool's capacity), which the cliff's rate sweep shares.
 
 Each step is a constant offered rate; the servers drain before it (:func:`.run.settle`). Its
 first `warmup_s` seconds fill the servers and are not counted; the figures are over the
@@ -14,14 +16,21 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
+
+from matplotlib import pyplot as plt
 
 from playground.compose import DockerError, shown
+from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
 from playground.story import findings, plan
 from playground.story.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
+from playground.story.cells import DASH, error, num, pct
+from playground.story.charts import save
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.storymodel import (
     GeneratorCheck,
+    StoryRun,
     StorySettings,
     Sweep,
     SweepSettings,
@@ -137,3 +146,127 @@ def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> 
         entry.wall_s = round(time.monotonic() - started, 1)
         story.run.sweep.targets.append(entry)
         story.save()
+
+
+# --- in the report ---------------------------------------------------------------------------
+SWEEP_CHART = "story-sweep.png"
+SWEEP_STYLE = {
+    "threads": ("-", "o"),
+    "gevent": ("--", "s"),
+}
+SWEEP_COLUMNS = (
+    "target",
+    "offered/s",
+    "measured offered/s",
+    "attempts/s",
+    "goodput/s",
+    "timeouts",
+    "errors",
+    "visits served",
+    "user p50",
+    "user p99",
+    "valid",
+)
+
+
+def sweep_rows(sweep: Sweep) -> list[list[str]]:
+    rows = []
+    for m in sweep.targets:
+        if m.error:
+            rows.append([m.name, error(m.error), *([DASH] * 9)])
+        rows += [_step_row(m.name, st) for st in m.steps]
+    return rows
+
+
+def _step_row(name: str, st: SweepStep) -> list[str]:
+    reasons = st.check.reasons if st.check else ["no self-check"]
+    return [
+        name,
+        f"{st.rate:g}",
+        num(st.offered_per_s),
+        num(st.attempts_per_s),
+        num(st.goodput_per_s),
+        str(st.timeouts),
+        str(st.errors),
+        pct(st.visits_served),
+        num(st.latency_p50_s, 2, " s"),
+        num(st.latency_p99_s, 2, " s"),
+        "yes" if st.valid else "no: " + "; ".join(reasons),
+    ]
+
+
+def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
+    s, w = run.story, sweep.settings
+    blocks: list[Block] = [
+        Heading(2, "Goodput against offered load"),
+        Paragraph(
+            f"Per target, one step per offered rate ({', '.join(f'{r:g}' for r in w.rates)} "
+            f"visits/s, {s.arrival}), the third party at {w.delay:g} s throughout, no "
+            f"incident; {w.warmup_s:g} s of warm-up, then {w.measure_s:g} s measured. Users "
+            f"as in the story: they give up after {s.timeout:g} s and reload, up to "
+            f"{s.max_attempts} attempts. Goodput: 2xx answers per second ending in the window; "
+            "offered and attempts: first attempts and all attempts meant to be sent in it; "
+            "user latency from the intended send, for the visits arriving in it. A thread "
+            "pool's capacity is Little's law: workers x threads / delay."
+        ),
+    ]
+    if chart:
+        blocks.append(Image(chart, "goodput against offered load"))
+    blocks.append(Table(SWEEP_COLUMNS, sweep_rows(sweep)))
+    for m in sweep.targets:
+        if m.commands:
+            blocks += [
+                Paragraph(f"{m.name}, the sweep's commands:"),
+                CodeBlock("\n".join(m.commands)),
+            ]
+    return blocks
+
+
+def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
+    """Goodput against offered load, a line per target, the ideal diagonal and each thread
+    pool's capacity (workers x threads / delay)."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
+    ideal = [0, top * 1.05]
+    ax.plot(
+        ideal, ideal, color="gray", linestyle=":", linewidth=1, label="ideal: goodput = offered"
+    )
+    capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
+    for cap in capacities:
+        ax.axhline(
+            cap,
+            color="black",
+            linestyle="-.",
+            linewidth=1,
+            alpha=0.6,
+            label=f"thread pool's capacity: {settings.workers} x "
+            f"{settings.threads} / {sweep.settings.delay:g} s = {cap:g}/s",
+        )
+    for m in sweep.targets:
+        if not m.steps:
+            continue
+        style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
+        rates, goodput = [st.rate for st in m.steps], [st.goodput_per_s for st in m.steps]
+        ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
+        bad = [st for st in m.steps if not st.valid]
+        if bad:
+            ax.plot(
+                [st.rate for st in bad],
+                [st.goodput_per_s for st in bad],
+                linestyle="none",
+                marker="x",
+                color="black",
+                markersize=9,
+            )
+    ax.set_xlim(0, top * 1.05)
+    ax.set_ylim(0, top * 1.1)
+    ax.set_xlabel("offered load (visits/s, Poisson)")
+    ax.set_ylabel("goodput (2xx answers/s, measured window)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(
+        f"Goodput vs offered load, third party at {sweep.settings.delay:g} s; users reload "
+        f"after {settings.timeout:g} s (x: the generator's self-check failed)",
+        fontsize=10,
+    )
+    save(fig, path)
