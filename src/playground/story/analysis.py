@@ -285,6 +285,8 @@ def summarise(
         return sum(picked) / len(picked) if picked else None
 
     arrivals_during = mean("arrivals", incident_start, incident_end)
+    failed = [a for a in attempts if a.outcome not in (OK, "timeout")]
+    waited = [v.latency for v in during]
     return StorySummary(
         visits=len(visits),
         attempts=len(attempts),
@@ -307,13 +309,11 @@ def summarise(
         visits_served_before=share(before),
         visits_served_during=share(during),
         visits_never_served=sum(not v.succeeded for v in visits),
-        user_latency_p50_during=percentile([v.latency for v in during], 50),
-        user_latency_p99_during=percentile([v.latency for v in during], 99),
+        user_latency_p50_during=percentile(waited, 50),
+        user_latency_p99_during=percentile(waited, 99),
         timeouts=sum(a.outcome == "timeout" for a in attempts),
-        errors=sum(a.outcome not in (OK, "timeout") for a in attempts),
-        error_latency_p50_s=percentile(
-            [a.latency for a in attempts if a.outcome not in (OK, "timeout")], 50
-        ),
+        errors=len(failed),
+        error_latency_p50_s=percentile([a.latency for a in failed], 50),
         outcomes=dict(Counter(a.kind for a in attempts)),
         # Requests nginx passed on whose client had gone before the answer (499): the app
         # still worked on each (a thread or greenlet waited on the third party for it).
