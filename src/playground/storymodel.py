@@ -61,12 +61,10 @@ class StorySettings:
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
+            if not (math.isfinite(value := getattr(self, name)) and value > 0):
                 raise StoryError(f"{name} must be above 0, got {value}")
         for name in ("normal_delay", "before_s", "after_s", "refresh_delay"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
+            if not (math.isfinite(value := getattr(self, name)) and value >= 0):
                 raise StoryError(f"{name} must be 0 or more, got {value}")
         if not (math.isfinite(self.refresh_backoff) and self.refresh_backoff >= 1):
             raise StoryError(f"refresh_backoff must be 1 or more, got {self.refresh_backoff}")
@@ -78,8 +76,8 @@ class StorySettings:
         if self.incident_delay > MAX_UPSTREAM_DELAY_S:
             raise StoryError("the incident's delay must be at most 60 s (slow_api's MAX_DELAY)")
         for name in ("max_attempts", "workers", "threads", "async_cores", "listen"):
-            if getattr(self, name) < 1:
-                raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
+            if (count := getattr(self, name)) < 1:
+                raise StoryError(f"{name} must be at least 1, got {count}")
         if self.arrival not in ("poisson", "constant"):
             raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
         # Imported here: playground.load reads this module's ToolFigures.
@@ -147,8 +145,7 @@ class SweepSettings:
         if not (math.isfinite(self.warmup_s) and self.warmup_s >= 0):
             raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
         for name in ("measure_s", "settle_s"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 1):
+            if not (math.isfinite(value := getattr(self, name)) and value >= 1):
                 raise StoryError(f"the sweep's {name} must be at least 1 s, got {value:g}")
 
     @property
