@@ -32,9 +32,14 @@ def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:
     return [getattr(r, name) for r in rows]
 
 
+def _times(rows: Sequence[StorySecond]) -> list[float]:
+    """The middle of each second: where its figure is drawn."""
+    return [r.t + 0.5 for r in rows]
+
+
 def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> None:
     rows = target.seconds
-    t = [r.t + 0.5 for r in rows]
+    t = _times(rows)
     start = target.incident.start if target.incident else settings.before_s
     end = start + settings.incident_s
     fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
@@ -63,13 +68,8 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
     ax = axes[2]
     ax.plot(t, _series(rows, "latency_p50"), label="user latency p50", color="tab:blue")
     ax.plot(t, _series(rows, "latency_p99"), label="user latency p99", color="tab:red")
-    ax.axhline(
-        settings.timeout,
-        color="gray",
-        linestyle="--",
-        linewidth=1,
-        label=f"client timeout ({settings.timeout:g} s)",
-    )
+    timeout = f"client timeout ({settings.timeout:g} s)"
+    ax.axhline(settings.timeout, color="gray", linestyle="--", linewidth=1, label=timeout)
     ax.set_ylabel("seconds (from the intended send,\nby arrival second)")
     ax.set_xlabel("seconds into the run")
     ax.legend(loc="upper left", fontsize=8, ncol=3)
@@ -91,20 +91,11 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
     start = next((t.incident.start for t in targets if t.incident), settings.before_s)
     ax.axvspan(start, start + settings.incident_s, color="tab:red", alpha=0.08, label="incident")
     first = targets[0].seconds
-    ax.plot(
-        [r.t + 0.5 for r in first],
-        [r.arrivals for r in first],
-        color="gray",
-        linestyle=":",
-        label="arrivals (new visits)",
-    )
+    arrivals = [r.arrivals for r in first]
+    ax.plot(_times(first), arrivals, color="gray", linestyle=":", label="arrivals (new visits)")
     for t in targets:
-        ax.plot(
-            [r.t + 0.5 for r in t.seconds],
-            [r.goodput for r in t.seconds],
-            linewidth=2 if "+" not in t.name else 1.2,
-            label=t.name.removeprefix("story-"),
-        )
+        width, name = 2 if "+" not in t.name else 1.2, t.name.removeprefix("story-")
+        ax.plot(_times(t.seconds), [r.goodput for r in t.seconds], linewidth=width, label=name)
     ax.set_xlabel("seconds into the run")
     ax.set_ylabel("goodput (2xx answers per second)")
     ax.grid(alpha=0.3)

@@ -233,31 +233,18 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     )
     capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
     for cap in capacities:
-        ax.axhline(
-            cap,
-            color="black",
-            linestyle="-.",
-            linewidth=1,
-            alpha=0.6,
-            label=f"thread pool's capacity: {settings.workers} x "
-            f"{settings.threads} / {sweep.settings.delay:g} s = {cap:g}/s",
-        )
+        pool = f"{settings.workers} x {settings.threads} / {sweep.settings.delay:g} s"
+        label = f"thread pool's capacity: {pool} = {cap:g}/s"
+        ax.axhline(cap, color="black", linestyle="-.", linewidth=1, alpha=0.6, label=label)
     for m in sweep.targets:
         if not m.steps:
             continue
         style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
         rates, goodput = [st.rate for st in m.steps], [st.goodput_per_s for st in m.steps]
         ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
-        bad = [st for st in m.steps if not st.valid]
-        if bad:
-            ax.plot(
-                [st.rate for st in bad],
-                [st.goodput_per_s for st in bad],
-                linestyle="none",
-                marker="x",
-                color="black",
-                markersize=9,
-            )
+        if bad := [st for st in m.steps if not st.valid]:
+            rates, goodput = [st.rate for st in bad], [st.goodput_per_s for st in bad]
+            ax.plot(rates, goodput, linestyle="none", marker="x", color="black", markersize=9)
     ax.set_xlim(0, top * 1.05)
     ax.set_ylim(0, top * 1.1)
     ax.set_xlabel("offered load (visits/s, Poisson)")
