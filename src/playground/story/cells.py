@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.story import findings
-from playground.storymodel import StoryRun, StoryTarget
+from playground.storymodel import StoryRun, StorySummary, StoryTarget
 
 DASH = "-"
 
@@ -30,6 +30,11 @@ def ms(seconds: float | None) -> str:
 def arrow(values: Sequence[float | None]) -> str:
     """Before → during → after."""
     return " → ".join(num(v, 0) for v in values)
+
+
+def goodput(s: StorySummary) -> str:
+    """Goodput before → during → after the incident."""
+    return arrow([s.goodput_before, s.goodput_during, s.goodput_after])
 
 
 def error(why: str | None, width: int = 80) -> str:

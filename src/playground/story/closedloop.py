@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from playground.load import AbRequest, LoadResult
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.story.analysis import percentile
-from playground.story.cells import DASH, arrow, error, num
+from playground.story.cells import DASH, arrow, error, goodput, num
 from playground.storymodel import AbPhase, ClosedLoop, StoryRun, StoryTarget
 
 PHASES = ("before", "during", "after")
@@ -91,15 +91,7 @@ CLOSED_COLUMNS = (
 
 def closed_loop_row(t: StoryTarget) -> list[str]:
     s = t.summary
-    opened = (
-        [
-            arrow([s.goodput_before, s.goodput_during, s.goodput_after]),
-            num(s.timeouts),
-            num(s.amplification, 2),
-        ]
-        if s
-        else [DASH] * 3
-    )
+    opened = [goodput(s), num(s.timeouts), num(s.amplification, 2)] if s else [DASH] * 3
     c = t.closed_loop
     if c is None:
         return [t.name, error(t.closed_loop_error), *([DASH] * 4), *opened]

@@ -25,7 +25,7 @@ from playground.report.document import (
     render_markdown,
 )
 from playground.story import charts, cliff, sweep
-from playground.story.cells import DASH, arrow, label, num, pct, recovery, verdict
+from playground.story.cells import DASH, goodput, label, num, pct, recovery, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR
@@ -69,7 +69,7 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         name or t.name,
         verdict(t),
         num(s.arrival_rate),
-        arrow([s.goodput_before, s.goodput_during, s.goodput_after]),
+        goodput(s),
         pct(s.visits_served_during),
         recovery(t, after_s),
         num(s.amplification, 2),
@@ -205,8 +205,7 @@ def document(
     if run.cliff is not None:
         blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
     for t in run.targets:
-        chart = target_charts.get(label(t, run))
-        if chart is None:
+        if (chart := target_charts.get(label(t, run))) is None:
             continue
         title = t.title or t.name
         blocks += [
