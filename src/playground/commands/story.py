@@ -242,12 +242,8 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise StoryError("--cliff finds a thread pool's edge: name at least one thread-pool target")
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
-        build(
-            docker,
-            [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else []),
-            args=args,
-            out=out,
-        )
+        files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
+        build(docker, files, args=args, out=out)
         run = StoryRun(
             run_id=results.new_run_id() + "-story",
             started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -101,12 +101,8 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
         for rate in sweep.rates:
             settled = settle(servers, limit=sweep.settle_s)
             out_name = f"sweep-{target.name}-{rate:g}.json"
-            argv = generator(
-                story,
-                target,
-                step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
-                name=f"{target.name}-sweep",
-            )
+            tool = step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}")
+            argv = generator(story, target, tool, name=f"{target.name}-sweep")
             entry.commands.append(shown(argv))
             story.info(
                 f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
