@@ -247,10 +247,10 @@ def recovery_time(
             and sum(failed[window]) <= (1 - RECOVERED_SHARE) * expected
         )
 
-    for s in range(start, last + 1):
-        if all(ok(w) for w in range(s, last + 1)):
-            return float(s - incident_end)
-    return None
+    # Recovered from the window after the last one that was not.
+    failing = [w for w in range(start, last + 1) if not ok(w)]
+    recovered = failing[-1] + 1 if failing else start
+    return float(recovered - incident_end) if recovered <= last else None
 
 
 def summarise(
