@@ -233,6 +233,10 @@ class RunHeader:
     )
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = _to_json(self)
+        return out
+
 
 @dataclass
 class Run(RunHeader):
@@ -247,10 +251,6 @@ class Run(RunHeader):
     def entries(self) -> list[Entry]:
         """Calibration first (every row is read against it), then the rest."""
         return ([self.calibration] if self.calibration else []) + list(self.scenarios)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = _to_json(self)
-        return out
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "results") -> Run:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from playground.errors import UsageError
 from playground.model import SCHEMA_VERSION as SCHEMA_VERSION
-from playground.model import Finding, ModelError, RunHeader, _doc, _from_json, _to_json
+from playground.model import Finding, ModelError, RunHeader, _doc, _from_json
 
 #: slow_api refuses a longer delay (its MAX_DELAY).
 MAX_UPSTREAM_DELAY_S = 60.0
@@ -28,10 +28,6 @@ MAX_UPSTREAM_DELAY_S = 60.0
 
 class StoryError(UsageError):
     """Settings that cannot make a story; the message says which and why."""
-
-
-def _finite(value: float) -> bool:
-    return math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -65,14 +61,12 @@ class StorySettings:
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
-            value = getattr(self, name)
-            if not (_finite(value) and value > 0):
+            if not (math.isfinite(value := getattr(self, name)) and value > 0):
                 raise StoryError(f"{name} must be above 0, got {value}")
         for name in ("normal_delay", "before_s", "after_s", "refresh_delay"):
-            value = getattr(self, name)
-            if not (_finite(value) and value >= 0):
+            if not (math.isfinite(value := getattr(self, name)) and value >= 0):
                 raise StoryError(f"{name} must be 0 or more, got {value}")
-        if not (_finite(self.refresh_backoff) and self.refresh_backoff >= 1):
+        if not (math.isfinite(self.refresh_backoff) and self.refresh_backoff >= 1):
             raise StoryError(f"refresh_backoff must be 1 or more, got {self.refresh_backoff}")
         if not self.incident_delay > self.normal_delay:
             raise StoryError(
@@ -82,8 +76,8 @@ class StorySettings:
         if self.incident_delay > MAX_UPSTREAM_DELAY_S:
             raise StoryError("the incident's delay must be at most 60 s (slow_api's MAX_DELAY)")
         for name in ("max_attempts", "workers", "threads", "async_cores", "listen"):
-            if getattr(self, name) < 1:
-                raise StoryError(f"{name} must be at least 1, got {getattr(self, name)}")
+            if (count := getattr(self, name)) < 1:
+                raise StoryError(f"{name} must be at least 1, got {count}")
         if self.arrival not in ("poisson", "constant"):
             raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
         # Imported here: playground.load reads this module's ToolFigures.
@@ -141,18 +135,17 @@ class SweepSettings:
         if not self.rates:
             raise StoryError("the sweep needs at least one rate")
         for rate in self.rates:
-            if not (_finite(rate) and rate > 0):
+            if not (math.isfinite(rate) and rate > 0):
                 raise StoryError(f"every sweep rate must be above 0, got {rate:g}")
-        if not (_finite(self.delay) and 0 < self.delay <= MAX_UPSTREAM_DELAY_S):
+        if not (math.isfinite(self.delay) and 0 < self.delay <= MAX_UPSTREAM_DELAY_S):
             raise StoryError(
                 f"the sweep's delay must be above 0 and at most 60 s "
                 f"(slow_api's MAX_DELAY), got {self.delay:g}"
             )
-        if not (_finite(self.warmup_s) and self.warmup_s >= 0):
+        if not (math.isfinite(self.warmup_s) and self.warmup_s >= 0):
             raise StoryError(f"the sweep's warm-up must be 0 or more, got {self.warmup_s:g}")
         for name in ("measure_s", "settle_s"):
-            value = getattr(self, name)
-            if not (_finite(value) and value >= 1):
+            if not (math.isfinite(value := getattr(self, name)) and value >= 1):
                 raise StoryError(f"the sweep's {name} must be at least 1 s, got {value:g}")
 
     @property
@@ -562,10 +555,6 @@ class StoryRun(RunHeader):
     )
     cliff: Cliff | None = _doc("with --cliff: each thread pool's edge, predicted and found")
     sweep: Sweep | None = _doc("goodput against offered load, with --sweep")
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = _to_json(self)
-        return out
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "results") -> StoryRun:

@@ -13,7 +13,7 @@ from playground.errors import UsageError
 from playground.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
 from playground.story import analysis, findings, report
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import openloop_args, sweep_step_args
+from playground.story.plan import openloop_args
 from playground.story.run import measure_incident
 from playground.story.serverside import (
     ServerSample,
@@ -22,7 +22,7 @@ from playground.story.serverside import (
     stub_status_figures,
     uwsgi_figures,
 )
-from playground.story.sweep import summarise_step
+from playground.story.sweep import step_args, summarise_step
 from playground.storymodel import (
     GeneratorCheck,
     StoryError,
@@ -235,14 +235,16 @@ def _result(attempts):
 
 def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    samples = [ServerSample(monotonic=103.4, listen_queue=9, threads=129)]
+    samples = [ServerSample(monotonic=103.4, figures={"listen_queue": 9, "threads": 129})]
     access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
-    incident, problems, s, rows = measure_incident(
+    t = measure_incident(
+        StoryTarget(),
         output=analysis.generator_output(_result(ATTEMPTS)),
         samples=samples,
         access_text=access,
         settings=settings,
     )
+    incident, problems, s, rows = t.incident, t.adds_up, t.summary, t.seconds
     assert problems == []
     assert incident.start == 2.0 and incident.seconds == 4
     assert rows[3].listen_queue == 9 and rows[3].threads == 129 and rows[2].threads is None
@@ -255,22 +257,19 @@ def test_the_servers_and_the_access_log_line_up_with_the_attempts():
 def _target(name="story-uwsgi-threads", **kw) -> StoryTarget:
     """A target measured on the hand-made attempts above, with its findings decided."""
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
-    output = analysis.generator_output(_result(ATTEMPTS))
-    incident, problems, summary, rows = measure_incident(
-        output=output, samples=[], access_text="", settings=settings
-    )
-    t = StoryTarget(
-        name=name,
-        title="nginx -> uWSGI 2 x 64 threads",
-        model="threads",
-        server="uWSGI",
-        commands=["docker compose up"],
-        check=output.check,
-        incident=incident,
-        adds_up=problems,
-        summary=summary,
-        seconds=rows,
-        **kw,
+    t = measure_incident(
+        StoryTarget(
+            name=name,
+            title="nginx -> uWSGI 2 x 64 threads",
+            model="threads",
+            server="uWSGI",
+            commands=["docker compose up"],
+            **kw,
+        ),
+        output=analysis.generator_output(_result(ATTEMPTS)),
+        samples=[],
+        access_text="",
+        settings=settings,
     )
     t.findings = findings.for_target(t)
     return t
@@ -355,7 +354,7 @@ def test_bad_sweep_settings_are_clear_errors(change, says):
 
 def test_the_sweep_steps_use_the_story_users_and_a_fixed_third_party():
     story, sweep = StorySettings(), SweepSettings()
-    args = sweep_step_args(story, sweep, UWSGI_THREADS, rate=80, out="/out/s.json")
+    args = step_args(story, sweep, UWSGI_THREADS, rate=80, out="/out/s.json")
     assert args[args.index("--url") + 1] == "http://ingress:8080/?delay=2"
     assert args[args.index("--rate") + 1] == "80"
     assert args[args.index("--duration") + 1] == "25"

@@ -12,6 +12,7 @@ from playground import report, results
 from playground.commands import options
 from playground.model import Run
 from playground.results import ResultsError
+from playground.story import compare as story_compare
 from playground.story import findings as story_findings
 from playground.story import report as story_report
 from playground.storymodel import StoryRun
@@ -76,12 +77,12 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     a, b = _load(args, args.run_a), _load(args, args.run_b)
     if isinstance(a, StoryRun) and isinstance(b, StoryRun):
         table = Table(title=f"story {a.run_id} (A) against {b.run_id} (B)")
-        for col in story_report.COMPARE_COLUMNS:
+        for col in story_compare.COMPARE_COLUMNS:
             table.add_column(col, overflow="fold")
-        for row in story_report.compare_rows(a, b):
+        for row in story_compare.compare_rows(a, b):
             table.add_row(*row)
         out.print(table)
-        for line in story_report.settings_differ(a, b):
+        for line in story_compare.settings_differ(a, b):
             out.print(line)
         return 0
     if isinstance(a, Run) and isinstance(b, Run):

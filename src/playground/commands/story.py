@@ -1,12 +1,12 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
-The path of an option, from here to the chart: this module turns the options into
-:class:`~playground.storymodel.StorySettings` and the registry's targets
-(:func:`playground.scenarios.resolve_story`), opens the session every bring-up goes through
-(:mod:`.session`), and hands both to :mod:`playground.story.run`, which measures each target
-(the generator's command line: :mod:`playground.story.plan`; the figures:
-:mod:`playground.story.analysis`; the verdicts: :mod:`playground.story.findings`) into a
-results.json like every run's; :mod:`playground.story.report` then draws the report.
+The path of an option, from here to the chart: this module turns the options into the
+settings (:mod:`playground.storymodel`) and the registry's targets, opens the session every
+bring-up goes through (:mod:`.session`), and hands both to the part that measures:
+:mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
+:mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
+results.json like every run's; :func:`playground.story.report.write_report` then draws the
+report, each part's section and chart coming from the part's own module.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
 from playground.results import RunStore
-from playground.scenarios import STORY_CONTENDERS, story_targets
-from playground.story import findings, report
+from playground.scenarios import STORY_CONTENDERS, Target, story_targets
+from playground.story import cells, findings, report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
-from playground.story.run import Story, expected_seconds, run_story, run_sweep
+from playground.story.run import Story, expected_seconds, run_story
+from playground.story.sweep import run_sweep
 from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
@@ -97,6 +98,10 @@ def add_parser(sub: Any) -> None:
         help=f"targets to run: {names} (default: those four); a remedy layered on a thread "
         f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
     )
+
+    def switch(flag: str, text: str) -> None:
+        p.add_argument(flag, action="store_true", help=text)
+
     d = DEFAULTS
     for flag, attr, kind, text in STORY_FLAGS:
         p.add_argument(
@@ -113,21 +118,15 @@ def add_parser(sub: Any) -> None:
         help="ab's connections for --closed-loop (default: rate x normal delay, "
         f"{d.closed_loop_concurrency})",
     )
-    p.add_argument(
-        "--closed-loop",
-        action="store_true",
-        help="also drive the same incident with ab (a closed loop), per target",
-    )
-    p.add_argument(
+    switch("--closed-loop", "also drive the same incident with ab (a closed loop), per target")
+    switch(
         "--sweep",
-        action="store_true",
-        help="also sweep goodput against offered load per target, the third party "
+        "also sweep goodput against offered load per target, the third party "
         "at a fixed delay (--sweep-*)",
     )
-    p.add_argument(
+    switch(
         "--cross-check",
-        action="store_true",
-        help="also check the generator against oha (an independent open-loop tool) per "
+        "also check the generator against oha (an independent open-loop tool) per "
         "target: the same constant rates, below, at and above the thread pool's capacity at "
         "--cross-check-delay; builds oha's image first (several minutes the first time)",
     )
@@ -143,24 +142,21 @@ def add_parser(sub: Any) -> None:
         default=30.0,
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
-    p.add_argument(
+    switch(
         "--contenders",
-        action="store_true",
-        help="the 2026 contenders through the incident, behind the same nginx at the same "
+        "the 2026 contenders through the incident, behind the same nginx at the same "
         "scale (Granian, with its backpressure too, Uvicorn + a2wsgi, Flask async views, Quart, "
         "free-threaded gthread), after Gunicorn's gthread and gevent",
     )
-    p.add_argument(
+    switch(
         "--remedies",
-        action="store_true",
-        help="the remedies table: for each thread-pool target named (default: "
+        "the remedies table: for each thread-pool target named (default: "
         "gunicorn-threads, which collapses at the story's defaults), the pool as it is, gevent "
         "on the same server, then every remedy that fits it, through the same incident",
     )
-    p.add_argument(
+    switch(
         "--cliff",
-        action="store_true",
-        help="also find each thread pool's cliff against Little's law's prediction: a sweep "
+        "also find each thread pool's cliff against Little's law's prediction: a sweep "
         "of offered load from 80%% to 120%% of the predicted capacity in 5%% steps at "
         "--cliff-delay, then the incident at delays 1.8 to 2.8 s (long: about 20 minutes a "
         "thread pool)",
@@ -171,10 +167,9 @@ def add_parser(sub: Any) -> None:
         default=2.0,
         help="the third party's delay during the cliff's rate sweep (default 2)",
     )
-    p.add_argument(
+    switch(
         "--no-incident",
-        action="store_true",
-        help="leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
+        "leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
     )
     w = SWEEP
     p.add_argument(
@@ -199,7 +194,7 @@ def add_parser(sub: Any) -> None:
         "headline figure as median and min-max (default 1)",
     )
     p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
-    p.add_argument("--no-refresh", action="store_true", help="users never reload")
+    switch("--no-refresh", "users never reload")
     p.set_defaults(handler=cmd_story)
 
 
@@ -217,8 +212,8 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
     )
 
 
-def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
-    # Everything a reader can get wrong is refused here, before Docker is touched.
+def _targets(args: argparse.Namespace) -> list[Target]:
+    """The targets named, with the contenders or the remedies added where asked."""
     targets = remedies.resolve(args.targets)
     if args.contenders:
         named = targets if args.targets else []
@@ -228,10 +223,17 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         targets = remedies.table(
             targets if args.targets else remedies.resolve(["gunicorn-threads"])
         )
+    return targets
+
+
+def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # Everything a reader can get wrong is refused here, before Docker is touched.
+    targets = _targets(args)
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None
-    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check or args.cliff):
+    later = args.sweep or args.cross_check or args.cliff  # the parts after the incident's
+    if args.no_incident and not (args.closed_loop or later):
         raise StoryError(
             "--no-incident leaves nothing to run: add --closed-loop, --sweep, --cross-check "
             "or --cliff"
@@ -240,12 +242,8 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise StoryError("--cliff finds a thread pool's edge: name at least one thread-pool target")
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
-        build(
-            docker,
-            [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else []),
-            args=args,
-            out=out,
-        )
+        files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
+        build(docker, files, args=args, out=out)
         run = StoryRun(
             run_id=results.new_run_id() + "-story",
             started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -266,11 +264,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(
             f"{measurements} measurements through the incident ({', '.join(t.name for t in targets)}): "
             f"about {seconds / 60:.0f} minutes"
-            + (
-                " before the sweep, cross-check or cliff"
-                if args.sweep or args.cross_check or args.cliff
-                else ""
-            )
+            + (" before the sweep, cross-check or cliff" if later else "")
         )
         bar = Progress(
             TextColumn("{task.description}"),
@@ -291,20 +285,14 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         bar.start()
         try:
-            if not args.no_incident or args.closed_loop:
-                run_story(
-                    story, targets, incident=not args.no_incident, closed_loop=args.closed_loop
-                )
+            run_story(story, targets, incident=not args.no_incident, closed_loop=args.closed_loop)
             if sweep is not None:
                 run_sweep(story, targets, sweep)
             if args.cliff:
                 run_cliff(story, targets, delay=args.cliff_delay)
             if args.cross_check:
                 run_crosscheck(
-                    story,
-                    targets,
-                    delay=args.cross_check_delay,
-                    duration=args.cross_check_duration,
+                    story, targets, delay=args.cross_check_delay, duration=args.cross_check_duration
                 )
         except KeyboardInterrupt:
             bar.stop()
@@ -319,7 +307,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
     for t in run.targets:
-        out.print(f"{t.name}: {report.verdict(t)}")
+        out.print(f"{t.name}: {cells.verdict(t)}")
     out.print(f"results: {story.store.path}")
     for path in paths[:2]:
         out.print(f"         {path}")

@@ -8,8 +8,9 @@ sides of the series add up to the number of attempts; `check_adds_up` says wheth
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from playground.model import ModelError
@@ -20,7 +21,6 @@ OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows
 RECOVERED_SHARE = 0.95
 WARMUP_S = 5.0  # seconds at the start not counted as "before the incident"
-COLUMNS = ("visit", "attempt", "intended", "sent", "end", "outcome", "status")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,11 @@ class Attempt:
     def latency(self) -> float:
         return self.end - self.intended
 
+    @property
+    def kind(self) -> str:
+        """How it ended, in a word: ok, timeout, ..., or `http 503` for a status."""
+        return f"http {self.status}" if self.outcome == "status" else self.outcome
+
 
 @dataclass(frozen=True)
 class GeneratorOutput:
@@ -50,6 +55,19 @@ class GeneratorOutput:
     events: list[dict[str, Any]]  # the control requests, as the generator recorded them
 
 
+#: The generator's columns an attempt is read from, and their types.
+ATTEMPT_COLUMNS: dict[str, Callable[[Any], Any]] = {
+    "visit": int,
+    "attempt": int,
+    "intended": float,
+    "sent": float,
+    "end": float,
+    "outcome": str,
+    "status": int,
+}
+LAGS = ("send_lag_p50_s", "send_lag_p99_s", "send_lag_max_s")
+
+
 def _lag(value: Any) -> float | None:
     """A send-lag figure; the generator writes NaN where it had no sends."""
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
@@ -60,15 +78,7 @@ def generator_output(result: dict[str, Any]) -> GeneratorOutput:
     try:
         idx = {c: i for i, c in enumerate(result["columns"])}
         attempts = [
-            Attempt(
-                visit=int(r[idx["visit"]]),
-                attempt=int(r[idx["attempt"]]),
-                intended=float(r[idx["intended"]]),
-                sent=float(r[idx["sent"]]),
-                end=float(r[idx["end"]]),
-                outcome=str(r[idx["outcome"]]),
-                status=int(r[idx["status"]]),
-            )
+            Attempt(**{c: read(r[idx[c]]) for c, read in ATTEMPT_COLUMNS.items()})
             for r in result["attempts"]
         ]
         check = result["check"]
@@ -77,9 +87,7 @@ def generator_output(result: dict[str, Any]) -> GeneratorOutput:
             check=GeneratorCheck(
                 valid=bool(check.get("valid")),
                 reasons=[str(r) for r in check.get("reasons") or []],
-                send_lag_p50_s=_lag(check.get("send_lag_p50_s")),
-                send_lag_p99_s=_lag(check.get("send_lag_p99_s")),
-                send_lag_max_s=_lag(check.get("send_lag_max_s")),
+                **{lag: _lag(check.get(lag)) for lag in LAGS},
             ),
             loop=result.get("loop"),
             t0_monotonic=float(result.get("t0_monotonic") or 0.0),
@@ -88,11 +96,6 @@ def generator_output(result: dict[str, Any]) -> GeneratorOutput:
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ModelError(f"the generator's output is not readable: {exc!r}") from None
-
-
-def attempts_from(result: dict[str, Any]) -> list[Attempt]:
-    """The generator's rows (its JSON: `columns` and `attempts`) as typed attempts."""
-    return generator_output(result).attempts
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -137,9 +140,6 @@ def visits_from(attempts: Sequence[Attempt]) -> list[Visit]:
     return sorted(visits, key=lambda v: v.start)
 
 
-_SERVER_FIELDS = tuple(f.name for f in fields(ServerSample) if f.name != "monotonic")
-
-
 def per_second(
     attempts: Sequence[Attempt],
     *,
@@ -175,24 +175,20 @@ def per_second(
         for sample in server:
             s = int(sample.monotonic - t0_monotonic)
             if 0 <= s < n:
-                for name in _SERVER_FIELDS:
-                    if (value := getattr(sample, name)) is not None:
-                        samples[s][name] = value
-    nginx: dict[str, list[int]] | None = None
-    if access:
-        nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n}
-        for t, status in access:
-            s = int(t)
-            if 0 <= s < n:
-                nginx["nginx_499"][s] += status == 499
-                nginx["nginx_5xx"][s] += 500 <= status < 600
+                samples[s].update(sample.figures)
+    # nginx's 499s and 5xx, where its log was read (None in every row where it was not)
+    nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n} if access else {}
+    for t, status in access:
+        if 0 <= (s := int(t)) < n:
+            nginx["nginx_499"][s] += status == 499
+            nginx["nginx_5xx"][s] += 500 <= status < 600
     return [
         StorySecond(
             t=s,
             **{key: values[s] for key, values in counts.items()},
             latency_p50=percentile(latencies[s], 50),
             latency_p99=percentile(latencies[s], 99),
-            **({key: values[s] for key, values in nginx.items()} if nginx else {}),
+            **{key: values[s] for key, values in nginx.items()},
             **samples[s],
         )
         for s in range(n)
@@ -212,13 +208,6 @@ def check_adds_up(attempts: Sequence[Attempt], rows: Sequence[StorySecond]) -> l
     if (arrivals := sum(r.arrivals for r in rows)) != visits:
         problems.append(f"{arrivals} arrivals, {visits} visits")
     return problems
-
-
-def _mean(
-    values: Sequence[float], rows: Sequence[StorySecond], lo: float, hi: float
-) -> float | None:
-    picked = [v for v, r in zip(values, rows, strict=True) if lo <= r.t < hi]
-    return sum(picked) / len(picked) if picked else None
 
 
 def expected_goodput(attempts: Sequence[Attempt], *, lag: float, seconds: int) -> list[int]:
@@ -258,10 +247,10 @@ def recovery_time(
             and sum(failed[window]) <= (1 - RECOVERED_SHARE) * expected
         )
 
-    for s in range(start, last + 1):
-        if all(ok(w) for w in range(s, last + 1)):
-            return float(s - incident_end)
-    return None
+    # Recovered from the window after the last one that was not.
+    failing = [w for w in range(start, last + 1) if not ok(w)]
+    recovered = failing[-1] + 1 if failing else start
+    return float(recovered - incident_end) if recovered <= last else None
 
 
 def summarise(
@@ -292,13 +281,12 @@ def summarise(
         return max(values) if values else None
 
     def mean(name: str, lo: float, hi: float) -> float | None:
-        return _mean([getattr(r, name) for r in rows], rows, lo, hi)
+        picked = [getattr(r, name) for r in rows if lo <= r.t < hi]
+        return sum(picked) / len(picked) if picked else None
 
-    outcomes: dict[str, int] = {}
-    for a in attempts:
-        key = a.outcome if a.outcome != "status" else f"http {a.status}"
-        outcomes[key] = outcomes.get(key, 0) + 1
     arrivals_during = mean("arrivals", incident_start, incident_end)
+    failed = [a for a in attempts if a.outcome not in (OK, "timeout")]
+    waited = [v.latency for v in during]
     return StorySummary(
         visits=len(visits),
         attempts=len(attempts),
@@ -321,14 +309,12 @@ def summarise(
         visits_served_before=share(before),
         visits_served_during=share(during),
         visits_never_served=sum(not v.succeeded for v in visits),
-        user_latency_p50_during=percentile([v.latency for v in during], 50),
-        user_latency_p99_during=percentile([v.latency for v in during], 99),
+        user_latency_p50_during=percentile(waited, 50),
+        user_latency_p99_during=percentile(waited, 99),
         timeouts=sum(a.outcome == "timeout" for a in attempts),
-        errors=sum(a.outcome not in (OK, "timeout") for a in attempts),
-        error_latency_p50_s=percentile(
-            [a.latency for a in attempts if a.outcome not in (OK, "timeout")], 50
-        ),
-        outcomes=outcomes,
+        errors=len(failed),
+        error_latency_p50_s=percentile([a.latency for a in failed], 50),
+        outcomes=dict(Counter(a.kind for a in attempts)),
         # Requests nginx passed on whose client had gone before the answer (499): the app
         # still worked on each (a thread or greenlet waited on the third party for it).
         wasted_499=sum(1 for r in access if r.status == 499),

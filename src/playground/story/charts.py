@@ -1,5 +1,6 @@
-"""The story's charts: per target a per-second chart with the incident shaded, and the sweep's
-goodput against offered load. PNGs beside the report, which embeds them."""
+"""The story's per-second charts: per target its run with the incident shaded, and every
+target's goodput overlaid. PNGs beside the report, which embeds them (the sweep's and the
+cliff's chart: :func:`.sweep.plot_sweep`)."""
 
 from __future__ import annotations
 
@@ -10,20 +11,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
 
-from playground.storymodel import (
-    Cliff,
-    StorySecond,
-    StorySettings,
-    StoryTarget,
-    Sweep,
-    SweepSettings,
-)
+from playground.storymodel import StorySecond, StorySettings, StoryTarget
 
-SWEEP_STYLE = {
-    "threads": ("-", "o"),
-    "gevent": ("--", "s"),
-}
+
+def save(fig: Figure, path: Path) -> None:
+    """The figure laid out, written as a PNG at 100 dpi, and closed."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
@@ -31,39 +28,23 @@ def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
     return f"story-{target.name.removeprefix('story-')}{suffix}.png"
 
 
-SWEEP_CHART = "story-sweep.png"
-CLIFF_CHART = "story-cliff.png"
-
-
-def cliff_sweep(cliff: Cliff) -> Sweep:
-    """The cliff's rate sweeps as one sweep, to draw like the others: goodput against offered
-    load, each pool's predicted capacity marked."""
-    steps = [c.rates for c in cliff.targets if c.rates is not None]
-    rates = sorted({s.rate for t in steps for s in t.steps}) or [1.0]
-    return Sweep(settings=SweepSettings(rates=rates, delay=cliff.delay), targets=steps)
-
-
 def _series(rows: Sequence[StorySecond], name: str) -> list[float | None]:
     return [getattr(r, name) for r in rows]
 
 
-def _has(rows: Sequence[StorySecond], name: str) -> bool:
-    return any(getattr(r, name) is not None for r in rows)
+def _times(rows: Sequence[StorySecond]) -> list[float]:
+    """The middle of each second: where its figure is drawn."""
+    return [r.t + 0.5 for r in rows]
 
 
 def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> None:
     rows = target.seconds
-    t = [r.t + 0.5 for r in rows]
+    t = _times(rows)
     start = target.incident.start if target.incident else settings.before_s
+    end = start + settings.incident_s
     fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
     for ax in axes:
-        ax.axvspan(
-            start,
-            start + settings.incident_s,
-            color="tab:red",
-            alpha=0.08,
-            label="incident (third party slow)",
-        )
+        ax.axvspan(start, end, color="tab:red", alpha=0.08, label="incident (third party slow)")
         ax.grid(alpha=0.3)
     ax = axes[0]
     ax.plot(t, _series(rows, "arrivals"), label="arrivals (new visits)", color="tab:gray")
@@ -80,20 +61,15 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         ("busy_cores", "uWSGI busy threads/greenlets", "tab:olive", "--"),
         ("threads", "OS threads (app)", "black", ":"),
     ):
-        if _has(rows, name):
+        if any(getattr(r, name) is not None for r in rows):
             ax.plot(t, _series(rows, name), label=label, color=color, linestyle=style)
     ax.set_ylabel("requests / threads")
     ax.legend(loc="upper left", fontsize=8, ncol=2)
     ax = axes[2]
     ax.plot(t, _series(rows, "latency_p50"), label="user latency p50", color="tab:blue")
     ax.plot(t, _series(rows, "latency_p99"), label="user latency p99", color="tab:red")
-    ax.axhline(
-        settings.timeout,
-        color="gray",
-        linestyle="--",
-        linewidth=1,
-        label=f"client timeout ({settings.timeout:g} s)",
-    )
+    timeout = f"client timeout ({settings.timeout:g} s)"
+    ax.axhline(settings.timeout, color="gray", linestyle="--", linewidth=1, label=timeout)
     ax.set_ylabel("seconds (from the intended send,\nby arrival second)")
     ax.set_xlabel("seconds into the run")
     ax.legend(loc="upper left", fontsize=8, ncol=3)
@@ -102,71 +78,7 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s → "
         f"{settings.normal_delay:g} s"
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
-    """Goodput against offered load, a line per target, the ideal diagonal and each thread
-    pool's capacity (workers x threads / delay)."""
-    fig, ax = plt.subplots(figsize=(9, 6))
-    top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
-    ax.plot(
-        [0, top * 1.05],
-        [0, top * 1.05],
-        color="gray",
-        linestyle=":",
-        linewidth=1,
-        label="ideal: goodput = offered",
-    )
-    capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
-    for cap in capacities:
-        ax.axhline(
-            cap,
-            color="black",
-            linestyle="-.",
-            linewidth=1,
-            alpha=0.6,
-            label=f"thread pool's capacity: {settings.workers} x "
-            f"{settings.threads} / {sweep.settings.delay:g} s = {cap:g}/s",
-        )
-    for m in sweep.targets:
-        if not m.steps:
-            continue
-        style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
-        ax.plot(
-            [st.rate for st in m.steps],
-            [st.goodput_per_s for st in m.steps],
-            marker=marker,
-            linestyle=style,
-            linewidth=2,
-            label=m.name,
-        )
-        bad = [st for st in m.steps if not st.valid]
-        if bad:
-            ax.plot(
-                [st.rate for st in bad],
-                [st.goodput_per_s for st in bad],
-                linestyle="none",
-                marker="x",
-                color="black",
-                markersize=9,
-            )
-    ax.set_xlim(0, top * 1.05)
-    ax.set_ylim(0, top * 1.1)
-    ax.set_xlabel("offered load (visits/s, Poisson)")
-    ax.set_ylabel("goodput (2xx answers/s, measured window)")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle(
-        f"Goodput vs offered load, third party at {sweep.settings.delay:g} s; users reload "
-        f"after {settings.timeout:g} s (x: the generator's self-check failed)",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 OVERLAY_CHART = "story-goodput.png"
@@ -179,20 +91,11 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
     start = next((t.incident.start for t in targets if t.incident), settings.before_s)
     ax.axvspan(start, start + settings.incident_s, color="tab:red", alpha=0.08, label="incident")
     first = targets[0].seconds
-    ax.plot(
-        [r.t + 0.5 for r in first],
-        [r.arrivals for r in first],
-        color="gray",
-        linestyle=":",
-        label="arrivals (new visits)",
-    )
+    arrivals = [r.arrivals for r in first]
+    ax.plot(_times(first), arrivals, color="gray", linestyle=":", label="arrivals (new visits)")
     for t in targets:
-        ax.plot(
-            [r.t + 0.5 for r in t.seconds],
-            [r.goodput for r in t.seconds],
-            linewidth=2 if "+" not in t.name else 1.2,
-            label=t.name.removeprefix("story-"),
-        )
+        width, name = 2 if "+" not in t.name else 1.2, t.name.removeprefix("story-")
+        ax.plot(_times(t.seconds), [r.goodput for r in t.seconds], linewidth=width, label=name)
     ax.set_xlabel("seconds into the run")
     ax.set_ylabel("goodput (2xx answers per second)")
     ax.grid(alpha=0.3)
@@ -202,6 +105,4 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s), every target",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)

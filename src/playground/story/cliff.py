@@ -11,7 +11,7 @@ the upstream time at which the story's rate fills the pool), then two measuremen
    within the run.
 
 Prediction and measurement are stored side by side, and a finding says by how much the
-prediction missed; the report (:mod:`.report`) shows them.
+prediction missed; the report shows them side by side too (the tables and the chart below).
 """
 
 from __future__ import annotations
@@ -21,14 +21,19 @@ from dataclasses import replace
 
 from playground.compose import DockerError
 from playground.model import Finding
+from playground.report.document import Block, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
 from playground.story import capacity, findings
-from playground.story.run import Story, as_run, run_incident, run_sweep_target
+from playground.story.cells import DASH, error, num, pct
+from playground.story.run import Story, as_run, run_incident
+from playground.story.sweep import run_sweep_target
 from playground.storymodel import (
     Cliff,
     CliffTarget,
     DelayStep,
+    StoryRun,
     StoryTarget,
+    Sweep,
     SweepSettings,
     SweepStep,
 )
@@ -160,3 +165,103 @@ def run_cliff(
         entry.unrecovered_delay = first_delay(entry.delays, failed="recovered")
         cliff.targets[-1] = judge(entry)
         story.save()
+
+
+# --- in the report ---------------------------------------------------------------------------
+CLIFF_CHART = "story-cliff.png"
+CLIFF_COLUMNS = (
+    "target",
+    "capacity predicted (visits/s)",
+    "edge found: fell at | held at",
+    "off",
+    "tipping delay predicted (s)",
+    "collapsed first at (s)",
+    "off",
+    "not recovered from (s)",
+)
+DELAY_COLUMNS = (
+    "target",
+    "incident delay (s)",
+    "verdict",
+    "visits served during",
+    "time to recover",
+    "until a user gave up: predicted | measured",
+)
+
+
+def _off(c: CliffTarget, code: str) -> str:
+    f = next((f for f in c.findings if f.code.startswith(code)), None)
+    off = f.figures.get("off") if f else None
+    return DASH if not isinstance(off, float) else f"{100 * off:+.0f}%"
+
+
+def cliff_row(c: CliffTarget) -> list[str]:
+    p = c.prediction
+    return [
+        c.name,
+        num(p.capacity_per_s if p else None),
+        f"{num(c.edge_rate)} | {num(c.held_rate)}",
+        _off(c, "capacity"),
+        num(p.tipping_delay_s if p else None, 2),
+        num(c.edge_delay, 1),
+        _off(c, "tipping-delay"),
+        num(c.unrecovered_delay, 1),
+    ]
+
+
+def delay_rows(c: CliffTarget) -> list[list[str]]:
+    rows = []
+    for d in c.delays:
+        says = findings.word(d.held)
+        rows.append(
+            [
+                c.name,
+                f"{d.incident_delay:g}",
+                error(d.error, 60) if d.error else says + ("" if d.trusted else " (INVALID)"),
+                pct(d.visits_served_during),
+                "not within the run" if d.recovered is False else num(d.recovery_s, 0, " s"),
+                f"{num(d.predicted_lasts_s, 1, ' s')} | {num(d.lasted_s, 0, ' s')}",
+            ]
+        )
+    return rows
+
+
+CLIFF_READING = (
+    "Little's law predicts the edge before anything is measured: a pool of workers x threads "
+    "answers at most pool / delay visits a second (its capacity), and at the story's rate it "
+    "fills when the third party takes pool / rate seconds (the tipping delay). Past it, a user "
+    "arriving behind the backlog waits past the timeout after (timeout - delay) x capacity / "
+    "(rate - capacity) seconds. These hold in a steady state only: not in the seconds while "
+    "the pool fills, nor once users reload (the rate is then no longer the offered one), nor "
+    "for a server that queues inside one busy worker while another has threads free "
+    "(Gunicorn's gthread). The edge found: the lowest offered rate whose goodput fell below "
+    "95% of it (steps of 5% of the predicted capacity), and the shortest incident delay at "
+    "which fewer than 95% of the visits during it were served."
+)
+
+
+def cliff_blocks(run: StoryRun, cliff: Cliff, chart: str | None) -> list[Block]:
+    blocks: list[Block] = [
+        Heading(2, "The cliff, predicted and found"),
+        Paragraph(CLIFF_READING),
+        Paragraph(
+            f"Rate sweep: the third party at {cliff.delay:g} s, offered "
+            f"{', '.join(f'{100 * s:.0f}%' for s in cliff.shares)} of the predicted capacity; "
+            f"the incident at {', '.join(f'{d:g}' for d in cliff.delays)} s, at "
+            f"{run.story.rate:g} visits/s."
+        ),
+        Table(CLIFF_COLUMNS, [cliff_row(c) for c in cliff.targets]),
+    ]
+    if chart:
+        blocks.append(Image(chart, "goodput against offered load, the predicted capacity marked"))
+    blocks.append(Table(DELAY_COLUMNS, [r for c in cliff.targets for r in delay_rows(c)]))
+    blocks += [Paragraph(f"{c.name}: {f.message}") for c in cliff.targets for f in c.findings]
+    return blocks
+
+
+def cliff_sweep(cliff: Cliff) -> Sweep:
+    """The cliff's rate sweeps as one sweep, to draw like the others: goodput against offered
+    load, each pool's predicted capacity marked."""
+    steps = [c.rates for c in cliff.targets if c.rates is not None]
+    rates = sorted({s.rate for t in steps for s in t.steps}) or [1.0]
+    return Sweep(settings=SweepSettings(rates=rates, delay=cliff.delay), targets=steps)

@@ -1,4 +1,5 @@
-"""The same incident under a closed loop (ab): what ab saw before, during and after it.
+"""The same incident under a closed loop (ab): what ab saw before, during and after it, and
+its section of the report beside the open loop's figures.
 
 ab keeps c requests in flight and sends the next one only when one has returned, so when the
 third party slows down ab slows down with it: it sends fewer requests, and none of them waits
@@ -13,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.load import AbRequest, LoadResult
+from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.story.analysis import percentile
-from playground.storymodel import AbPhase, ClosedLoop
+from playground.story.cells import DASH, arrow, error, goodput, num
+from playground.storymodel import AbPhase, ClosedLoop, StoryRun, StoryTarget
 
 PHASES = ("before", "during", "after")
 
@@ -32,37 +35,26 @@ def summarise_ab(
     t0 = min((r.start_s for r in requests), default=int(incident_wall))
     at = incident_wall - t0
     end = max(result.time_taken_s, max((r.start_s - t0 + 1 for r in requests), default=0))
-    bounds = {
-        "before": (0.0, at),
-        "during": (at, at + incident_s),
-        "after": (at + incident_s, max(end, at + incident_s)),
-    }
-    placed: dict[str, list[float]] = {name: [] for name in PHASES}
+    edges = (0.0, at, at + incident_s, max(end, at + incident_s))
+    placed: list[list[float]] = [[], [], []]
     for r in requests:
         middle = r.start_s - t0 + 0.5
-        name = "before" if middle < at else "during" if middle < at + incident_s else "after"
-        placed[name].append(r.total_ms / 1000)
-    phases = []
-    for name in PHASES:
-        lo, hi = bounds[name]
-        times = placed[name]
-        phases.append(
-            AbPhase(
-                name=name,
-                start_s=round(lo, 3),
-                end_s=round(hi, 3),
-                requests=len(times),
-                per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
-                latency_p50_s=percentile(times, 50),
-                latency_max_s=max(times) if times else None,
-            )
+        placed[0 if middle < at else 1 if middle < at + incident_s else 2].append(r.total_ms / 1000)
+    phases = [
+        AbPhase(
+            name=name,
+            start_s=round(lo, 3),
+            end_s=round(hi, 3),
+            requests=len(times),
+            per_s=len(times) / (hi - lo) if hi - lo >= 1 else None,
+            latency_p50_s=percentile(times, 50),
+            latency_max_s=max(times) if times else None,
         )
+        for name, lo, hi, times in zip(PHASES, edges[:-1], edges[1:], placed, strict=True)
+    ]
     problems = []
-    if sum(p.requests for p in phases) != len(requests):
-        problems.append(
-            f"{sum(p.requests for p in phases)} requests in the phases, "
-            f"{len(requests)} in ab's -g file"
-        )
+    if (phased := sum(len(times) for times in placed)) != len(requests):
+        problems.append(f"{phased} requests in the phases, {len(requests)} in ab's -g file")
     if len(requests) != result.complete:
         problems.append(
             f"{len(requests)} rows in ab's -g file, ab reported {result.complete} complete"
@@ -81,3 +73,64 @@ def summarise_ab(
         phases=phases,
         adds_up=problems,
     )
+
+
+# --- in the report ---------------------------------------------------------------------------
+CLOSED_COLUMNS = (
+    "target",
+    "ab c",
+    "ab requests/s before → during → after",
+    "ab failed",
+    "ab non-2xx",
+    "ab max latency",
+    "open loop: goodput/s before → during → after",
+    "open loop: timeouts",
+    "open loop: attempts/visit",
+)
+
+
+def closed_loop_row(t: StoryTarget) -> list[str]:
+    s = t.summary
+    opened = [goodput(s), num(s.timeouts), num(s.amplification, 2)] if s else [DASH] * 3
+    c = t.closed_loop
+    if c is None:
+        return [t.name, error(t.closed_loop_error), *([DASH] * 4), *opened]
+    return [
+        t.name,
+        str(c.concurrency),
+        arrow([c.phase(n).per_s for n in ("before", "during", "after")]),
+        str(c.failed),
+        str(c.non_2xx),
+        num(c.latency_max_s, 1, " s"),
+        *opened,
+    ]
+
+
+CLOSED_READING = (
+    "ab's requests/s are the requests it sent in each phase (by their start second, as its "
+    "-g file records them); failed and non-2xx are ab's own counts. A closed loop sends its "
+    "next request only when one has returned, so it slows down with the server: it reports "
+    "'slower', where the open loop's users, who keep arriving, see what the table's right "
+    "half shows."
+)
+
+
+def closed_loop_blocks(run: StoryRun, measured: list[StoryTarget]) -> list[Block]:
+    """The closed loop's section: the targets measured under ab, beside the open loop."""
+    s = run.story
+    blocks: list[Block] = [
+        Heading(2, "The same incident under a closed loop (ab)"),
+        Paragraph(
+            f"ab -c {s.closed_loop_concurrency} (what the open loop keeps in flight normally: "
+            f"rate x normal delay) for {s.duration:g} s through the same incident, the control "
+            f"request sent to the third party the same second. {CLOSED_READING}"
+        ),
+        Table(CLOSED_COLUMNS, [closed_loop_row(t) for t in measured]),
+    ]
+    for t in measured:
+        if t.closed_loop and t.closed_loop.commands:
+            blocks += [
+                Paragraph(f"{t.name}, the closed loop's commands:"),
+                CodeBlock("\n".join(t.closed_loop.commands)),
+            ]
+    return blocks

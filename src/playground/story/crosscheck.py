@@ -4,21 +4,24 @@ oha (Rust, `-q RATE --latency-correction`) schedules requests at a fixed rate an
 each one's latency from its scheduled time, as `openloop.py --no-refresh --arrival constant`
 does. Both are run on the same target at the same rates, one after the other on one bring-up;
 their goodput and their 2xx answers' latency p50 and p99 should agree within
-:data:`TOLERANCE`, or the report says where they do not.
+:data:`TOLERANCE`, or the report (its table, below) says where they do not.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from playground.compose import DockerError, shown
 from playground.load import LoadOutputError, oha_command, oha_figures
-from playground.scenarios import Target
+from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
+from playground.scenarios import Target, plain_decimal
+from playground.story import plan
 from playground.story.analysis import OK, GeneratorOutput, percentile
-from playground.story.plan import crosscheck_args
+from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import Targets
-from playground.storymodel import CrossCheck, ToolFigures
+from playground.storymodel import CrossCheck, StorySettings, ToolFigures
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"
@@ -36,11 +39,6 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
     """The generator's attempts as the figures oha reports: every attempt of a run without
     refreshes, the 2xx among them, their latency from the intended send."""
     ok = [a for a in output.attempts if a.outcome == OK]
-    errors: dict[str, int] = {}
-    for a in output.attempts:
-        if a.outcome != OK:
-            key = f"http {a.status}" if a.outcome == "status" else a.outcome
-            errors[key] = errors.get(key, 0) + 1
     latencies = [a.latency for a in ok]
     return ToolFigures(
         tool="openloop",
@@ -49,7 +47,7 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
         duration_s=duration_s,
         latency_p50_s=percentile(latencies, 50),
         latency_p99_s=percentile(latencies, 99),
-        errors=errors,
+        errors=dict(Counter(a.kind for a in output.attempts if a.outcome != OK)),
     )
 
 
@@ -77,6 +75,17 @@ def differences(a: ToolFigures, b: ToolFigures) -> list[str]:
     return out
 
 
+def openloop_args(
+    s: StorySettings, target: Target, *, rate: float, delay: float, duration: float, out: str
+) -> list[str]:
+    """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third party
+    at `delay` throughout."""
+    options = ["--arrival", "constant", "--timeout", plain_decimal(s.timeout), "--no-refresh"]
+    return plan.openloop(
+        target.url(delay=delay), rate=rate, duration=duration, options=options, out=out
+    )
+
+
 def rates(*, pool: int, delay: float) -> list[float]:
     """Below, at and above the capacity of a pool of `pool` threads at `delay`."""
     return [round(share * pool / delay, 1) for share in SHARES]
@@ -91,7 +100,7 @@ def _one(
     ours_argv = generator(
         story,
         target,
-        crosscheck_args(
+        openloop_args(
             settings, target, rate=rate, delay=delay, duration=duration, out=f"/out/{out}"
         ),
         name=f"{target.name}-crosscheck",
@@ -112,9 +121,7 @@ def _one(
     )
     settle(servers, limit=30)
     proc = story.docker.run(ours_argv, check=False, timeout=bound(settings, duration))
-    output = read_output(
-        story.raw_dir / out, what=target.name, exit_code=proc.returncode, stderr=proc.stderr[-500:]
-    )
+    output = read_output(story.raw_dir / out, target.name, proc)
     settle(servers, limit=30)
     proc = story.docker.run(oha_argv, check=False, timeout=bound(settings, duration))
     (story.raw_dir / f"oha-{name}-{rate:g}.json").write_text(proc.stdout)
@@ -152,3 +159,46 @@ def run_crosscheck(
                     check = CrossCheck(target=target.name, rate=rate, error=str(exc))
                 story.run.crosschecks.append(check)
                 story.save()
+
+
+# --- in the report ---------------------------------------------------------------------------
+CROSS_COLUMNS = (
+    "target",
+    "offered/s",
+    "goodput/s: openloop | oha",
+    "p50: openloop | oha",
+    "p99: openloop | oha",
+    "errors: openloop | oha",
+    "agree (10%)",
+)
+
+
+def crosscheck_row(c: CrossCheck) -> list[str]:
+    if c.error or c.openloop is None or c.oha is None:
+        return [c.target, f"{c.rate:g}", error(c.error), *([DASH] * 4)]
+    a, b = c.openloop, c.oha
+    return [
+        c.target,
+        f"{c.rate:g}",
+        f"{a.goodput_per_s:.1f} | {b.goodput_per_s:.1f}",
+        f"{ms(a.latency_p50_s)} | {ms(b.latency_p50_s)}",
+        f"{ms(a.latency_p99_s)} | {ms(b.latency_p99_s)}",
+        f"{a.requests - a.ok} | {b.requests - b.ok}",
+        "yes" if not c.differences else "NO: " + "; ".join(c.differences),
+    ]
+
+
+def crosscheck_blocks(checks: list[CrossCheck]) -> list[Block]:
+    commands = [cmd for c in checks for cmd in c.commands[:2]][:2]
+    return [
+        Heading(2, "The generator against oha"),
+        Paragraph(
+            "The same load from the playground's generator (openloop.py --no-refresh, constant "
+            "arrivals) and from oha (-q RATE --latency-correction, a connection per request), "
+            "one after the other on one bring-up, the servers drained in between. Goodput: 2xx "
+            "answers over the schedule's length; latency of the 2xx answers from their "
+            "scheduled send. They agree where each figure is within 10% (latency: or 5 ms)."
+        ),
+        Table(CROSS_COLUMNS, [crosscheck_row(c) for c in checks]),
+        CodeBlock("\n".join(commands)),
+    ]

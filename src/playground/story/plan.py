@@ -18,7 +18,7 @@ import math
 from playground.load import AbTool
 from playground.scenarios import Target
 from playground.scenarios import plain_decimal as num
-from playground.storymodel import StorySettings, SweepSettings
+from playground.storymodel import StorySettings
 
 OPENLOOP = "/usr/local/bin/openloop.py"
 STATS_PORT = 1717
@@ -29,86 +29,32 @@ API_PORT = 4000
 AB_INACTIVITY_S = 30
 
 
-def _users(s: StorySettings) -> list[str]:
+def openloop(url: str, *, rate: float, duration: float, options: list[str], out: str) -> list[str]:
+    """The generator's command line, inside the load-generator container on the target's
+    network: `rate` visits/s to `url` for `duration` s, writing its attempts to `out`."""
+    head = ["python", OPENLOOP, "--url", url, "--rate", num(rate), "--duration", num(duration)]
+    return [*head, *options, "--out", out]
+
+
+def users(s: StorySettings) -> list[str]:
     """The generator's options for the story's users: arrivals, patience, reloads."""
     return [
-        "--arrival",
-        s.arrival,
-        "--seed",
-        str(s.seed),
-        "--timeout",
-        num(s.timeout),
-        "--refresh-delay",
-        num(s.refresh_delay),
-        "--refresh-backoff",
-        num(s.refresh_backoff),
-        "--max-attempts",
-        str(s.max_attempts),
+        *("--arrival", s.arrival, "--seed", str(s.seed)),
+        *("--timeout", num(s.timeout), "--refresh-delay", num(s.refresh_delay)),
+        *("--refresh-backoff", num(s.refresh_backoff), "--max-attempts", str(s.max_attempts)),
     ]
 
 
 def openloop_args(s: StorySettings, target: Target, *, out: str) -> list[str]:
-    """The generator's command line through the incident, inside the load-generator
-    container on the target's network."""
-    return [
-        "python",
-        OPENLOOP,
-        "--url",
+    """The generator through the incident: the story's users, the control request at
+    `before_s`."""
+    return openloop(
         target.url(delay=s.normal_delay),
-        "--rate",
-        num(s.rate),
-        "--duration",
-        num(s.duration),
-        *_users(s),
-        "--at",
-        f"{num(s.before_s)}:POST:{incident_url(s)}",
-        "--out",
-        out,
-    ]
-
-
-def sweep_step_args(
-    s: StorySettings, sweep: SweepSettings, target: Target, *, rate: float, out: str
-) -> list[str]:
-    """The generator's command line for one step of the sweep: a constant offered rate, the
-    third party at the sweep's delay throughout, the story's users (refreshes included)."""
-    return [
-        "python",
-        OPENLOOP,
-        "--url",
-        target.url(delay=sweep.delay),
-        "--rate",
-        num(rate),
-        "--duration",
-        num(sweep.step_s),
-        *_users(s),
-        "--out",
-        out,
-    ]
-
-
-def crosscheck_args(
-    s: StorySettings, target: Target, *, rate: float, delay: float, duration: float, out: str
-) -> list[str]:
-    """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third
-    party at `delay` throughout (the independent check, story.crosscheck)."""
-    return [
-        "python",
-        OPENLOOP,
-        "--url",
-        target.url(delay=delay),
-        "--rate",
-        num(rate),
-        "--duration",
-        num(duration),
-        "--arrival",
-        "constant",
-        "--timeout",
-        num(s.timeout),
-        "--no-refresh",
-        "--out",
-        out,
-    ]
+        rate=s.rate,
+        duration=s.duration,
+        options=[*users(s), "--at", f"{num(s.before_s)}:POST:{incident_url(s)}"],
+        out=out,
+    )
 
 
 def incident_url(s: StorySettings, *, host: str = "slow_api") -> str:

@@ -14,10 +14,12 @@ import re
 import threading
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from subprocess import CompletedProcess
 
 from playground import remedies
 from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
@@ -28,34 +30,16 @@ from playground.sampling import wait_for
 from playground.scenarios import Target
 from playground.story import analysis, capacity, findings, repeats
 from playground.story.closedloop import summarise_ab
-from playground.story.plan import (
-    API_PORT,
-    STUB_STATUS_PORT,
-    ab_args,
-    incident_url,
-    openloop_args,
-    sweep_step_args,
-)
+from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
 from playground.story.serverside import (
     ServerSample,
     ServerSampler,
     Targets,
     fetch_text,
     parse_access_log,
+    upstream_in_flight,
 )
-from playground.story.sweep import summarise_step
-from playground.storymodel import (
-    ClosedLoop,
-    Incident,
-    StoryRun,
-    StorySecond,
-    StorySettings,
-    StorySummary,
-    StoryTarget,
-    Sweep,
-    SweepSettings,
-    SweepTarget,
-)
+from playground.storymodel import ClosedLoop, Incident, StoryRun, StorySettings, StoryTarget
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
@@ -126,27 +110,14 @@ def brought_up(docker: Docker, target: Target) -> Iterator[Targets]:
     try:
         docker.up(target.compose_files)
         servers = _servers(docker, target)
+        stub = f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status"
         if servers.ingress_ip and not wait_for(
-            lambda: (
-                fetch_text(f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
-                is not None
-            ),
-            timeout=30,
-            step=0.2,
+            lambda: fetch_text(stub) is not None, timeout=30, step=0.2
         ):
             raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
         yield servers
     finally:
         docker.down(target.compose_files)
-
-
-def _upstream_in_flight(servers: Targets) -> int | None:
-    body = fetch_text(f"http://{servers.api_ip}:{API_PORT}/control/stats")
-    try:
-        value = json.loads(body).get("in_flight") if body else None
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) else None
 
 
 def settle(servers: Targets, *, limit: float) -> float | None:
@@ -155,21 +126,21 @@ def settle(servers: Targets, *, limit: float) -> float | None:
     started = time.monotonic()
     quiet = 0
     while time.monotonic() - started < limit:
-        quiet = quiet + 1 if _upstream_in_flight(servers) == 0 else 0
+        quiet = quiet + 1 if upstream_in_flight(servers.api_ip) == 0 else 0
         if quiet >= 2:
             return round(time.monotonic() - started, 1)
         time.sleep(1.0)
     return None
 
 
-def _access_log(docker: Docker, target: Target) -> str:
-    ingress = docker.container_id(target.compose_files, "ingress")
-    if not ingress:
-        return ""
-    log = docker.run(
-        ["docker", "exec", ingress, "cat", "/tmp/access.log"], check=False, quiet=True, timeout=60
-    )
-    return log.stdout
+def _access_log(story: Story, target: Target, name: str) -> str:
+    """nginx's access log (the container's /tmp/access.log), kept in raw/ as `name`."""
+    text = ""
+    if ingress := story.docker.container_id(target.compose_files, "ingress"):
+        argv = ["docker", "exec", ingress, "cat", "/tmp/access.log"]
+        text = story.docker.run(argv, check=False, quiet=True, timeout=60).stdout
+    (story.raw_dir / name).write_text(text)
+    return text
 
 
 def generator(
@@ -192,9 +163,13 @@ def bound(settings: StorySettings, seconds: float) -> float:
     return seconds + settings.max_attempts * (settings.timeout + settings.refresh_delay) + SLACK_S
 
 
-def read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analysis.GeneratorOutput:
+def read_output(path: Path, what: str, proc: CompletedProcess[str]) -> analysis.GeneratorOutput:
+    """The generator's output file, or a DockerError saying why there is none to read."""
     if not path.exists():
-        raise DockerError(f"{what}: the generator wrote no result (exit {exit_code}): {stderr}")
+        raise DockerError(
+            f"{what}: the generator wrote no result (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[-500:]}"
+        )
     try:
         return analysis.generator_output(json.loads(path.read_text()))
     except (ValueError, ModelError) as exc:
@@ -202,14 +177,15 @@ def read_output(path: Path, *, what: str, exit_code: int, stderr: str) -> analys
 
 
 def measure_incident(
+    entry: StoryTarget,
     *,
     output: analysis.GeneratorOutput,
     samples: Sequence[ServerSample],
     access_text: str,
     settings: StorySettings,
-) -> tuple[Incident, list[str], StorySummary, list[StorySecond]]:
-    """The generator's rows, the server samples and the access log, as one target's figures:
-    (incident, adds_up problems, summary, per-second rows)."""
+) -> StoryTarget:
+    """The target with its figures: the generator's attempts, the server samples and the
+    access log, as per-second rows and a summary, and whether they add up."""
     records = parse_access_log(access_text)
     access = [(r.end_wall - output.t0_wall, r.status) for r in records]
     rows = analysis.per_second(
@@ -233,7 +209,15 @@ def measure_incident(
         timeout=settings.timeout,
         access=records,
     )
-    return incident, analysis.check_adds_up(output.attempts, rows), summary, rows
+    return replace(
+        entry,
+        check=output.check,
+        loop=output.loop,
+        incident=incident,
+        adds_up=analysis.check_adds_up(output.attempts, rows),
+        summary=summary,
+        seconds=rows,
+    )
 
 
 def run_incident(
@@ -243,7 +227,8 @@ def run_incident(
     others: the cliff's incident delays)."""
     settings = settings or story.run.story
     docker = story.docker
-    out_name = f"openloop-{target.name}-{settings.incident_delay:g}s-{entry.repeat}.json"
+    stem = f"{target.name}-{settings.incident_delay:g}s-{entry.repeat}"
+    out_name = f"openloop-{stem}.json"
     argv = generator(
         story,
         target,
@@ -261,35 +246,21 @@ def run_incident(
         )
         with ServerSampler(servers) as sampler:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
-        access_text = _access_log(docker, target)
-        (
-            story.raw_dir / out_name.replace("openloop-", "access-").replace(".json", ".log")
-        ).write_text(access_text)
-    output = read_output(
-        story.raw_dir / out_name,
-        what=target.name,
-        exit_code=proc.returncode,
-        stderr=proc.stderr.strip()[-500:],
+        access_text = _access_log(story, target, f"access-{stem}.log")
+    entry = replace(
+        entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
-    incident, problems, summary, rows = measure_incident(
-        output=output, samples=sampler.samples, access_text=access_text, settings=settings
-    )
-    return replace(
+    return measure_incident(
         entry,
-        generator_exit=proc.returncode,
-        generator_stderr=proc.stderr.strip()[-2000:],
-        check=output.check,
-        loop=output.loop,
-        incident=incident,
-        adds_up=problems,
-        summary=summary,
-        seconds=rows,
+        output=read_output(story.raw_dir / out_name, target.name, proc),
+        samples=sampler.samples,
+        access_text=access_text,
+        settings=settings,
     )
 
 
-def _send_incident(url: str, at_wall: float, sent: list[float]) -> None:
-    """POST the control request at `at_wall`; `sent` gets its send time once slow_api took it."""
-    time.sleep(max(0.0, at_wall - time.time()))
+def _send_incident(url: str, sent: list[float]) -> None:
+    """POST the control request; `sent` gets its send time once slow_api took it."""
     started = time.time()
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10):
@@ -316,20 +287,13 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
         sent: list[float] = []
-        control = threading.Thread(
-            target=_send_incident,
-            daemon=True,
-            args=(
-                incident_url(settings, host=servers.api_ip),
-                time.time() + settings.before_s,
-                sent,
-            ),
-        )
+        url = incident_url(settings, host=servers.api_ip)
+        control = threading.Timer(settings.before_s, _send_incident, (url, sent))
+        control.daemon = True
         control.start()
         proc = docker.run(argv, check=False, timeout=settings.duration + SLACK_S)
         control.join(timeout=15)
-        access_text = _access_log(docker, target)
-        (story.raw_dir / f"ab-access-{target.name}.log").write_text(access_text)
+        access_text = _access_log(story, target, f"ab-access-{target.name}.log")
     (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
         raise DockerError(f"{target.name}: the incident was never sent to slow_api")
@@ -347,12 +311,9 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         incident_wall=sent[0],
         incident_s=settings.incident_s,
     )
-    statuses: dict[str, int] = {}
-    for r in parse_access_log(access_text):
-        statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
     closed = replace(
         closed,
-        nginx_statuses=statuses,
+        nginx_statuses=dict(Counter(str(r.status) for r in parse_access_log(access_text))),
         incident_control=incident_url(settings) + f" at {settings.before_s:g} s",
         commands=[
             shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
@@ -450,76 +411,3 @@ def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_l
     story.done(entry.name)
     if entry.summary is not None:
         story.info(_headline(entry))
-
-
-def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
-    """One target through every rate of the sweep, on one bring-up. Between steps the
-    servers drain (see `_settle`)."""
-    settings, docker = story.run.story, story.docker
-    entry = SweepTarget(
-        name=target.name,
-        title=target.title,
-        model=target.model,
-        server=target.server,
-        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
-        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
-    )
-    with brought_up(docker, target) as servers:
-        for rate in sweep.rates:
-            settled = settle(servers, limit=sweep.settle_s)
-            out_name = f"sweep-{target.name}-{rate:g}.json"
-            argv = generator(
-                story,
-                target,
-                sweep_step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}"),
-                name=f"{target.name}-sweep",
-            )
-            entry.commands.append(shown(argv))
-            story.info(
-                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
-                f"{sweep.delay:g} s"
-            )
-            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
-            output = read_output(
-                story.raw_dir / out_name,
-                what=f"{target.name} at {rate:g}/s",
-                exit_code=proc.returncode,
-                stderr=proc.stderr.strip()[-500:],
-            )
-            step = summarise_step(
-                attempts=output.attempts,
-                check=output.check,
-                rate=rate,
-                warmup_s=sweep.warmup_s,
-                measure_s=sweep.measure_s,
-                settled_before_s=settled,
-            )
-            entry.steps.append(step)
-            story.info(
-                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
-                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
-                f"{'valid' if step.valid else 'INVALID'}"
-            )
-    return entry
-
-
-def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
-    story.run.sweep = Sweep(settings=sweep)
-    for base in targets:
-        target = as_run(base, story.run.story)
-        started = time.monotonic()
-        try:
-            entry = run_sweep_target(story, target, sweep)
-        except DockerError as exc:
-            story.warn(f"{target.name} (sweep): {exc}")
-            entry = SweepTarget(
-                name=target.name,
-                title=target.title,
-                model=target.model,
-                server=target.server,
-                error=str(exc),
-            )
-        entry.findings = findings.for_sweep_target(entry)
-        entry.wall_s = round(time.monotonic() - started, 1)
-        story.run.sweep.targets.append(entry)
-        story.save()

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,16 +81,10 @@ def parse_access_log(text: str) -> list[AccessRecord]:
     """Lines of the story's log_format: `$msec $status $request_time $upstream_response_time`."""
     records = []
     for line in text.splitlines():
-        parts = line.split()
-        if len(parts) < 3:
-            continue
         try:
-            records.append(
-                AccessRecord(
-                    end_wall=float(parts[0]), status=int(parts[1]), request_time=float(parts[2])
-                )
-            )
-        except ValueError:
+            end, status, took = line.split()[:3]
+            records.append(AccessRecord(float(end), int(status), float(took)))
+        except ValueError:  # not such a line
             continue
     return records
 
@@ -103,6 +96,23 @@ def fetch_text(url: str) -> str | None:
             return body.decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
+
+
+def fetch_json(url: str) -> dict[str, Any] | None:
+    """A JSON object from `url`; None when nothing or something else answered."""
+    body = fetch_text(url)
+    try:
+        value = json.loads(body) if body else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def upstream_in_flight(api_ip: str | None) -> int | None:
+    """The calls waiting on the third party now (slow_api's own count)."""
+    stats = fetch_json(f"http://{api_ip}:{API_PORT}/control/stats") if api_ip else None
+    value = stats.get("in_flight") if stats else None
+    return value if isinstance(value, int) else None
 
 
 @dataclass
@@ -117,26 +127,15 @@ class Targets:
     uwsgi_stats: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServerSample:
-    """What the servers showed at one moment (None: not read, or not this kind of server)."""
+    """What the servers showed at one moment, by the names of the per-second rows
+    (:class:`~playground.storymodel.StorySecond`: listen_queue, busy_cores, nginx_active,
+    upstream_in_flight, threads, rss_mb, ...); a figure not read, or not this kind of
+    server's, is left out."""
 
     monotonic: float  # the machine's monotonic clock, shared by every container
-    listen_queue: int | None = None
-    uwsgi_listen_queue: int | None = None
-    uwsgi_listen_queue_errors: int | None = None
-    busy_workers: int | None = None
-    busy_cores: int | None = None
-    cores: int | None = None
-    nginx_active: int | None = None
-    nginx_reading: int | None = None
-    nginx_writing: int | None = None
-    nginx_waiting: int | None = None
-    upstream_in_flight: int | None = None
-    threads: int | None = None
-    processes: int | None = None
-    cpu_pct: float | None = None
-    rss_mb: float | None = None
+    figures: dict[str, float] = field(default_factory=dict)
 
 
 class ServerSampler(Periodic):
@@ -145,57 +144,37 @@ class ServerSampler(Periodic):
 
     sample_on_exit = False
 
-    def __init__(
-        self,
-        targets: Targets,
-        *,
-        interval: float = 1.0,
-        fetch: Callable[[str], str | None] = fetch_text,
-    ) -> None:
-        super().__init__(interval=interval, name="story-sampler")
+    def __init__(self, targets: Targets) -> None:
+        super().__init__(interval=1.0, name="story-sampler")
         self.t = targets
-        self.fetch = fetch
         self.samples: list[ServerSample] = []
         self._reader: ProcReader | StatsReader = reader_for(
             container=targets.app_container, pid=targets.app_pid
         )
 
-    def _json(self, url: str) -> dict[str, Any] | None:
-        body = self.fetch(url)
-        try:
-            value = json.loads(body) if body else None
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-
     def sample_once(self) -> ServerSample:
-        row = ServerSample(monotonic=time.monotonic())
+        now = time.monotonic()
+        figures: dict[str, float | None] = {}
         if self.t.app_pid:
             try:
                 text = Path(f"/proc/{self.t.app_pid}/net/tcp").read_text()
-                row.listen_queue = accept_queue(text, port=APP_PORT)
+                figures["listen_queue"] = accept_queue(text, port=APP_PORT)
             except OSError:
                 pass
-        figures: dict[str, int | None] = {}
         if self.t.uwsgi_stats and self.t.app_ip:
-            stats = self._json(f"http://{self.t.app_ip}:{STATS_PORT}/")
-            if stats is not None:
-                figures.update(uwsgi_figures(stats))
+            stats = fetch_json(f"http://{self.t.app_ip}:{STATS_PORT}/")
+            figures.update(uwsgi_figures(stats) if stats is not None else {})
         if self.t.ingress_ip:
-            body = self.fetch(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
-            if body:
-                figures.update(stub_status_figures(body))
-        if self.t.api_ip:
-            upstream = self._json(f"http://{self.t.api_ip}:{API_PORT}/control/stats")
-            if upstream is not None and isinstance(upstream.get("in_flight"), int):
-                figures["upstream_in_flight"] = upstream["in_flight"]
-        for name, value in figures.items():
-            setattr(row, name, value)
-        sample = self._reader.read(row.monotonic)
-        if sample is not None:
-            row.threads = sample.threads
-            row.processes = sample.processes
-            row.cpu_pct = round(sample.cpu_pct, 1)
-            row.rss_mb = round(sample.rss_mb, 1)
-        self.samples.append(row)
-        return row
+            body = fetch_text(f"http://{self.t.ingress_ip}:{STUB_STATUS_PORT}/stub_status")
+            figures.update(stub_status_figures(body) if body else {})
+        figures["upstream_in_flight"] = upstream_in_flight(self.t.api_ip)
+        if (app := self._reader.read(now)) is not None:
+            figures.update(
+                threads=app.threads,
+                processes=app.processes,
+                cpu_pct=round(app.cpu_pct, 1),
+                rss_mb=round(app.rss_mb, 1),
+            )
+        sample = ServerSample(now, {k: v for k, v in figures.items() if v is not None})
+        self.samples.append(sample)
+        return sample

@@ -1,19 +1,51 @@
-"""Goodput against offered load: one step of the sweep, from the generator's rows to its figures.
+"""Goodput against offered load (`playground story --sweep`), measured and shown: per target,
+one short step per offered rate on one bring-up, the third party at a fixed delay, no
+incident; in the report, a table of the steps and a chart (a line per target, the ideal
+diagonal and each thread pool's capacity), which the cliff's rate sweep shares.
 
-Each step is a constant offered rate with the third party at a fixed delay. Its first
-`warmup_s` seconds fill the servers and are not counted; the figures are over the measured
-window after it, by the second each attempt was meant to be sent (offered, attempts) or
-ended (goodput, timeouts, errors). A user's latency counts from the intended send of the
+Each step is a constant offered rate; the servers drain before it (:func:`.run.settle`). Its
+first `warmup_s` seconds fill the servers and are not counted; the figures are over the
+measured window after it, by the second each attempt was meant to be sent (offered, attempts)
+or ended (goodput, timeouts, errors). A user's latency counts from the intended send of the
 first attempt to the first success, refreshes included, for the visits that arrived in the
 window; every visit is followed to its end (the generator waits for them).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
+from matplotlib import pyplot as plt
+
+from playground.compose import DockerError, shown
+from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
+from playground.scenarios import Target
+from playground.story import findings, plan
 from playground.story.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
-from playground.storymodel import GeneratorCheck, SweepStep
+from playground.story.cells import DASH, error, num, pct
+from playground.story.charts import save
+from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
+from playground.storymodel import (
+    GeneratorCheck,
+    StoryRun,
+    StorySettings,
+    Sweep,
+    SweepSettings,
+    SweepStep,
+    SweepTarget,
+)
+
+
+def step_args(
+    s: StorySettings, sweep: SweepSettings, target: Target, *, rate: float, out: str
+) -> list[str]:
+    """The generator's command line for one step: a constant offered rate, the third party at
+    the sweep's delay throughout, the story's users (refreshes included)."""
+    url = target.url(delay=sweep.delay)
+    return plan.openloop(url, rate=rate, duration=sweep.step_s, options=plan.users(s), out=out)
 
 
 def summarise_step(
@@ -48,3 +80,176 @@ def summarise_step(
         window_s=float(len(window)),
         settled_before_s=settled_before_s,
     )
+
+
+def _named(target: Target) -> SweepTarget:
+    return SweepTarget(
+        name=target.name, title=target.title, model=target.model, server=target.server
+    )
+
+
+def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
+    """One target through every rate of the sweep, on one bring-up, the servers drained
+    before each step."""
+    settings, docker = story.run.story, story.docker
+    entry = replace(
+        _named(target),
+        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
+        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
+    )
+    with brought_up(docker, target) as servers:
+        for rate in sweep.rates:
+            settled = settle(servers, limit=sweep.settle_s)
+            out_name = f"sweep-{target.name}-{rate:g}.json"
+            tool = step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}")
+            argv = generator(story, target, tool, name=f"{target.name}-sweep")
+            entry.commands.append(shown(argv))
+            story.info(
+                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
+                f"{sweep.delay:g} s"
+            )
+            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
+            output = read_output(story.raw_dir / out_name, f"{target.name} at {rate:g}/s", proc)
+            step = summarise_step(
+                attempts=output.attempts,
+                check=output.check,
+                rate=rate,
+                warmup_s=sweep.warmup_s,
+                measure_s=sweep.measure_s,
+                settled_before_s=settled,
+            )
+            entry.steps.append(step)
+            story.info(
+                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
+                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
+                f"{'valid' if step.valid else 'INVALID'}"
+            )
+    return entry
+
+
+def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
+    """Each target through the sweep; results.json after each."""
+    story.run.sweep = Sweep(settings=sweep)
+    for base in targets:
+        target = as_run(base, story.run.story)
+        started = time.monotonic()
+        try:
+            entry = run_sweep_target(story, target, sweep)
+        except DockerError as exc:
+            story.warn(f"{target.name} (sweep): {exc}")
+            entry = replace(_named(target), error=str(exc))
+        entry.findings = findings.for_sweep_target(entry)
+        entry.wall_s = round(time.monotonic() - started, 1)
+        story.run.sweep.targets.append(entry)
+        story.save()
+
+
+# --- in the report ---------------------------------------------------------------------------
+SWEEP_CHART = "story-sweep.png"
+SWEEP_STYLE = {
+    "threads": ("-", "o"),
+    "gevent": ("--", "s"),
+}
+SWEEP_COLUMNS = (
+    "target",
+    "offered/s",
+    "measured offered/s",
+    "attempts/s",
+    "goodput/s",
+    "timeouts",
+    "errors",
+    "visits served",
+    "user p50",
+    "user p99",
+    "valid",
+)
+
+
+def sweep_rows(sweep: Sweep) -> list[list[str]]:
+    rows = []
+    for m in sweep.targets:
+        if m.error:
+            rows.append([m.name, error(m.error), *([DASH] * 9)])
+        rows += [_step_row(m.name, st) for st in m.steps]
+    return rows
+
+
+def _step_row(name: str, st: SweepStep) -> list[str]:
+    reasons = st.check.reasons if st.check else ["no self-check"]
+    return [
+        name,
+        f"{st.rate:g}",
+        num(st.offered_per_s),
+        num(st.attempts_per_s),
+        num(st.goodput_per_s),
+        str(st.timeouts),
+        str(st.errors),
+        pct(st.visits_served),
+        num(st.latency_p50_s, 2, " s"),
+        num(st.latency_p99_s, 2, " s"),
+        "yes" if st.valid else "no: " + "; ".join(reasons),
+    ]
+
+
+def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
+    s, w = run.story, sweep.settings
+    blocks: list[Block] = [
+        Heading(2, "Goodput against offered load"),
+        Paragraph(
+            f"Per target, one step per offered rate ({', '.join(f'{r:g}' for r in w.rates)} "
+            f"visits/s, {s.arrival}), the third party at {w.delay:g} s throughout, no "
+            f"incident; {w.warmup_s:g} s of warm-up, then {w.measure_s:g} s measured. Users "
+            f"as in the story: they give up after {s.timeout:g} s and reload, up to "
+            f"{s.max_attempts} attempts. Goodput: 2xx answers per second ending in the window; "
+            "offered and attempts: first attempts and all attempts meant to be sent in it; "
+            "user latency from the intended send, for the visits arriving in it. A thread "
+            "pool's capacity is Little's law: workers x threads / delay."
+        ),
+    ]
+    if chart:
+        blocks.append(Image(chart, "goodput against offered load"))
+    blocks.append(Table(SWEEP_COLUMNS, sweep_rows(sweep)))
+    for m in sweep.targets:
+        if m.commands:
+            blocks += [
+                Paragraph(f"{m.name}, the sweep's commands:"),
+                CodeBlock("\n".join(m.commands)),
+            ]
+    return blocks
+
+
+def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
+    """Goodput against offered load, a line per target, the ideal diagonal and each thread
+    pool's capacity (workers x threads / delay)."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
+    ideal = [0, top * 1.05]
+    ax.plot(
+        ideal, ideal, color="gray", linestyle=":", linewidth=1, label="ideal: goodput = offered"
+    )
+    capacities = sorted({m.capacity_per_s for m in sweep.targets if m.capacity_per_s and m.steps})
+    for cap in capacities:
+        pool = f"{settings.workers} x {settings.threads} / {sweep.settings.delay:g} s"
+        label = f"thread pool's capacity: {pool} = {cap:g}/s"
+        ax.axhline(cap, color="black", linestyle="-.", linewidth=1, alpha=0.6, label=label)
+    for m in sweep.targets:
+        if not m.steps:
+            continue
+        style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
+        rates, goodput = [st.rate for st in m.steps], [st.goodput_per_s for st in m.steps]
+        ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
+        if bad := [st for st in m.steps if not st.valid]:
+            rates, goodput = [st.rate for st in bad], [st.goodput_per_s for st in bad]
+            ax.plot(rates, goodput, linestyle="none", marker="x", color="black", markersize=9)
+    ax.set_xlim(0, top * 1.05)
+    ax.set_ylim(0, top * 1.1)
+    ax.set_xlabel("offered load (visits/s, Poisson)")
+    ax.set_ylabel("goodput (2xx answers/s, measured window)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(
+        f"Goodput vs offered load, third party at {sweep.settings.delay:g} s; users reload "
+        f"after {settings.timeout:g} s (x: the generator's self-check failed)",
+        fontsize=10,
+    )
+    save(fig, path)
