@@ -303,7 +303,13 @@ def test_report_writes_markdown_html_and_a_chart_per_target(tmp_path):
 
 def test_an_invalid_generator_run_is_marked_and_no_headline(tmp_path):
     t = _target()
-    t.check = GeneratorCheck(valid=False, reasons=["send lag p99 17.6 ms > 5 ms"])
+    t.check = GeneratorCheck(
+        valid=False,
+        reasons=["send lag p99 17.6 ms > 10 ms"],
+        send_lag_p50_s=0.0004,
+        send_lag_p99_s=0.0176,
+        send_lag_max_s=0.052,
+    )
     t.findings = findings.for_target(t)
     run = _run(t)
     assert findings.failed(run) == ["story-uwsgi-threads"]
@@ -312,6 +318,13 @@ def test_an_invalid_generator_run_is_marked_and_no_headline(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "held (INVALID run: not a headline)" in md
     assert "> Not trusted: story-uwsgi-threads: open loop: the load generator did not" in md
+    # The headline row withholds its figures and shows why: the send lag.
+    headline = next(
+        line for line in md.splitlines() if line.startswith("| story-uwsgi-threads | held (INVALID")
+    )
+    cells = [c.strip() for c in headline.strip("|").split("|")]
+    assert cells[2:-2] == ["withheld"] * (len(report.COLUMNS) - 4)
+    assert cells[-2] == "0.4 / 17.6 / 52.0 ms"
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from playground.story import charts, cliff, sweep
 from playground.story.cells import DASH, goodput, label, num, pct, recovery, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
-from playground.story.findings import ERROR
+from playground.story.findings import ERROR, trusted
 from playground.storymodel import StoryRun, StoryTarget, TargetSpread
 
 COLUMNS = (
@@ -46,10 +46,11 @@ COLUMNS = (
     "peak listen queue",
     "threads before → peak",
     "peak memory",
-    "user p99 during",
-    "send lag p99",
+    "user p50 / p99 during",
+    "send lag p50 / p99 / max",
     "Little's law: pool answers/s at the incident",
 )
+WITHHELD = "withheld"
 
 
 def _predicted(t: StoryTarget) -> str:
@@ -60,11 +61,28 @@ def _predicted(t: StoryTarget) -> str:
     return f"{p.capacity_per_s:.1f} for {p.rate:g} ({over})"
 
 
+def _lag(t: StoryTarget) -> str:
+    """The generator's send lag, p50 / p99 / max, in ms: shown for every run, valid or not."""
+    c = t.check
+    if c is None:
+        return DASH
+    return (
+        " / ".join(
+            num(None if v is None else 1000 * v, 1)
+            for v in (c.send_lag_p50_s, c.send_lag_p99_s, c.send_lag_max_s)
+        )
+        + " ms"
+    )
+
+
 def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list[str]:
     s = t.summary
     if s is None:
         return [name or t.name, verdict(t), *([DASH] * (len(COLUMNS) - 2))]
-    lag = t.check.send_lag_p99_s if t.check else None
+    if not trusted(t):
+        # An invalid run is never a headline: its figures stay in results.json and in its own
+        # section, not in this table.
+        return [name or t.name, verdict(t), *([WITHHELD] * (len(COLUMNS) - 4)), _lag(t), DASH]
     return [
         name or t.name,
         verdict(t),
@@ -80,8 +98,8 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         num(s.peak_listen_queue),
         f"{num(s.threads_before)} → {num(s.peak_threads)}",
         num(s.peak_rss_mb, 0, " MB"),
-        num(s.user_latency_p99_during, 1, " s"),
-        num(None if lag is None else lag * 1000, 1, " ms"),
+        f"{num(s.user_latency_p50_during, 1)} / {num(s.user_latency_p99_during, 1, ' s')}",
+        _lag(t),
         _predicted(t),
     ]
 
