@@ -27,6 +27,13 @@ def ms(seconds: float | None) -> str:
     return DASH if seconds is None else f"{1000 * seconds:.0f} ms"
 
 
+def took(seconds: float | None) -> str:
+    """How long something took: in ms below a second (a 503 in 1 ms is not one in 0.00 s)."""
+    if seconds is None:
+        return DASH
+    return ms(seconds) if seconds < 1 else f"{seconds:.2f} s"
+
+
 def arrow(values: Sequence[float | None]) -> str:
     """Before → during → after."""
     return " → ".join(num(v, 0) for v in values)

@@ -25,7 +25,7 @@ from playground.report.document import (
     render_markdown,
 )
 from playground.story import charts, cliff, sweep
-from playground.story.cells import DASH, goodput, label, num, pct, recovery, verdict
+from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
@@ -92,11 +92,11 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         recovery(t, after_s),
         num(s.amplification, 2),
         num(s.timeouts),
-        f"{num(s.errors)} ({num(s.error_latency_p50_s, 2, ' s')})" if s.errors else "0",
+        f"{num(s.errors)} ({took(s.error_latency_p50_s)})" if s.errors else "0",
         num(s.wasted_499),
-        num(s.peak_in_flight),
-        num(s.peak_listen_queue),
-        f"{num(s.threads_before)} → {num(s.peak_threads)}",
+        num(s.peak_in_flight, 0),
+        num(s.peak_listen_queue, 0),
+        f"{num(s.threads_before, 0)} → {num(s.peak_threads, 0)}",
         num(s.peak_rss_mb, 0, " MB"),
         f"{num(s.user_latency_p50_during, 1)} / {num(s.user_latency_p99_during, 1, ' s')}",
         _lag(t),
