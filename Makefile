@@ -51,8 +51,8 @@ scale: venv base-images
 	$(PLAYGROUND) scale $(ARGS)
 
 ## story: the war story (docs/story.md): open-loop users through an incident at the third
-## party, thread pools against gevent behind nginx (about 7 minutes: inferred from the 14 the
-## closed loop took, not timed alone). The same incident
+## party, thread pools against gevent behind nginx (about 7 minutes; `ARGS="--repeat 3"` 21). The
+## same incident
 ## under ab: `make story ARGS=--closed-loop` (about 14 minutes); goodput against offered
 ## load: `make story ARGS="--no-incident --sweep"` (about 13 minutes)
 story: venv base-images
