@@ -6,7 +6,9 @@ the thread pool's goodput is clearly below gevent's, and gevent's stays near the
 About two minutes: two targets, 30 s of load each, plus bringing them up and down. The same
 incident is then driven by ab (a closed loop, --closed-loop) on both targets (about a minute
 and a half more), and a sweep of two offered rates runs on a thread target with a pool of 8
-and on a gevent target (about two minutes). Last, a story is stopped with SIGTERM half-way:
+and on a gevent target (about two minutes). Gunicorn's gthread then goes through a harsher
+incident as it is, with a bounded queue and with an outbound timeout (about three minutes).
+Last, a story is stopped with SIGTERM half-way:
 nothing is left behind and the target it finished is kept (under a minute).
 """
 
@@ -193,6 +195,68 @@ def test_a_full_thread_pool_answers_below_the_offered_load_where_gevent_does_not
     assert threads[16.0].goodput_per_s < 0.75 * threads[16.0].offered_per_s, threads
     assert threads[16.0].attempts_per_s > 1.2 * threads[16.0].offered_per_s, threads
     assert gevent[16.0].goodput_per_s >= 0.8 * gevent[16.0].offered_per_s, gevent
+
+
+# --- remedies --------------------------------------------------------------------------------
+# Gunicorn's gthread at half the story's scale (2 x 32 threads for 30 visits/s, the story's
+# ratio) through a harsher, shorter incident (0.7 s -> 3 s for 12 s: 21 answers/s against 30
+# arrivals), as it is and with two remedies layered on, the same arrivals (same seed).
+REMEDIES = [
+    "--rate",
+    "30",
+    "--threads",
+    "32",
+    "--incident-delay",
+    "3",
+    "--before",
+    "5",
+    "--incident",
+    "12",
+    "--after",
+    "15",
+    "--quiet",
+    "--no-build",
+]
+
+
+@pytest.fixture(scope="module")
+def remedies(tmp_path_factory) -> dict[str, StoryTarget]:
+    results_dir = tmp_path_factory.mktemp("remedies")
+    code = cli.main(
+        [
+            "story",
+            "gunicorn-threads",
+            "gunicorn-threads+gunicorn-bounded-queue",
+            "gunicorn-threads+timeout-1.5",
+            *REMEDIES,
+            "--results-dir",
+            str(results_dir),
+        ]
+    )
+    run = _run(results_dir)
+    _exit_code_follows_the_findings(code, run)
+    return {t.name.removeprefix("story-gunicorn-threads"): t for t in run.targets}
+
+
+def test_a_bounded_queue_keeps_serving_and_recovers_before_the_pool_as_it_is(remedies):
+    """worker_connections = threads: no worker queues connections its threads cannot take, so
+    the pool serves (nearly) every visit, a user past it gets a 502 well before giving up (about
+    2 s measured: not milliseconds), and the pool is itself again sooner than without it."""
+    base, bounded = remedies[""].summary, remedies["+gunicorn-bounded-queue"].summary
+    assert base.timeouts > 0, base
+    assert bounded.visits_served_during >= 0.9 > base.visits_served_during, (base, bounded)
+    if bounded.errors:
+        assert bounded.error_latency_p50_s < 3.0, bounded
+    assert bounded.recovery_s is not None and bounded.recovery_s <= 10, bounded
+    assert base.recovery_s is None or base.recovery_s > bounded.recovery_s, (base, bounded)
+
+
+def test_an_outbound_timeout_answers_well_before_the_users_give_up(remedies):
+    """UPSTREAM_TIMEOUT 1.5 s: the errors users see are the app's 504s at about 1.5 s (with
+    some queueing), well before their 4 s of patience."""
+    timeout = remedies["+timeout-1.5"].summary
+    assert timeout.outcomes.get("http 504", 0) > 0, timeout.outcomes
+    assert 1.4 <= timeout.error_latency_p50_s < 3.0, timeout
 
 
 # --- stopped half-way ----------------------------------------------------------------------
