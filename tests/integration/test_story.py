@@ -76,22 +76,18 @@ def _exit_code_follows_the_findings(code: int, run: StoryRun) -> None:
         assert {f.code for f in t.findings if f.severity == "error"} <= {"generator-invalid"}
 
 
+def _story(results_dir: Path, *argv: str) -> StoryRun:
+    """`playground story ARGV` into `results_dir`: its run, the exit code checked against it."""
+    code = cli.main(["story", *argv, "--results-dir", str(results_dir)])
+    run = _run(results_dir)
+    _exit_code_follows_the_findings(code, run)
+    return run
+
+
 @pytest.fixture(scope="module")
 def story(tmp_path_factory) -> dict[str, StoryTarget]:
     results_dir = tmp_path_factory.mktemp("story")
-    code = cli.main(
-        [
-            "story",
-            "uwsgi-threads",
-            "uwsgi-gevent",
-            *SHORT,
-            "--closed-loop",
-            "--results-dir",
-            str(results_dir),
-        ]
-    )
-    run = _run(results_dir)
-    _exit_code_follows_the_findings(code, run)
+    run = _story(results_dir, "uwsgi-threads", "uwsgi-gevent", *SHORT, "--closed-loop")
     assert run.finished_at is not None
     assert (results_dir / run.run_id / "report.md").exists()
     return {t.name.removeprefix("story-"): t for t in run.targets}
@@ -221,20 +217,13 @@ REMEDIES = [
 
 @pytest.fixture(scope="module")
 def remedies(tmp_path_factory) -> dict[str, StoryTarget]:
-    results_dir = tmp_path_factory.mktemp("remedies")
-    code = cli.main(
-        [
-            "story",
-            "gunicorn-threads",
-            "gunicorn-threads+gunicorn-bounded-queue",
-            "gunicorn-threads+timeout-1.5",
-            *REMEDIES,
-            "--results-dir",
-            str(results_dir),
-        ]
+    run = _story(
+        tmp_path_factory.mktemp("remedies"),
+        "gunicorn-threads",
+        "gunicorn-threads+gunicorn-bounded-queue",
+        "gunicorn-threads+timeout-1.5",
+        *REMEDIES,
     )
-    run = _run(results_dir)
-    _exit_code_follows_the_findings(code, run)
     return {t.name.removeprefix("story-gunicorn-threads"): t for t in run.targets}
 
 

@@ -1,8 +1,8 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
 The path of an option, from here to the chart: this module turns the options into the
-settings (:mod:`playground.storymodel`) and the registry's targets, opens the session every
-bring-up goes through (:mod:`.session`), and hands both to the part that measures:
+settings (:mod:`playground.storymodel`) and the registry's targets, takes the machine for
+every bring-up (:mod:`.session`), and hands both to the part that measures:
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
 results.json like every run's; :func:`playground.story.report.write_report` then draws the

@@ -1,6 +1,6 @@
 """Reading a prober's outcomes: answers per second, per-phase statistics, recovery.
 
-Every function takes the outcomes (and the moments the session marked) and returns the
+Every function takes the outcomes (and the moments the fault run marked) and returns the
 figures faults.json keeps: plain numbers, or a typed :class:`PhaseStats` with its JSON form.
 """
 
