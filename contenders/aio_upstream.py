@@ -10,6 +10,7 @@ import os
 
 import aiohttp
 
+import requestid
 from querydelay import format_delay
 
 API_URL = f"http://{os.environ.get('API_HOST', 'slow_api')}:{os.environ.get('PORT_API', '4000')}/"
@@ -26,8 +27,11 @@ def session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=POOL_LIMIT))
 
 
-async def call_slow_api(client: aiohttp.ClientSession, delay: float) -> tuple[str, int]:
-    """The API's text and 200, or a one-line reason and 502/504.
+async def call_slow_api(
+    client: aiohttp.ClientSession, delay: float, request_id: str | None = None
+) -> tuple[str, int]:
+    """The API's text and 200, or a one-line reason and 502/504 (the request's id from nginx
+    passed on, where it has one: requestid.py).
 
     No overall timeout: a request waiting for one of the pool's connections waits as long as
     it takes (the cap shows up as throughput, not as errors); once sent, the answer must come
@@ -37,7 +41,7 @@ async def call_slow_api(client: aiohttp.ClientSession, delay: float) -> tuple[st
                                     sock_read=delay + UPSTREAM_GRACE_S)
     try:
         async with client.get(API_URL, params={"delay": format_delay(delay)},
-                              timeout=timeout) as resp:
+                              headers=requestid.headers(request_id), timeout=timeout) as resp:
             if resp.status >= 400:
                 return f"slow_api answered {resp.status}", 502
             return await resp.text(), 200

@@ -13,6 +13,7 @@ from __future__ import annotations
 from flask import Flask, request
 
 import aio_upstream
+import requestid
 from plaintext import install_error_pages, plain
 from querydelay import DelayError, parse_delay
 
@@ -28,5 +29,7 @@ async def index():
         return plain(str(exc), 400)
     # A session per request: the event loop it would be bound to ends with the request.
     async with aio_upstream.session() as client:
-        text, status = await aio_upstream.call_slow_api(client, delay)
+        text, status = await aio_upstream.call_slow_api(
+            client, delay, request.headers.get(requestid.HEADER)
+        )
     return ("Hi there! " + text) if status == 200 else plain(text, status)

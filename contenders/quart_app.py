@@ -14,6 +14,7 @@ import os
 from quart import Quart, request
 
 import aio_upstream
+import requestid
 from plaintext import install_error_pages, plain
 from querydelay import DelayError, max_delay, parse_delay
 
@@ -39,7 +40,9 @@ async def index():
         delay = parse_delay(request.args.getlist("delay"))
     except DelayError as exc:
         return plain(str(exc), 400)
-    text, status = await aio_upstream.call_slow_api(app.extensions["slow_api"], delay)
+    text, status = await aio_upstream.call_slow_api(
+        app.extensions["slow_api"], delay, request.headers.get(requestid.HEADER)
+    )
     return ("Hi there! " + text) if status == 200 else plain(text, status)
 
 

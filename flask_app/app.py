@@ -13,6 +13,7 @@ import requests
 from flask import Flask, request
 
 import remedies
+import requestid
 from plaintext import install_error_pages, plain
 from querydelay import UPSTREAM_GRACE_S, DelayError, format_delay, parse_delay
 
@@ -46,11 +47,13 @@ def waited(header: str | None, now: float) -> float | None:
     return now - arrived if arrived == arrived else None  # NaN reads as unknown
 
 
-def call_slow_api(delay: float) -> str:
-    """The one blocking call: a fresh connection per request, as the tutorial does it."""
+def call_slow_api(delay: float, request_id: str | None = None) -> str:
+    """The one blocking call: a fresh connection per request, as the tutorial does it (with
+    the request's id from nginx passed on, where it has one: requestid.py)."""
     resp = requests.get(
         API_URL,
         params={"delay": format_delay(delay)},
+        headers=requestid.headers(request_id),
         timeout=(CONNECT_TIMEOUT_S, read_timeout(delay)),
     )
     resp.raise_for_status()
@@ -72,7 +75,8 @@ def index():
                 503,
             )
     try:
-        text = remedies.call(lambda: call_slow_api(delay))
+        rid = request.headers.get(requestid.HEADER)
+        text = remedies.call(lambda: call_slow_api(delay, rid))
     except remedies.Degraded:
         # The circuit breaker is open: a lesser page at once, marked so that nobody counts it
         # as the real one (the load generator does not).

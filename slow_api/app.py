@@ -11,6 +11,11 @@ and recovers by itself, whatever the clients ask for.
     DELETE /control/slowdown                      end it now
     GET  /control/stats                           requests waiting here now, and served
 
+A call that carries the request's id (`X-Request-Id`, passed on by the app from nginx:
+requestid.py) is written to the calls log (CALLS_LOG, /tmp/calls.log in the container) when its
+answer is ready: `<id> <arrived> <answered>`, epoch seconds. The war story joins it with
+nginx's access log to count the calls answered after nginx had already ended the request.
+
 Outside an incident ``GET /?delay=S`` is exactly what it always was; during one it gives the
 same answer (or the same 400) ``extra`` seconds later. The controls are as reachable as the
 API itself: only inside the scenario's network.
@@ -21,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from typing import TextIO
 
 from aiohttp import web
 
+import requestid
 from querydelay import DelayError, max_delay, parse_delay
 
 BODY = "slow api response"
@@ -31,6 +38,8 @@ BODY = "slow api response"
 MAX_INCIDENT_S = 3600.0
 
 STATE = web.AppKey("state", dict)
+CALLS = web.AppKey("calls", TextIO)
+CALLS_LOG = "/tmp/calls.log"
 
 
 def _incident_extra(state: dict) -> float:
@@ -38,8 +47,17 @@ def _incident_extra(state: dict) -> float:
     return state["extra"] if time.monotonic() < state["until"] else 0.0
 
 
+def _log_call(request: web.Request, arrived: float) -> None:
+    """One line in the calls log for a call that carries a request id (none without one)."""
+    calls = request.app.get(CALLS)
+    rid = requestid.valid(request.headers.get(requestid.HEADER))
+    if calls is not None and rid is not None:
+        calls.write(f"{rid} {arrived:.4f} {time.time():.4f}\n")
+
+
 async def index(request: web.Request) -> web.Response:
     state = request.app[STATE]
+    arrived = time.time()
     extra = _incident_extra(state)
     state["in_flight"] += 1
     try:
@@ -50,6 +68,7 @@ async def index(request: web.Request) -> web.Response:
             return web.Response(status=400, text=f"{exc}\n")
         await asyncio.sleep(delay + extra)
         state["served"] += 1
+        _log_call(request, arrived)
         return web.Response(text=BODY)
     finally:
         state["in_flight"] -= 1
@@ -95,9 +114,17 @@ async def stats(request: web.Request) -> web.Response:
                               **_describe(state)})
 
 
-def make_app() -> web.Application:
+def make_app(calls_log: str | None = None) -> web.Application:
+    """The API; with `calls_log`, a file that gets a line per answered call with an id."""
     app = web.Application()
     app[STATE] = {"extra": 0.0, "until": 0.0, "incidents": 0, "in_flight": 0, "served": 0}
+    if calls_log is not None:
+        app[CALLS] = open(calls_log, "a", buffering=1, encoding="ascii")  # a line at a time
+
+        async def close_calls(app: web.Application) -> None:
+            app[CALLS].close()
+
+        app.on_cleanup.append(close_calls)
     app.router.add_get("/", index)
     app.router.add_route("GET", "/control/slowdown", slowdown)
     app.router.add_route("POST", "/control/slowdown", slowdown)
@@ -108,7 +135,7 @@ def make_app() -> web.Application:
 
 def main() -> None:
     web.run_app(
-        make_app(),
+        make_app(calls_log=os.environ.get("CALLS_LOG", CALLS_LOG)),
         host="0.0.0.0",
         port=int(os.environ.get("PORT", "4000")),
         # aiohttp's default listen queue is 128: a burst of a few hundred connections would

@@ -238,6 +238,15 @@ class StorySummary:
         "requests nginx passed on whose client had gone (499): the app still worked on each", 0
     )
     nginx_requests: int = _doc("requests in nginx's access log", 0)
+    upstream_calls: int | None = _doc(
+        "calls the third party answered for requests in nginx's log, joined on the request's "
+        "id (slow_api's calls log); null: no call carried an id (a run before the id was "
+        "passed on)"
+    )
+    calls_for_nobody: int | None = _doc(
+        "... of them answered after nginx had already ended the request (its user had gone, "
+        "or had an error): work done for nobody, counted at the third party"
+    )
     peak_in_flight: float | None = _doc("most attempts open at once (client side)")
     peak_listen_queue: float | None = _doc("longest kernel accept queue of the app")
     peak_uwsgi_listen_queue: float | None = _doc("uWSGI's longest listen-queue figure")

@@ -34,12 +34,13 @@ def wait_for_port(port: int, *, timeout: float = 10) -> None:
 
 
 @contextmanager
-def serve_slow_api(name: str = "unit_slow_api") -> Iterator[int]:
-    """The real slow_api, served by aiohttp on a thread of this process, on a free port."""
+def serve_slow_api(name: str = "unit_slow_api", calls_log: str | None = None) -> Iterator[int]:
+    """The real slow_api, served by aiohttp on a thread of this process, on a free port (with
+    its calls log at `calls_log`, where given)."""
     module = load_module(name, "slow_api/app.py")
     port = free_port()
     loop = asyncio.new_event_loop()
-    runner = web.AppRunner(module.make_app())
+    runner = web.AppRunner(module.make_app(calls_log=calls_log))
 
     def serve():
         asyncio.set_event_loop(loop)

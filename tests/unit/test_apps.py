@@ -103,7 +103,39 @@ def test_slow_api_refuses_repeated_delay(slow_api_module):
     assert status == 400 and "once" in text
 
 
+def test_slow_api_logs_each_answered_call_that_carries_a_request_id(slow_api_module, tmp_path):
+    """A line per answered call with an id (id, arrived, answered); a call without one, or
+    with a header that is no id (a space, a newline, too long), leaves no line."""
+    log = tmp_path / "calls.log"
+
+    async def calls():
+        app = slow_api_module.make_app(calls_log=str(log))
+        async with TestClient(TestServer(app)) as client:
+            for rid in ("4f2a-9c", None, "a b", "x\ty", "z" * 65):
+                headers = {} if rid is None else {"X-Request-Id": rid}
+                assert (await client.get("/?delay=0.2", headers=headers)).status == 200
+            assert (await client.get("/?delay=abc", headers={"X-Request-Id": "bad"})).status == 400
+
+    asyncio.run(calls())
+    (line,) = log.read_text().splitlines()
+    rid, arrived, answered = line.split()
+    assert rid == "4f2a-9c" and 0.2 <= float(answered) - float(arrived) < 2
+
+
 # --- flask_app ----------------------------------------------------------------------------
+def test_flask_app_passes_the_request_id_on_to_the_third_party(flask_module, monkeypatch, tmp_path):
+    """nginx's X-Request-Id reaches slow_api's calls log unchanged, on each call; a header that
+    is no id is not passed on, and the page is served all the same."""
+    log = tmp_path / "calls.log"
+    with serve_slow_api("unit_slow_api_calls", calls_log=str(log)) as port:
+        point(flask_module, monkeypatch, port)
+        client = flask_module.app.test_client()
+        ok = client.get("/?delay=0.05", headers={"X-Request-Id": "0123abcd"})
+        odd = client.get("/?delay=0.05", headers={"X-Request-Id": "not an id; drop table"})
+    assert ok.status_code == odd.status_code == 200
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["0123abcd"]
+
+
 def test_flask_app_answers_with_the_upstream_text(flask_module, upstream, monkeypatch):
     point(flask_module, monkeypatch, upstream)
     resp = flask_module.app.test_client().get("/?delay=0.1")

@@ -93,13 +93,15 @@ def aio_upstream():
     return load_module("contenders_aio_upstream", "contenders/aio_upstream.py")
 
 
-def _call(module, port: int, delay: float, *, grace: float = 5.0) -> tuple[str, int]:
+def _call(
+    module, port: int, delay: float, *, grace: float = 5.0, rid: str | None = None
+) -> tuple[str, int]:
     module.API_URL = f"http://127.0.0.1:{port}/"
     module.UPSTREAM_GRACE_S = grace
 
     async def go():
         async with module.session() as client:
-            return await module.call_slow_api(client, delay)
+            return await module.call_slow_api(client, delay, rid)
 
     return asyncio.run(go())
 
@@ -109,6 +111,14 @@ def test_async_call_answers_with_the_apis_text(aio_upstream):
         assert _call(aio_upstream, port, 0.1) == ("slow api response", 200)
         # The upstream refusing a delay (over its MAX_DELAY) is a 502 that says so.
         assert _call(aio_upstream, port, 100000) == ("slow_api answered 400", 502)
+
+
+def test_async_call_passes_the_request_id_on(aio_upstream, tmp_path):
+    log = tmp_path / "calls.log"
+    with serve_slow_api("contenders_slow_api_calls", calls_log=str(log)) as port:
+        assert _call(aio_upstream, port, 0.05, rid="beef01")[1] == 200
+        assert _call(aio_upstream, port, 0.05, rid="no id\r\nX: 1")[1] == 200
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["beef01"]
 
 
 def test_async_call_gives_504_when_the_upstream_hangs(aio_upstream, silent_port):

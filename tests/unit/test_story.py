@@ -18,7 +18,9 @@ from playground.story.run import measure_incident
 from playground.story.serverside import (
     ServerSample,
     accept_queue,
+    calls_for_nobody,
     parse_access_log,
+    parse_calls_log,
     stub_status_figures,
     uwsgi_figures,
 )
@@ -143,9 +145,34 @@ def test_stub_status_figures():
 
 
 def test_access_log_lines():
-    text = "1795433900.227 200 0.715 0.715\n1795433901.5 499 4.001 -\ngarbage\n"
+    text = "1795433900.227 200 0.715 0.715\n1795433901.5 499 4.001 - 9f0a\ngarbage\n"
     records = parse_access_log(text)
     assert [(r.status, r.request_time) for r in records] == [(200, 0.715), (499, 4.001)]
+    assert [r.request_id for r in records] == [None, "9f0a"]
+
+
+def test_a_call_answered_after_nginx_ended_its_request_was_for_nobody():
+    """Joined on the request's id: the answer nginx sent on (ready before nginx's end, or
+    within its millisecond) served someone; one ready after the user's 499 or the app's own
+    504 served nobody; a call whose id nginx never logged is not counted either way."""
+    access = parse_access_log(
+        "1000.800 200 0.700 0.700 a\n"  # answered at 1000.7995: sent on
+        "1004.000 499 4.000 - b\n"  # the user left at 1004; answered at 1005
+        "1001.500 504 1.500 1.500 c\n"  # the app gave up at 1.5 s; retried, both late
+        "1002.000 200 0.700 0.700 d\n"  # answered within nginx's millisecond
+    )
+    calls = parse_calls_log(
+        "a 1000.1000 1000.7995\n"
+        "b 1002.0000 1005.0000\n"
+        "c 1000.0000 1003.0000\n"
+        "c 1001.5000 1004.5000\n"
+        "d 1001.3000 1002.0008\n"
+        "z 1000.0000 1009.0000\n"  # not in nginx's log
+        "partial 1000\n"
+    )
+    assert [c.request_id for c in calls] == ["a", "b", "c", "c", "d", "z"]
+    assert calls_for_nobody(calls, access) == (5, 3)
+    assert calls_for_nobody([], access) == (0, 0)
 
 
 # --- the series -------------------------------------------------------------------------
@@ -236,13 +263,14 @@ def _result(attempts):
 def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     settings = StorySettings(before_s=2, incident_s=4, after_s=6, timeout=4)
     samples = [ServerSample(monotonic=103.4, figures={"listen_queue": 9, "threads": 129})]
-    access = "1004.5 499 4.0 -\n1000.8 200 0.7 0.7\n"
+    access = "1004.5 499 4.0 - r1\n1000.8 200 0.7 0.7 r2\n"
     t = measure_incident(
         StoryTarget(),
         output=analysis.generator_output(_result(ATTEMPTS)),
         samples=samples,
         access_text=access,
         settings=settings,
+        calls_text="r1 1001.0 1004.7\nr2 1000.1 1000.8\n",
     )
     incident, problems, s, rows = t.incident, t.adds_up, t.summary, t.seconds
     assert problems == []
@@ -252,6 +280,7 @@ def test_the_servers_and_the_access_log_line_up_with_the_attempts():
     assert s.visits == 4 and s.attempts == 7
     assert s.amplification == pytest.approx(7 / 4)
     assert s.wasted_499 == 1 and s.peak_listen_queue == 9 and s.visits_never_served == 1
+    assert (s.upstream_calls, s.calls_for_nobody) == (2, 1)
 
 
 def _target(name="story-uwsgi-threads", **kw) -> StoryTarget:
@@ -785,6 +814,21 @@ def test_the_edge_is_the_lowest_rate_that_fell_and_an_untrusted_step_is_not_read
     assert cliff.edge(steps) == (60.8, 54.4)
     assert cliff.edge(_steps((51.2, 51.0, True))) == (None, 51.2)
     assert cliff.edge(_steps((51.2, 20.0, True))) == (51.2, None)
+
+
+def test_the_sweep_goes_below_its_range_only_where_even_its_lowest_rate_fell():
+    """Gunicorn's gthread over two processes fell at 80% of its prediction: the edge is lower
+    down, so the cliff sweeps on below; where a rate held, or none fell, it does not."""
+    from playground.story import cliff
+
+    assert cliff.below_range(_steps((51.2, 26.5, True), (54.4, 25.4, True)))
+    assert not cliff.below_range(_steps((51.2, 51.0, True), (54.4, 30.0, True)))
+    assert not cliff.below_range(_steps((51.2, 51.0, True)))
+    # An untrusted lowest step is not read: the lowest trusted one decides.
+    assert not cliff.below_range(_steps((40.0, 10.0, False), (51.2, 51.0, True)))
+    assert cliff.BELOW == tuple(sorted(cliff.BELOW, reverse=True)) and max(cliff.BELOW) < min(
+        cliff.SHARES
+    )
 
 
 def test_the_cliff_says_how_far_the_prediction_is_from_the_edge(tmp_path):

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.model import ModelError
-from playground.story.serverside import AccessRecord, ServerSample
+from playground.story.serverside import (
+    AccessRecord,
+    ServerSample,
+    UpstreamCall,
+    calls_for_nobody,
+)
 from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"
@@ -261,6 +266,7 @@ def summarise(
     arrivals_end: float,
     timeout: float,
     access: Sequence[AccessRecord] = (),
+    calls: Sequence[UpstreamCall] = (),
 ) -> StorySummary:
     """The summary figures of one target through the incident."""
     incident_start, incident_end = incident.start, incident.start + incident.seconds
@@ -287,6 +293,7 @@ def summarise(
     arrivals_during = mean("arrivals", incident_start, incident_end)
     failed = [a for a in attempts if a.outcome not in (OK, "timeout")]
     waited = [v.latency for v in during]
+    matched, late = calls_for_nobody(calls, access)
     return StorySummary(
         visits=len(visits),
         attempts=len(attempts),
@@ -319,6 +326,8 @@ def summarise(
         # still worked on each (a thread or greenlet waited on the third party for it).
         wasted_499=sum(1 for r in access if r.status == 499),
         nginx_requests=len(access),
+        upstream_calls=matched if calls else None,
+        calls_for_nobody=late if calls else None,
         peak_in_flight=peak("in_flight"),
         peak_listen_queue=peak("listen_queue"),
         peak_uwsgi_listen_queue=peak("uwsgi_listen_queue"),

@@ -39,6 +39,10 @@ from playground.storymodel import (
 )
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
+#: Where even the lowest share fell (a pool far below its prediction: Gunicorn's gthread over
+#: two processes), the sweep goes on at these shares, on a bring-up of its own, to find one
+#: that holds.
+BELOW = (0.7, 0.6, 0.5, 0.4)
 DELAYS = (1.8, 2.0, 2.2, 2.4, 2.6, 2.8)
 #: A prediction within this share of the edge found is on target (the issue's 10%).
 NEAR = 0.10
@@ -54,6 +58,12 @@ def edge(steps: Sequence[SweepStep]) -> tuple[float | None, float | None]:
             return s.rate, held
         held = s.rate
     return None, held
+
+
+def below_range(steps: Sequence[SweepStep]) -> bool:
+    """The lowest trusted step already fell: the edge is below the rates swept."""
+    fell, held = edge(steps)
+    return fell is not None and held is None
 
 
 def lasted(t: StoryTarget) -> float | None:
@@ -142,6 +152,11 @@ def run_cliff(
         rates = [round(share * prediction.capacity_per_s, 1) for share in shares]
         try:
             entry.rates = run_sweep_target(story, target, SweepSettings(rates=rates, delay=delay))
+            if below_range(entry.rates.steps):
+                story.info(f"{target.name}: even {shares[0]:.0%} fell; on below it")
+                lower = [round(share * prediction.capacity_per_s, 1) for share in BELOW]
+                more = run_sweep_target(story, target, SweepSettings(rates=lower, delay=delay))
+                entry.rates.steps = sorted([*more.steps, *entry.rates.steps], key=lambda s: s.rate)
         except DockerError as exc:
             story.warn(f"{target.name} (cliff): {exc}")
             entry.error = str(exc)
@@ -235,8 +250,9 @@ CLIFF_READING = (
     "the pool fills, nor once users reload (the rate is then no longer the offered one), nor "
     "for a server that queues inside one busy worker while another has threads free "
     "(Gunicorn's gthread). The edge found: the lowest offered rate whose goodput fell below "
-    "95% of it (steps of 5% of the predicted capacity), and the shortest incident delay at "
-    "which fewer than 95% of the visits during it were served."
+    "95% of it (steps of 5% of the predicted capacity; where even 80% fell, the sweep goes on "
+    "at 70, 60, 50 and 40%), and the shortest incident delay at which fewer than 95% of the "
+    "visits during it were served."
 )
 
 

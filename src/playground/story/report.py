@@ -29,7 +29,7 @@ from playground.story.cells import DASH, goodput, label, num, pct, recovery, too
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
-from playground.storymodel import StoryRun, StoryTarget, TargetSpread
+from playground.storymodel import StoryRun, StorySummary, StoryTarget, TargetSpread
 
 COLUMNS = (
     "target",
@@ -41,7 +41,7 @@ COLUMNS = (
     "attempts/visit",
     "timeouts",
     "errors (p50 time to one)",
-    "wasted (499)",
+    "499s / calls for nobody",
     "peak in flight",
     "peak listen queue",
     "threads before → peak",
@@ -75,6 +75,14 @@ def _lag(t: StoryTarget) -> str:
     )
 
 
+def _wasted(s: StorySummary) -> str:
+    """nginx's 499s, and the third party's calls answered after nginx had ended their request
+    (of all it answered), where the calls were logged."""
+    if s.upstream_calls is None:
+        return f"{num(s.wasted_499)} / {DASH}"
+    return f"{num(s.wasted_499)} / {num(s.calls_for_nobody)} of {num(s.upstream_calls)}"
+
+
 def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list[str]:
     s = t.summary
     if s is None:
@@ -93,7 +101,7 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         num(s.amplification, 2),
         num(s.timeouts),
         f"{num(s.errors)} ({took(s.error_latency_p50_s)})" if s.errors else "0",
-        num(s.wasted_499),
+        _wasted(s),
         num(s.peak_in_flight, 0),
         num(s.peak_listen_queue, 0),
         f"{num(s.threads_before, 0)} → {num(s.peak_threads, 0)}",
@@ -170,8 +178,11 @@ def _settings(run: StoryRun) -> Paragraph:
 READING = (
     "Goodput is answers with status 2xx per second. Latency is a user's, from the intended "
     "send of the first attempt to the first success, refreshes included; a user never served "
-    "counts with what they had waited when they gave up. Wasted = requests nginx logged as "
-    "499 (the client had gone; the app still worked on them). Time to recover: from the end "
+    "counts with what they had waited when they gave up. 499s: requests nginx logged as "
+    "499 (the client had gone; the app still worked on them). Calls for nobody: calls the "
+    "third party answered after nginx had already ended their request (the user had gone or "
+    "had an error), of all the calls it answered, joined on the request's id; counted at the "
+    "third party, up to the end of the run (a call still waiting then is not counted). Time to recover: from the end "
     "of the incident until goodput is back to 95% of the answers due (visits arriving, "
     "shifted by the normal latency) over 5 s windows with at most 5% failing, and stays so "
     "until the arrivals stop (whole seconds, counted from the first after the incident). "

@@ -37,6 +37,7 @@ from playground.story.serverside import (
     Targets,
     fetch_text,
     parse_access_log,
+    parse_calls_log,
     upstream_in_flight,
 )
 from playground.storymodel import ClosedLoop, Incident, StoryRun, StorySettings, StoryTarget
@@ -133,11 +134,18 @@ def settle(servers: Targets, *, limit: float) -> float | None:
     return None
 
 
-def _access_log(story: Story, target: Target, name: str) -> str:
-    """nginx's access log (the container's /tmp/access.log), kept in raw/ as `name`."""
+#: Where nginx's access log and slow_api's calls log are, inside their containers.
+ACCESS_LOG = ("ingress", "/tmp/access.log")
+CALLS_LOG = ("slow_api", "/tmp/calls.log")
+
+
+def _server_log(story: Story, target: Target, log: tuple[str, str], name: str) -> str:
+    """A log file from inside one of the target's containers (`log`: its service and path),
+    kept in raw/ as `name`; empty where there is none."""
+    service, path = log
     text = ""
-    if ingress := story.docker.container_id(target.compose_files, "ingress"):
-        argv = ["docker", "exec", ingress, "cat", "/tmp/access.log"]
+    if container := story.docker.container_id(target.compose_files, service):
+        argv = ["docker", "exec", container, "cat", path]
         text = story.docker.run(argv, check=False, quiet=True, timeout=60).stdout
     (story.raw_dir / name).write_text(text)
     return text
@@ -183,6 +191,7 @@ def measure_incident(
     samples: Sequence[ServerSample],
     access_text: str,
     settings: StorySettings,
+    calls_text: str = "",
 ) -> StoryTarget:
     """The target with its figures: the generator's attempts, the server samples and the
     access log, as per-second rows and a summary, and whether they add up."""
@@ -208,6 +217,7 @@ def measure_incident(
         arrivals_end=settings.duration,
         timeout=settings.timeout,
         access=records,
+        calls=parse_calls_log(calls_text),
     )
     return replace(
         entry,
@@ -246,7 +256,8 @@ def run_incident(
         )
         with ServerSampler(servers) as sampler:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
-        access_text = _access_log(story, target, f"access-{stem}.log")
+        access_text = _server_log(story, target, ACCESS_LOG, f"access-{stem}.log")
+        calls_text = _server_log(story, target, CALLS_LOG, f"calls-{stem}.log")
     entry = replace(
         entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
@@ -256,6 +267,7 @@ def run_incident(
         samples=sampler.samples,
         access_text=access_text,
         settings=settings,
+        calls_text=calls_text,
     )
 
 
@@ -293,7 +305,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         control.start()
         proc = docker.run(argv, check=False, timeout=settings.duration + SLACK_S)
         control.join(timeout=15)
-        access_text = _access_log(story, target, f"ab-access-{target.name}.log")
+        access_text = _server_log(story, target, ACCESS_LOG, f"ab-access-{target.name}.log")
     (story.raw_dir / f"ab-{target.name}.txt").write_text(proc.stdout + proc.stderr)
     if not sent:
         raise DockerError(f"{target.name}: the incident was never sent to slow_api")

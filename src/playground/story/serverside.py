@@ -5,8 +5,9 @@ listening socket (from the container's /proc/PID/net/tcp), uWSGI's stats server 
 or greenlets, and its own listen-queue figure), nginx's stub_status, slow_api's count of
 requests waiting on it, and the app container's OS threads and CPU (playground.sampling).
 Containers are reached by their address on the scenario's network, which a Linux host routes
-to. After the run, nginx's access log gives each request's end, status and time (499: the
-client had gone before the answer).
+to. After the run, nginx's access log gives each request's end, status, time and id (499: the
+client had gone before the answer), and slow_api's calls log each call's id and when it was
+answered: joined, the calls answered after nginx had ended their request.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,18 +77,60 @@ class AccessRecord:
     end_wall: float
     status: int
     request_time: float
+    request_id: str | None = None
 
 
 def parse_access_log(text: str) -> list[AccessRecord]:
-    """Lines of the story's log_format: `$msec $status $request_time $upstream_response_time`."""
+    """Lines of the story's log_format: `$msec $status $request_time $upstream_response_time
+    $request_id` (the id is missing from logs written before nginx passed it on)."""
     records = []
     for line in text.splitlines():
+        fields = line.split()
         try:
-            end, status, took = line.split()[:3]
-            records.append(AccessRecord(float(end), int(status), float(took)))
+            end, status, took = fields[:3]
+            rid = fields[4] if len(fields) > 4 else None
+            records.append(AccessRecord(float(end), int(status), float(took), rid))
         except ValueError:  # not such a line
             continue
     return records
+
+
+@dataclass(frozen=True)
+class UpstreamCall:
+    """A call the third party answered, from its calls log (slow_api/app.py)."""
+
+    request_id: str
+    arrived_wall: float
+    answered_wall: float
+
+
+def parse_calls_log(text: str) -> list[UpstreamCall]:
+    """Lines of slow_api's calls log: `<request id> <arrived> <answered>`, epoch seconds."""
+    calls = []
+    for line in text.splitlines():
+        try:
+            rid, arrived, answered = line.split()
+            calls.append(UpstreamCall(rid, float(arrived), float(answered)))
+        except ValueError:  # not such a line (a partial last line, say)
+            continue
+    return calls
+
+
+#: nginx writes $msec to the millisecond: an answer up to this much after nginx's end of the
+#: request is the one it sent on.
+MSEC_S = 0.001
+
+
+def calls_for_nobody(
+    calls: Sequence[UpstreamCall], access: Sequence[AccessRecord]
+) -> tuple[int, int]:
+    """(calls the third party answered for requests in nginx's log, those of them answered
+    after nginx had already ended the request: its user had gone, or had an error, so the
+    answer reached nobody). A call whose id nginx never logged is not counted."""
+    ended = {r.request_id: r.end_wall for r in access if r.request_id}
+    matched = [(c, ended[c.request_id]) for c in calls if c.request_id in ended]
+    late = sum(1 for c, end in matched if c.answered_wall > end + MSEC_S)
+    return len(matched), late
 
 
 def fetch_text(url: str) -> str | None:
