@@ -1,8 +1,10 @@
-"""Shared test set-up: where the repository is, and the apps' shared module on sys.path."""
+"""Shared test set-up: where the repository is, the apps' shared module on sys.path, and
+Ctrl-C as Python's own."""
 
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 
@@ -10,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # The apps import `querydelay` from common/ (in the images it sits beside them in /app).
 # Only common/ goes on sys.path, never the root: its psycopg2/ folder would shadow psycopg2.
 sys.path.insert(0, str(ROOT / "common"))
+
+# A shell that starts a command in the background (`make test &`, nohup, a CI runner's job)
+# hands it SIGINT ignored, and Python then never installs its KeyboardInterrupt handler: the
+# tests that interrupt a run (and every `playground` they start, which inherits an ignored
+# signal across exec but not a handler) would see a Ctrl-C do nothing. They test Ctrl-C as a
+# reader's terminal delivers it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def load_module(name: str, relpath: str):
