@@ -36,6 +36,7 @@ from playground.storymodel import (
     Sweep,
     SweepSettings,
     SweepStep,
+    SweepTarget,
 )
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
@@ -132,6 +133,14 @@ def judge(c: CliffTarget) -> CliffTarget:
     return replace(c, findings=out)
 
 
+def _swept(
+    story: Story, target: Target, shares: Sequence[float], *, capacity: float, delay: float
+) -> SweepTarget:
+    """The rate sweep at these shares of the predicted capacity, on one bring-up."""
+    rates = [round(share * capacity, 1) for share in shares]
+    return run_sweep_target(story, target, SweepSettings(rates=rates, delay=delay))
+
+
 def run_cliff(
     story: Story,
     targets: Sequence[Target],
@@ -149,14 +158,16 @@ def run_cliff(
         prediction = capacity.of(target, settings, upstream_s=delay)
         entry = CliffTarget(name=target.name, title=target.title, prediction=prediction)
         cliff.targets.append(entry)
-        rates = [round(share * prediction.capacity_per_s, 1) for share in shares]
         try:
-            entry.rates = run_sweep_target(story, target, SweepSettings(rates=rates, delay=delay))
+            entry.rates = _swept(
+                story, target, shares, capacity=prediction.capacity_per_s, delay=delay
+            )
             if below_range(entry.rates.steps):
                 story.info(f"{target.name}: even {shares[0]:.0%} fell; on below it")
-                lower = [round(share * prediction.capacity_per_s, 1) for share in BELOW]
-                more = run_sweep_target(story, target, SweepSettings(rates=lower, delay=delay))
-                entry.rates.steps = sorted([*more.steps, *entry.rates.steps], key=lambda s: s.rate)
+                lower = _swept(
+                    story, target, BELOW, capacity=prediction.capacity_per_s, delay=delay
+                ).steps
+                entry.rates.steps = sorted([*lower, *entry.rates.steps], key=lambda s: s.rate)
         except DockerError as exc:
             story.warn(f"{target.name} (cliff): {exc}")
             entry.error = str(exc)
