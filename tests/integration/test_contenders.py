@@ -71,7 +71,7 @@ def test_compose_conventions(compose_file):
         if name == "slow_api":
             continue
         assert {p["host_ip"] for p in svc["ports"]} == {"127.0.0.1"}, name
-        assert svc["depends_on"]["slow_api"]["condition"] == "service_healthy", name
+        assert svc["depends_on"]["slow_api"]["condition"] == "service_started", name
         assert svc.get("stop_signal") == "SIGINT", name
         user = sh(
             "docker", "image", "inspect", "--format", "{{.Config.User}}", svc["image"], check=False

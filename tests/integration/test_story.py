@@ -3,12 +3,12 @@
 A small pool (2 x 8 threads) and an incident that needs far more than it has (30 visits/s x
 2 s = 60 in flight), so the shape is unmistakable on a busy 2-core machine: during the incident
 the thread pool's goodput is clearly below gevent's, and gevent's stays near the arrivals.
-About two minutes: two targets, 30 s of load each, plus bringing them up and down. In the same
-`playground story`, ab drives the same incident (a closed loop, --closed-loop) on both targets
-(about a minute and a half more), and a sweep of two offered rates runs on both (about a
-minute). Gunicorn's gthread then goes through a harsher
-incident as it is, with a bounded queue and with an outbound timeout (about three minutes).
-Last, a story is stopped with SIGTERM half-way:
+About two minutes: two targets, 25 s of load each (an incident of 10 s), plus bringing them
+up and down. In the same `playground story`, ab drives the same incident (a closed loop,
+--closed-loop) on both targets (about a minute and a half more), and a sweep of two offered
+rates runs on both (about a minute). Gunicorn's gthread then goes through a harsher incident
+as it is, with a bounded queue and with an outbound timeout (about three minutes). Last, a
+story is stopped with SIGTERM half-way:
 nothing is left behind and the target it finished is kept (under a minute).
 """
 
@@ -47,7 +47,7 @@ SHORT = [
     "--before",
     "5",
     "--incident",
-    "15",
+    "10",
     "--after",
     "10",
     "--timeout",
