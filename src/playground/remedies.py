@@ -35,6 +35,7 @@ class Remedy:
     cost: str  # what it costs, in a sentence
     servers: frozenset[str] = frozenset({"uWSGI", "Gunicorn"})
     threads_factor: int = 1  # the pool it runs with, in multiples of --threads
+    one_process: bool = False  # the whole pool (workers x threads) in one worker
     pool_bound: int | None = None  # a fixed number in the override that only fits this pool
 
     def fits(self, target: Target) -> str | None:
@@ -144,6 +145,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "memory per thread, and more threads contending for the GIL when they do run",
         threads_factor=4,
     ),
+    Remedy(
+        "one-worker",
+        "the same threads in one worker",
+        "story/remedies/one-worker.yml",
+        "Gunicorn's workers = 1 with threads = the whole pool (each gthread worker accepts "
+        "up to worker_connections into its own queue)",
+        "one process holds one core's worth of Python (the GIL): views that need CPU queue "
+        "behind each other, and a crash takes every thread with it",
+        servers=frozenset({"Gunicorn"}),
+        one_process=True,
+    ),
 )
 BY_NAME = {r.name: r for r in REMEDIES}
 
@@ -155,7 +167,10 @@ def variant(target: Target, remedy: Remedy) -> Target:
         name=f"{target.name}+{remedy.name}",
         title=f"{target.title}, {remedy.title}",
         overrides=(*target.overrides, remedy.override),
-        per_worker=None if target.per_worker is None else target.per_worker * remedy.threads_factor,
+        workers=1 if remedy.one_process else target.workers,
+        per_worker=None
+        if target.per_worker is None
+        else target.per_worker * (target.workers if remedy.one_process else remedy.threads_factor),
     )
 
 

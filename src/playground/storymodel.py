@@ -112,6 +112,8 @@ class StorySettings:
             # The remedies' larger pools (story/remedies/threads-*.yml).
             "STORY_THREADS_2X": str(2 * self.threads),
             "STORY_THREADS_4X": str(4 * self.threads),
+            # One worker with the whole pool (story/remedies/one-worker.yml).
+            "STORY_THREADS_ALL": str(self.workers * self.threads),
             "STORY_ASYNC_CORES": str(self.async_cores),
             "STORY_LISTEN": str(self.listen),
         }

@@ -4,6 +4,7 @@ not fit, each compose override read by Compose as it is written (no container st
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -69,6 +70,46 @@ def test_a_larger_pool_runs_as_its_remedy_says():
     assert as_run(REGISTRY["story-uwsgi-threads+threads-4x"], s).per_worker == 64
     assert as_run(REGISTRY["story-uwsgi-threads"], s).per_worker == 16
     assert s.compose_env()["STORY_THREADS_4X"] == "64"
+
+
+def test_one_worker_runs_the_whole_pool_in_one_gunicorn_process():
+    s = StorySettings(threads=16, workers=3)
+    one = as_run(REGISTRY["story-gunicorn-threads+one-worker"], s)
+    assert (one.workers, one.per_worker) == (1, 48)
+    assert one.title.startswith("nginx -> Gunicorn gthread 1 x 48 threads"), one.title
+    assert s.compose_env()["STORY_THREADS_ALL"] == "48"
+    # The registry's own shape: the story's 2 x 64 as 1 x 128.
+    v = REGISTRY["story-gunicorn-threads+one-worker"]
+    assert (v.workers, v.per_worker) == (1, 128)
+    # uWSGI's workers share one listen queue: the remedy is Gunicorn's alone.
+    with pytest.raises(UsageError, match="runs uWSGI"):
+        remedies.resolve(["uwsgi-threads+one-worker"])
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+def test_one_workers_override_sets_one_worker_with_every_thread():
+    env = {**StorySettings(threads=16, workers=3).compose_env()}
+    proc = subprocess.run(
+        [
+            "docker",
+            "compose",
+            "-f",
+            "story/gunicorn-threads.yml",
+            "-f",
+            "story/remedies/one-worker.yml",
+            "config",
+            "--format",
+            "json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+    assert proc.returncode == 0, proc.stderr
+    app = json.loads(proc.stdout)["services"]["flask_app"]["environment"]
+    assert (app["WORKERS"], app["THREADS"]) == ("1", "48")
 
 
 @pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")

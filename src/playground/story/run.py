@@ -74,13 +74,16 @@ def as_run(target: Target, settings: StorySettings) -> Target:
     larger pool included."""
     remedy = remedies.remedy_of(target)
     factor = remedy.threads_factor if remedy else 1
+    workers = settings.workers
+    if remedy is not None and remedy.one_process:
+        workers, factor = 1, settings.workers
     per_worker = {
         "threads": settings.threads * factor,
         "gevent": settings.async_cores,
     }.get(target.model, target.per_worker)  # an asyncio server has no pool of its own
     # The title says the shape it runs in ("2 x 64" in the registry, "2 x 8" with --threads 8).
-    title = re.sub(r"\b\d+ x \d+\b", f"{settings.workers} x {per_worker}", target.title)
-    return replace(target, workers=settings.workers, per_worker=per_worker, title=title)
+    title = re.sub(r"\b\d+ x \d+\b", f"{workers} x {per_worker}", target.title)
+    return replace(target, workers=workers, per_worker=per_worker, title=title)
 
 
 def _servers(docker: Docker, target: Target) -> Targets:
