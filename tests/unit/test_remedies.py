@@ -86,29 +86,25 @@ def test_one_worker_runs_the_whole_pool_in_one_gunicorn_process():
         remedies.resolve(["uwsgi-threads+one-worker"])
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
-def test_one_workers_override_sets_one_worker_with_every_thread():
-    env = {**StorySettings(threads=16, workers=3).compose_env()}
+def _layered(target_file: str, override: str, env: dict[str, str] | None = None) -> dict:
+    """`docker compose -f TARGET -f OVERRIDE config`: the services as Compose resolves them."""
     proc = subprocess.run(
-        [
-            "docker",
-            "compose",
-            "-f",
-            "story/gunicorn-threads.yml",
-            "-f",
-            "story/remedies/one-worker.yml",
-            "config",
-            "--format",
-            "json",
-        ],
+        ["docker", "compose", "-f", target_file, "-f", override, "config", "--format", "json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, **env},
+        env={**os.environ, **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr
-    app = json.loads(proc.stdout)["services"]["flask_app"]["environment"]
+    return json.loads(proc.stdout)["services"]
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+def test_one_workers_override_sets_one_worker_with_every_thread():
+    env = StorySettings(threads=16, workers=3).compose_env()
+    services = _layered("story/gunicorn-threads.yml", "story/remedies/one-worker.yml", env)
+    app = services["flask_app"]["environment"]
     assert (app["WORKERS"], app["THREADS"]) == ("1", "48")
 
 
@@ -118,25 +114,7 @@ def test_each_override_layers_on_its_targets_as_written(remedy):
     """`docker compose -f story/X.yml -f story/remedies/R.yml config`: the override names only
     services the story file has, and its mounted files exist where Compose resolves them."""
     for target in (t for t in story_targets() if remedy.fits(t) is None):
-        proc = subprocess.run(
-            [
-                "docker",
-                "compose",
-                "-f",
-                target.compose_file,
-                "-f",
-                remedy.override,
-                "config",
-                "--format",
-                "json",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 0, proc.stderr
-        services = json.loads(proc.stdout)["services"]
+        services = _layered(target.compose_file, remedy.override)
         assert set(services) == {"ingress", "flask_app", "slow_api"}
         for volume in services["ingress"].get("volumes", []):
             if volume["target"].startswith("/etc/nginx/remedy/"):
