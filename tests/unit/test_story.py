@@ -330,6 +330,16 @@ def test_report_writes_markdown_html_and_a_chart_per_target(tmp_path):
     assert len(paths) == 3
 
 
+def test_the_report_says_when_the_users_back_off(tmp_path):
+    run = _run(_target())
+    report.write_report(run_dir=tmp_path, run=run)
+    assert "waits 1 s and reloads, up to 3 attempts" in (tmp_path / "report.md").read_text()
+    run.story = replace(run.story, refresh_backoff=2.0)
+    report.write_report(run_dir=tmp_path, run=run)
+    md = (tmp_path / "report.md").read_text()
+    assert "waits about 1 s and reloads, each wait 2 times the one before" in md
+
+
 def test_an_invalid_generator_run_is_marked_and_no_headline(tmp_path):
     t = _target()
     t.check = GeneratorCheck(

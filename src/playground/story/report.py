@@ -29,7 +29,13 @@ from playground.story.cells import DASH, goodput, label, num, pct, recovery, too
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
-from playground.storymodel import StoryRun, StorySummary, StoryTarget, TargetSpread
+from playground.storymodel import (
+    StoryRun,
+    StorySettings,
+    StorySummary,
+    StoryTarget,
+    TargetSpread,
+)
 
 COLUMNS = (
     "target",
@@ -163,13 +169,22 @@ def _errors(run: StoryRun) -> list[str]:
     return [f"{name}: {f.message}" for name, found in named for f in found if f.severity == ERROR]
 
 
+def _reloads(s: StorySettings) -> str:
+    if s.refresh_backoff == 1:
+        return f"waits {s.refresh_delay:g} s and reloads"
+    return (
+        f"waits about {s.refresh_delay:g} s and reloads, each wait {s.refresh_backoff:g} times "
+        "the one before (users who back off; every wait times a seeded jitter of 0.5-1.5)"
+    )
+
+
 def _settings(run: StoryRun) -> Paragraph:
     s = run.story
     return Paragraph(
         f"{s.rate:g} visits/s ({s.arrival}, seed {s.seed}) for {s.duration:g} s; the third "
         f"party answers in {s.normal_delay:g} s, then in {s.incident_delay:g} s from second "
         f"{s.before_s:g} for {s.incident_s:g} s, then in {s.normal_delay:g} s again. A user "
-        f"gives up after {s.timeout:g} s, waits {s.refresh_delay:g} s and reloads, up to "
+        f"gives up after {s.timeout:g} s, {_reloads(s)}, up to "
         f"{s.max_attempts} attempts. Thread pools: {s.workers} processes x {s.threads} "
         f"threads; gevent: {s.workers} x {s.async_cores}; uWSGI's listen queue {s.listen}."
     )
