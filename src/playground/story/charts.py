@@ -87,19 +87,29 @@ OVERLAY_CHART = "story-goodput.png"
 def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: Path) -> None:
     """Goodput per second of every target through the same incident, on one chart: the
     baseline pool, gevent and each remedy overlaid (the first measurement of each)."""
-    fig, ax = plt.subplots(figsize=(10, 5.5))
+    fig, ax = plt.subplots(figsize=(12, 5.5))
     start = next((t.incident.start for t in targets if t.incident), settings.before_s)
     ax.axvspan(start, start + settings.incident_s, color="tab:red", alpha=0.08, label="incident")
     first = targets[0].seconds
     arrivals = [r.arrivals for r in first]
     ax.plot(_times(first), arrivals, color="gray", linestyle=":", label="arrivals (new visits)")
-    for t in targets:
+    # Ten colours, then the same ten dashed, then dotted: no two of 30 lines look alike.
+    colours = plt.get_cmap("tab10").colors
+    for i, t in enumerate(targets):
         width, name = 2 if "+" not in t.name else 1.2, t.name.removeprefix("story-")
-        ax.plot(_times(t.seconds), [r.goodput for r in t.seconds], linewidth=width, label=name)
+        ax.plot(
+            _times(t.seconds),
+            [r.goodput for r in t.seconds],
+            linewidth=width,
+            label=name,
+            color=colours[i % 10],
+            linestyle=("-", "--", ":")[i // 10 % 3],
+        )
     ax.set_xlabel("seconds into the run")
     ax.set_ylabel("goodput (2xx answers per second)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=7, ncol=2)
+    # Beside the chart, not over it: with a dozen remedies a legend inside hides the incident.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)
     fig.suptitle(
         f"Goodput through the same incident ({settings.rate:g} visits/s, third party "
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s), every target",
