@@ -285,13 +285,44 @@ class Docker:
         argv = self.compose(
             compose_file, "up", "-d", "--wait", "--wait-timeout", str(wait_timeout), *services
         )
+        deadline = time.monotonic() + wait_timeout
         proc = self.run(argv, check=False, timeout=wait_timeout + 60)
-        if proc.returncode != 0:
+        problem = tail(proc, lines=8) if proc.returncode != 0 else None
+        # Compose can return from --wait while a health check has not passed yet (seen once
+        # in a run of the integration tests: a scenario that never answers let through), so
+        # look for ourselves.
+        while problem is None and (waiting := self.not_healthy(compose_file, services)):
+            if time.monotonic() > deadline:
+                problem = "still not healthy: " + ", ".join(waiting)
+            else:
+                time.sleep(0.5)
+        if problem is not None:
             logs = self.logs(compose_file)
             raise DockerError(
                 f"{compose_file} did not become healthy within {wait_timeout} s\n"
-                f"{tail(proc, lines=8)}\n--- last log lines ---\n{logs}"
+                f"{problem}\n--- last log lines ---\n{logs}"
             )
+
+    def not_healthy(self, compose_file: ComposeFiles, services: Sequence[str] = ()) -> list[str]:
+        """The containers whose health check has not passed ("service: starting"); one
+        without a health check counts as healthy once it runs, as for `up --wait`."""
+        proc = self.run(
+            self.compose(compose_file, "ps", "--format", "json", *services),
+            check=False,
+            quiet=True,
+            timeout=60,
+        )
+        found: list[str] = []
+        for line in proc.stdout.splitlines():
+            try:
+                rows = json.loads(line)
+            except ValueError:
+                continue
+            for row in rows if isinstance(rows, list) else [rows]:
+                health = row.get("Health") or "healthy"
+                if health != "healthy":
+                    found.append(f"{row.get('Service')}: {health}")
+        return found
 
     def pin(self, compose_file: ComposeFiles, app_services: Sequence[str]) -> None:
         """Move the scenario's containers onto their cores (--pin-cpus); no-op when free."""

@@ -33,3 +33,25 @@ def test_network_falls_back_to_the_files_declared_name(tmp_path):
     docker = Docker(root=tmp_path, env={"PATH": str(tmp_path)})  # no docker on this PATH
     assert declared_name(tmp_path / "demo.yml") == "demo-x"
     assert docker.network("demo.yml") == "demo-x_default"
+
+
+def test_a_health_check_still_starting_is_not_taken_for_healthy(tmp_path, monkeypatch):
+    """`up` looks at every container's health itself after Compose's --wait: a "starting" or
+    "unhealthy" one is named; healthy ones and those without a health check are not."""
+    import subprocess
+
+    rows = [
+        '{"Service": "slow_api", "Health": "healthy"}',
+        '{"Service": "flask_app", "Health": "starting"}',
+        '{"Service": "postgres", "Health": ""}',
+        "not json",
+        '[{"Service": "ingress", "Health": "unhealthy"}]',
+    ]
+    docker = Docker(root=tmp_path, env={"PATH": str(tmp_path)})
+
+    def fake_run(argv, **_kw):
+        assert argv[-3:] == ["ps", "--format", "json"]
+        return subprocess.CompletedProcess(argv, 0, stdout="\n".join(rows), stderr="")
+
+    monkeypatch.setattr(docker, "run", fake_run)
+    assert docker.not_healthy("x.yml") == ["flask_app: starting", "ingress: unhealthy"]

@@ -94,7 +94,7 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
     arrivals = [r.arrivals for r in first]
     ax.plot(_times(first), arrivals, color="gray", linestyle=":", label="arrivals (new visits)")
     # Ten colours, then the same ten dashed, then dotted: no two of 30 lines look alike.
-    colours = plt.get_cmap("tab10").colors
+    colours = [f"C{i}" for i in range(10)]  # matplotlib's own ten
     for i, t in enumerate(targets):
         width, name = 2 if "+" not in t.name else 1.2, t.name.removeprefix("story-")
         ax.plot(
