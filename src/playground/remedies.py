@@ -38,6 +38,12 @@ class Remedy:
     one_process: bool = False  # the whole pool (workers x threads) in one worker
     pool_bound: int | None = None  # a fixed number in the override that only fits this pool
 
+    def shape(self, workers: int, threads: int) -> tuple[int, int]:
+        """(workers, threads per worker) this remedy runs a pool of workers x threads with."""
+        if self.one_process:
+            return 1, workers * threads
+        return workers, threads * self.threads_factor
+
     def fits(self, target: Target) -> str | None:
         """Why the remedy does not fit the target; None where it does."""
         if target.model != THREADS:
@@ -162,16 +168,16 @@ BY_NAME = {r.name: r for r in REMEDIES}
 
 def variant(target: Target, remedy: Remedy) -> Target:
     """The target with the remedy layered on, in the registry's form."""
-    return replace(
+    shaped = replace(
         target,
         name=f"{target.name}+{remedy.name}",
         title=f"{target.title}, {remedy.title}",
         overrides=(*target.overrides, remedy.override),
-        workers=1 if remedy.one_process else target.workers,
-        per_worker=None
-        if target.per_worker is None
-        else target.per_worker * (target.workers if remedy.one_process else remedy.threads_factor),
     )
+    if target.per_worker is None:
+        return shaped
+    workers, per_worker = remedy.shape(target.workers, target.per_worker)
+    return replace(shaped, workers=workers, per_worker=per_worker)
 
 
 VARIANTS: tuple[Target, ...] = tuple(

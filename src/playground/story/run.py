@@ -73,12 +73,11 @@ def as_run(target: Target, settings: StorySettings) -> Target:
     """The target in the shape the settings give it (the STORY_* variables), a remedy's
     larger pool included."""
     remedy = remedies.remedy_of(target)
-    factor = remedy.threads_factor if remedy else 1
-    workers = settings.workers
-    if remedy is not None and remedy.one_process:
-        workers, factor = 1, settings.workers
+    workers, threads = settings.workers, settings.threads
+    if remedy is not None:
+        workers, threads = remedy.shape(workers, threads)
     per_worker = {
-        "threads": settings.threads * factor,
+        "threads": threads,
         "gevent": settings.async_cores,
     }.get(target.model, target.per_worker)  # an asyncio server has no pool of its own
     # The title says the shape it runs in ("2 x 64" in the registry, "2 x 8" with --threads 8).
