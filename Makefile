@@ -64,18 +64,21 @@ remedies: venv base-images
 	$(PLAYGROUND) story --remedies $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
-# The unit tests share no port or file, so they run on every core; the integration tests share
-# the machine's Docker and its two cores with the loads they measure, so one at a time.
+# The unit tests share no port or file, so they run on every core. The integration tests share
+# the machine's Docker and its two cores with the loads they measure: two lanes side by side,
+# the war story's (its own projects, port and lock) and everything else one at a time
+# (tests/integration/conftest.py says how they keep out of each other's way).
+LANES := -n 2
 test: venv base-images images
 	$(PYTEST) tests/unit -n auto $(ARGS)
-	$(PYTEST) tests/integration $(ARGS)
+	$(PYTEST) tests/integration $(LANES) $(ARGS)
 
 ## unit-test: the quick loop, no Docker: the unit tests spread over every core (pytest-xdist)
 unit-test: venv
 	$(PYTEST) tests/unit -n auto $(ARGS)
 
 integration-test: venv base-images images
-	$(PYTEST) tests/integration $(ARGS)
+	$(PYTEST) tests/integration $(LANES) $(ARGS)
 
 ## lint: ruff (lint and format check) and mypy on src/ (configured in pyproject.toml)
 lint: venv

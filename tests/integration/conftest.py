@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from playground.sampling import Sampler, reader_for
+from tests import lanes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +31,28 @@ ROOT = Path(__file__).resolve().parents[2]
 # HEALTH_INTERVAL): `up --wait` returns about a second sooner, some seventy times a run. The
 # benchmarks keep 2 s, where a check's own CPU would weigh on what they measure.
 os.environ.setdefault("HEALTH_INTERVAL", "1s")
+
+# ---- two lanes (tests/lanes.py) -------------------------------------------------------------
+# The story files' nginx, published here instead of 8080 (where the nginx scenarios are): the
+# story's lane runs beside the nginx scenarios.
+os.environ.setdefault("STORY_PORT", "18080")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Sorted by `run_order`; a module's own tests keep their order (the sort is stable), and
+    each lane runs its tests in the order collected."""
+    items.sort(key=lambda item: lanes.run_order(item.path.stem))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under `-n`: one lane a worker, each lane's tests in order on its own worker."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return lanes.lane_of(nodeid)
+
+    return Lanes(config, log)
 
 
 def sh(*argv: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -35,6 +35,42 @@ def test_ports_only_on_loopback_and_as_specified(compose_file):
     assert {int(p["published"]) for p in ports} == HOST_PORTS.get(compose_file, {3000})
 
 
+def published(compose_file: str, env: dict[str, str]) -> set[int]:
+    proc = subprocess.run(
+        ["docker", "compose", "-f", compose_file, "config", "--format", "json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    services = json.loads(proc.stdout)["services"].values()
+    return {int(p["published"]) for svc in services for p in svc.get("ports", [])}
+
+
+def test_the_story_lane_publishes_no_port_the_other_lane_does():
+    """`make test` runs the story's tests beside the others (conftest.STORY_LANE): the story
+    files publish nginx on STORY_PORT (8080, where a reader curls it, unless told otherwise),
+    which the tests move to a port no other compose file publishes."""
+    story_port = int(os.environ["STORY_PORT"])
+    unset = {k: v for k, v in os.environ.items() if k != "STORY_PORT"}
+    story_files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "story").glob("*.yml"))
+    assert len(story_files) >= 10, story_files
+    for compose_file in story_files:
+        assert published(compose_file, dict(os.environ)) == {story_port}, compose_file
+        assert published(compose_file, unset) == {8080}, compose_file
+    others = [
+        *FILES,
+        *(
+            str(p.relative_to(ROOT))
+            for d in ("demos", "contenders")
+            for p in (ROOT / d).glob("*.yml")
+        ),
+    ]
+    for compose_file in others:
+        assert story_port not in published(compose_file, dict(os.environ)), compose_file
+
+
 @pytest.mark.parametrize("compose_file", FILES)
 def test_services_start_together_and_every_dependency_has_a_healthcheck(compose_file):
     """A dependency is only started before its dependant (nginx resolves its upstream's name

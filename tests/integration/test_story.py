@@ -6,10 +6,11 @@ the thread pool's goodput is clearly below gevent's, and gevent's stays near the
 About two minutes: two targets, 25 s of load each (an incident of 10 s), plus bringing them
 up and down. In the same `playground story`, ab drives the same incident (a closed loop,
 --closed-loop) on both targets (about a minute and a half more), and a sweep of two offered
-rates runs on both (about a minute). Gunicorn's gthread then goes through a harsher incident
-as it is, with a bounded queue and with an outbound timeout (about three minutes). Last, a
-story is stopped with SIGTERM half-way:
-nothing is left behind and the target it finished is kept (under a minute).
+rates runs on both (about a minute). Last, a story is stopped with SIGTERM half-way: nothing
+is left behind and the target it finished is kept (under a minute). The remedies are in
+test_story_remedies.py.
+
+These run in a lane of their own beside the other tests (conftest.STORY_LANE).
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from playground import cli, results
+from playground import results
 from playground.story import findings
 from playground.storymodel import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
+from tests.integration.storyruns import run_in, story_run
 
 pytestmark = pytest.mark.integration
 
@@ -60,28 +63,14 @@ SHORT = [
 ]
 
 
-def _run(results_dir: Path) -> StoryRun:
-    (path,) = results_dir.glob("*-story/results.json")
-    run = results.load_run(path)
-    assert isinstance(run, StoryRun)
-    return run
-
-
-def _exit_code_follows_the_findings(code: int, run: StoryRun) -> None:
-    """Exit 1 exactly where a target errored or its figures cannot be trusted."""
-    assert code == (1 if findings.failed(run) else 0), findings.failed(run)
-    # Nothing may have failed but the generator's self-check on a busy machine.
-    for t in run.targets:
-        assert t.error is None and t.closed_loop_error is None, t.name
-        assert {f.code for f in t.findings if f.severity == "error"} <= {"generator-invalid"}
-
-
-def _story(results_dir: Path, *argv: str) -> StoryRun:
-    """`playground story ARGV` into `results_dir`: its run, the exit code checked against it."""
-    code = cli.main(["story", *argv, "--results-dir", str(results_dir)])
-    run = _run(results_dir)
-    _exit_code_follows_the_findings(code, run)
-    return run
+@pytest.fixture(scope="module", autouse=True)
+def own_lock(tmp_path_factory) -> Iterator[None]:
+    """The story's lane takes a runner lock of its own: it runs beside the other lane (its own
+    compose projects and port, conftest.STORY_LANE), whose runs hold the usual one."""
+    with pytest.MonkeyPatch.context() as patch:
+        lock = tmp_path_factory.mktemp("lock") / "runner.lock"
+        patch.setenv("PLAYGROUND_LOCK", str(lock))
+        yield
 
 
 # After the incident, on the same targets and settings: goodput against two offered rates, the
@@ -106,7 +95,7 @@ SWEEP = [
 def measured(tmp_path_factory) -> tuple[Path, StoryRun]:
     """One `playground story` for the incident, its closed loop and the sweep."""
     results_dir = tmp_path_factory.mktemp("story")
-    run = _story(results_dir, "uwsgi-threads", "uwsgi-gevent", *SHORT, "--closed-loop", *SWEEP)
+    run = story_run(results_dir, "uwsgi-threads", "uwsgi-gevent", *SHORT, "--closed-loop", *SWEEP)
     assert run.finished_at is not None
     assert (results_dir / run.run_id / "report.md").exists()
     return results_dir / run.run_id, run
@@ -193,61 +182,6 @@ def test_a_full_thread_pool_answers_below_the_offered_load_where_gevent_does_not
     assert gevent[32.0].goodput_per_s >= 0.8 * gevent[32.0].offered_per_s, gevent
 
 
-# --- remedies --------------------------------------------------------------------------------
-# Gunicorn's gthread at half the story's scale (2 x 32 threads for 30 visits/s, the story's
-# ratio) through a harsher, shorter incident (0.7 s -> 3 s for 12 s: 21 answers/s against 30
-# arrivals), as it is and with two remedies layered on, the same arrivals (same seed).
-REMEDIES = [
-    "--rate",
-    "30",
-    "--threads",
-    "32",
-    "--incident-delay",
-    "3",
-    "--before",
-    "5",
-    "--incident",
-    "12",
-    "--after",
-    "15",
-    "--quiet",
-    "--no-build",
-]
-
-
-@pytest.fixture(scope="module")
-def remedies(tmp_path_factory) -> dict[str, StoryTarget]:
-    run = _story(
-        tmp_path_factory.mktemp("remedies"),
-        "gunicorn-threads",
-        "gunicorn-threads+gunicorn-bounded-queue",
-        "gunicorn-threads+timeout-1.5",
-        *REMEDIES,
-    )
-    return {t.name.removeprefix("story-gunicorn-threads"): t for t in run.targets}
-
-
-def test_a_bounded_queue_keeps_serving_and_recovers_before_the_pool_as_it_is(remedies):
-    """worker_connections = threads: no worker queues connections its threads cannot take, so
-    the pool serves (nearly) every visit, a user past it gets a 502 well before giving up (about
-    2 s measured: not milliseconds), and the pool is itself again sooner than without it."""
-    base, bounded = remedies[""].summary, remedies["+gunicorn-bounded-queue"].summary
-    assert base.timeouts > 0, base
-    assert bounded.visits_served_during >= 0.9 > base.visits_served_during, (base, bounded)
-    if bounded.errors:
-        assert bounded.error_latency_p50_s < 3.0, bounded
-    assert bounded.recovery_s is not None and bounded.recovery_s <= 10, bounded
-    assert base.recovery_s is None or base.recovery_s > bounded.recovery_s, (base, bounded)
-
-
-def test_an_outbound_timeout_answers_well_before_the_users_give_up(remedies):
-    """UPSTREAM_TIMEOUT 1.5 s: the errors users see are the app's 504s at about 1.5 s (with
-    some queueing), well before their 4 s of patience."""
-    timeout = remedies["+timeout-1.5"].summary
-    assert timeout.outcomes.get("http 504", 0) > 0, timeout.outcomes
-    assert 1.4 <= timeout.error_latency_p50_s < 3.0, timeout
-
-
 # --- stopped half-way ----------------------------------------------------------------------
 TINY = [
     "--rate",
@@ -327,7 +261,7 @@ def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path)
         for n in sh("docker", "ps", "-a", "--format", "{{.Names}}").stdout.split()
         if n.startswith("story-")
     ]
-    run = _run(tmp_path)
+    run = run_in(tmp_path)
     assert run.finished_at is None
     (kept,) = run.targets
     assert kept.name == "story-uwsgi-threads" and kept.summary is not None
