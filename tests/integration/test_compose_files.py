@@ -49,7 +49,7 @@ def published(compose_file: str, env: dict[str, str]) -> set[int]:
 
 
 def test_the_story_lane_publishes_no_port_the_other_lane_does():
-    """`make test` runs the story's tests beside the others (conftest.STORY_LANE): the story
+    """`make test` runs the story's tests beside the others (tests/lanes.py): the story
     files publish nginx on STORY_PORT (8080, where a reader curls it, unless told otherwise),
     which the tests move to a port no other compose file publishes."""
     story_port = int(os.environ["STORY_PORT"])

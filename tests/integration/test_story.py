@@ -10,12 +10,11 @@ rates runs on both (about a minute). Last, a story is stopped with SIGTERM half-
 is left behind and the target it finished is kept (under a minute). The remedies are in
 test_story_remedies.py.
 
-These run in a lane of their own beside the other tests (conftest.STORY_LANE).
+These run in a lane of their own beside the other tests (tests/lanes.py).
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -66,7 +65,7 @@ SHORT = [
 @pytest.fixture(scope="module", autouse=True)
 def own_lock(tmp_path_factory) -> Iterator[None]:
     """The story's lane takes a runner lock of its own: it runs beside the other lane (its own
-    compose projects and port, conftest.STORY_LANE), whose runs hold the usual one."""
+    compose projects and port, tests/lanes.py), whose runs hold the usual one."""
     with pytest.MonkeyPatch.context() as patch:
         lock = tmp_path_factory.mktemp("lock") / "runner.lock"
         patch.setenv("PLAYGROUND_LOCK", str(lock))
@@ -217,7 +216,7 @@ def _targets_done(results_dir: Path) -> int:
 
 
 def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path):
-    env = {**os.environ, "PLAYGROUND_LOCK": str(tmp_path / "runner.lock")}
+    # The story's own lock (own_lock) comes with the environment the command inherits.
     proc = subprocess.Popen(
         [
             PLAYGROUND,
@@ -229,7 +228,6 @@ def test_sigterm_half_way_leaves_nothing_and_keeps_the_finished_target(tmp_path)
             str(tmp_path),
         ],
         cwd=ROOT,
-        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,7 +1,7 @@
 """What else saves a thread pool, for real: Gunicorn's gthread through a harsher incident as it
 is, with a bounded queue and with an outbound timeout (about two and a half minutes).
 
-Not in the story's lane (conftest.STORY_LANE): how a 2-worker gthread pool shares its
+Not in the story's lane (tests/lanes.py): how a 2-worker gthread pool shares its
 connections between its workers moves with the machine's load (docs/story.md: one worker
 full, the other far from it), and with it whether the pool as it is collapses. Measured: with
 the other lane's fuzz beside it, the pool as it is served 99.7% of the visits during the
