@@ -10,10 +10,8 @@ import json
 import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -23,6 +21,7 @@ from typing import Any
 
 from playground.errors import PlaygroundError
 from playground.pinning import CpuPinning
+from playground.signals import deferred_signals
 
 LOADGEN_IMAGE = "flask-playground/loadgen"
 LOADGEN_COMPOSE = "compose/loadgen.yml"
@@ -37,39 +36,6 @@ class DockerError(PlaygroundError, RuntimeError):
 
 def shown(argv: Sequence[str]) -> str:
     return shlex.join(argv)
-
-
-_deferring: list[bool] = []
-
-
-@contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block has finished, then act on them.
-
-    Teardown (`down`, removing a load generator) must not be cut half-way by a Ctrl-C or a
-    `kill`: that is how containers and networks get left behind. A signal that arrives during
-    the block is remembered and raised as KeyboardInterrupt once the block is done.
-    """
-    if _deferring or threading.current_thread() is not threading.main_thread():
-        yield  # already deferred by an enclosing block, or signals cannot be handled here
-        return
-    received: list[int] = []
-    old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in old:
-        signal.signal(sig, lambda signum, frame: received.append(signum))
-    _deferring.append(True)
-    try:
-        yield
-    except Exception:
-        if not received:
-            raise
-        # The person asked to stop: that wins over whatever else went wrong meanwhile.
-    finally:
-        _deferring.pop()
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    if received:
-        raise KeyboardInterrupt(f"signal {received[0]}")
 
 
 @dataclass(frozen=True)
@@ -554,6 +520,43 @@ class Docker:
         self.run(
             ["docker", "rm", "--force", name], check=False, quiet=True, timeout=60, shielded=True
         )
+
+
+@contextmanager
+def scenario_up(
+    docker: Docker,
+    compose_file: ComposeFiles,
+    *,
+    failed: Callable[[str], None],
+    warn: Callable[[str], None] = lambda text: None,
+    services: Sequence[str] = (),
+    app_services: Sequence[str] = (),
+    wait_timeout_s: int = WAIT_TIMEOUT_S,
+) -> Iterator[bool]:
+    """Bring a scenario up (healthy, and pinned with --pin-cpus), yield, bring it down.
+
+    Every kind of run works inside this block, and it ends the same way for all: the scenario
+    comes down on every exit path (a port already taken leaves nothing to bring down), and a
+    DockerError, in the bring-up or in the work, goes no further: ``warn`` gets its whole text
+    (with the last log lines) and ``failed`` its first line, which the run records as the
+    error of what it did not finish. It yields whether the scenario came up; the work runs
+    only then: ``with scenario_up(...) as up: if up: ...``.
+    """
+    yielded = False
+    try:
+        docker.check_ports_free(compose_file, services)
+        try:
+            docker.up(compose_file, services, wait_timeout=wait_timeout_s)
+            docker.pin(compose_file, app_services)
+            yielded = True
+            yield True
+        finally:
+            docker.down(compose_file)
+    except DockerError as exc:
+        warn(str(exc))
+        failed(str(exc).splitlines()[0])
+        if not yielded:
+            yield False
 
 
 def declared_name(path: Path) -> str | None:

@@ -173,7 +173,7 @@ CONTENDERS: tuple[Target, ...] = (
 )
 
 # What each contender is there to show; the integration tests check it and the report
-# measures it (its verdict column, playground.diagnosis.overlap).
+# measures it (its verdict column, playground.verdicts.overlap).
 SERIALISED = frozenset({"uvicorn-wsgitoasgi"})
 THREAD_PER_REQUEST = frozenset(
     {

@@ -44,7 +44,7 @@ def _doc(text: str, default: Any = None, factory: Any = None, *, omit_none: bool
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing the diagnosis says about an entry (see :mod:`playground.diagnosis`)."""
+    """One thing the diagnosis says about an entry (see :mod:`playground.bench.diagnosis`)."""
 
     code: str = _doc("stable identifier of the rule, e.g. `syn-retransmit`, `cpu-bound`", "")
     severity: str = _doc(
@@ -147,7 +147,7 @@ class Entry:
         factory=list,
     )
     connect_max_ms: float | None = _doc(
-        "slowest TCP connect, ms; from `diagnosis.SYN_RETRANSMIT_MS` on, a SYN retransmit where "
+        "slowest TCP connect, ms; from `verdicts.SYN_RETRANSMIT_MS` on, a SYN retransmit where "
         "ab's per-request file shows a gap of about a second between connect times or there is "
         "no such file, otherwise the finding `slow-connects`"
     )
@@ -189,14 +189,14 @@ class Entry:
     )
     error: str | None = _doc("why the entry could not be measured")
     skipped: bool = _doc("not run: the mode had stopped scaling at a lower concurrency", False)
-    # Verdicts, decided once when measured (playground.diagnosis.verdicts).
+    # Verdicts, decided once when measured (playground.verdicts.verdicts).
     shape: str | None = _doc(
         "serialised, capped or concurrent: how many of c sleeping requests the server held at "
-        "once (`diagnosis.overlap`); absent with no sleep, no figures or an error",
+        "once (`verdicts.overlap`); absent with no sleep, no figures or an error",
         omit_none=True,
     )
     keeps_scaling: bool | None = _doc(
-        "valid and at least `diagnosis.SCALE_GOOD` of the ideal: the mode kept scaling at this "
+        "valid and at least `verdicts.SCALE_GOOD` of the ideal: the mode kept scaling at this "
         "c; absent in files written before it was stored (it is decided when they are read)",
         omit_none=True,
     )
@@ -371,7 +371,7 @@ def schema_markdown() -> str:
         "key they have still means the same, except `steady_rps`):",
         "",
         "- `steady_rps` is null where the run did not reach a steady state (fewer than",
-        "  `diagnosis.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
+        "  `verdicts.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
         "  than `diagnosis.MAX_ERROR_SHARE` of the answers were errors; earlier files",
         "  hold c / mean response time for every ab run, which overstates short runs",
         "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playground import diagnosis
 from playground.model import SCHEMA_VERSION, Entry, ResultsError, Run
 from playground.storymodel import StoryRun
+from playground.verdicts import upgrade
 
 __all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "load_run", "resolve_run"]
 
@@ -93,7 +93,7 @@ def load_run(path: Path) -> AnyRun:
             return StoryRun.from_json(data)
         if not isinstance(data.get("scenarios"), list):
             raise ResultsError(f"kind {data.get('kind')!r} is not one this version knows")
-        return diagnosis.upgrade(Run.from_json(data))
+        return upgrade(Run.from_json(data))
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
 
@@ -188,7 +188,7 @@ class RunStore:
     @property
     def run(self) -> Run:
         """What is on disk so far, as the typed model."""
-        return diagnosis.upgrade(Run.from_json(self.data))
+        return upgrade(Run.from_json(self.data))
 
     def add(self, entry: Entry) -> None:
         if entry.kind == "calibration":

@@ -12,9 +12,10 @@ from dataclasses import replace
 
 import pytest
 
+from playground.bench.plan import Plan
+from playground.bench.runner import Runner
 from playground.compose import Docker
 from playground.results import RunStore
-from playground.runner import Plan, Runner
 from playground.scenarios import REGISTRY
 from tests.integration.conftest import ROOT, SCALE_AT_C, SCALE_C, leftovers
 

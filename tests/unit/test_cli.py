@@ -25,7 +25,7 @@ def test_scale_utilisation_in_range_is_accepted(value):
 
 
 def test_scale_settings_refuse_a_zero_utilisation():
-    from playground.scale_settings import scale_settings
+    from playground.bench.scale import scale_settings
 
     with pytest.raises(UsageError, match="utilisation"):
         scale_settings(cpu_ms=2.0, sweep=(100,), utilisation=0, probe="gunicorn-gevent")

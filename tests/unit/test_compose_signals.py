@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from playground.compose import Docker, deferred_signals
+from playground.compose import Docker
+from playground.signals import deferred_signals
 
 
 def signal_soon(sig: int, after: float = 0.3) -> threading.Timer:

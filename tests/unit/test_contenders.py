@@ -153,7 +153,7 @@ def test_the_gil_guard_refuses_a_normal_interpreter(monkeypatch):
 
 
 def test_the_scale_plan_layers_each_contenders_override():
-    from playground.runner import Plan
+    from playground.bench.plan import Plan
 
     plan = Plan(
         targets=contenders.SCALE, overrides_dir=ROOT / "scale", sweep=(100,), delays=((100, 1.0),)

@@ -12,11 +12,11 @@ from rich.console import Console
 from playground import demos
 from playground.cli import build_parser
 from playground.compose import Docker
-from playground.diagnosis import upgrade, verdicts
 from playground.load import TOOLS
 from playground.model import Entry, Run
 from playground.report import demo_shape, demo_table, write_report
 from playground.scenarios import REGISTRY, SCENARIOS
+from playground.verdicts import upgrade, verdicts
 from tests.conftest import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,7 +225,7 @@ def entry(name: str, *, steady: float | None, delay: float, c: int, tool: str = 
     ],
 )
 def test_demo_shape(steady, delay, c, shape):
-    """Decided when measured (diagnosis.verdicts), read by the report."""
+    """Decided when measured (verdicts.verdicts), read by the report."""
     measured = verdicts(Entry.from_json(entry("x", steady=steady, delay=delay, c=c)))
     assert demo_shape(measured) == shape
     # The report decides nothing itself: an entry without its verdicts shows none.

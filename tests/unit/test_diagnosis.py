@@ -1,4 +1,5 @@
-"""The diagnosis rules and their thresholds (playground.diagnosis), one test per edge."""
+"""The diagnosis rules and their thresholds (playground.bench.diagnosis, playground.verdicts),
+one test per edge."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import diagnosis
-from playground.diagnosis import (
-    NOISY_SPREAD,
-    SYN_RETRANSMIT_MS,
+from playground import verdicts
+from playground.bench import diagnosis
+from playground.bench.diagnosis import (
     Evidence,
     cpu_bound,
     diagnose,
@@ -20,6 +20,7 @@ from playground.diagnosis import (
 )
 from playground.load import LoadResult
 from playground.model import Sample
+from playground.verdicts import NOISY_SPREAD, SYN_RETRANSMIT_MS
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
@@ -122,16 +123,16 @@ def test_slow_connects_without_a_retransmits_gap_are_not_called_a_retransmit():
             result=result(connect_max_ms=2874.0, connect_gap_ms=gap), delay=84.5, concurrency=10000
         )
         assert "syn-retransmit" in codes(again) and "slow-connects" not in codes(again)
-    edge = result(connect_max_ms=1014.0, connect_gap_ms=diagnosis.SYN_GAP_MS)
+    edge = result(connect_max_ms=1014.0, connect_gap_ms=verdicts.SYN_GAP_MS)
     assert "syn-retransmit" in codes(
         diagnosis.load_findings(result=edge, delay=1.0, concurrency=20)
     )
 
 
 def test_no_other_module_keeps_its_own_syn_threshold():
-    """The report once said 1000 ms where load.py said 900: the number lives in diagnosis only."""
+    """The report once said 1000 ms where load.py said 900: the number lives in verdicts only."""
     for path in SRC.rglob("*.py"):
-        if path.name == "diagnosis.py":
+        if path.name == "verdicts.py":
             continue
         text = path.read_text()
         assert ">= 900" not in text and "SYN_RETRANSMIT_MS = " not in text, path
@@ -145,7 +146,7 @@ def test_no_steady_figure_before_enough_response_times():
         "waves": 2.75,
         "c_over_mean_rps": 1.37,
         "rps": 0.98,
-        "min_waves": diagnosis.MIN_STEADY_WAVES,
+        "min_waves": verdicts.MIN_STEADY_WAVES,
     }
     assert "read 0.98 requests/s measured" in short[0].message
     assert steady_state(waves=10.5, estimate=198.0, measured=181.0) == []
@@ -325,17 +326,14 @@ def test_unwritten_records_without_length_failures_or_beside_others():
     ],
 )
 def test_overlap(figures, verdict):
-    assert diagnosis.overlap(**figures) == verdict
+    assert verdicts.overlap(**figures) == verdict
 
 
 def test_overlap_edges_are_the_thresholds():
-    at = diagnosis.SERIALISED_AT_ONCE
-    assert diagnosis.overlap(rps=at, delay=1.0, concurrency=200, efficiency=0.9) == "serialised"
-    share = diagnosis.CONCURRENT_SHARE
+    at = verdicts.SERIALISED_AT_ONCE
+    assert verdicts.overlap(rps=at, delay=1.0, concurrency=200, efficiency=0.9) == "serialised"
+    share = verdicts.CONCURRENT_SHARE
+    assert verdicts.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share) == "concurrent"
     assert (
-        diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share) == "concurrent"
-    )
-    assert (
-        diagnosis.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share - 0.01)
-        == "capped"
+        verdicts.overlap(rps=100.0, delay=1.0, concurrency=200, efficiency=share - 0.01) == "capped"
     )

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from playground import hostpath
-from playground.hostpath import HostPath, Proxy
+from playground.bench import hostpath
+from playground.bench.hostpath import HostPath, Proxy
 from tests.unit.conftest import free_port
 
 

@@ -68,7 +68,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground.diagnosis import load_findings
+from playground.bench.diagnosis import load_findings
 from playground.load import (
     TOOLS,
     AbTool,
@@ -88,7 +88,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def diagnose(**kwargs) -> list[str]:
-    """The messages of the load tool's findings (see playground.diagnosis)."""
+    """The messages of the load tool's findings (see playground.bench.diagnosis)."""
     return [f.message for f in load_findings(**kwargs)]
 
 
@@ -751,16 +751,16 @@ def test_every_capture_is_used() -> None:
     assert [name for name in captured if f'"{name}"' not in source] == []
 
 
-# ---- the per-request timeline: honest throughput (playground.steady) ------------------------------
+# ---- the per-request timeline: honest throughput (playground.bench.steady) ------------------------------
 
 
 def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() -> None:
     """The serial dev server at n=10 c=5 served 0.98 requests/s; c / mean response
     time read 1.4 because the run never got past its start-up. Recorded with the runner
     (tests/data/record-fixtures.sh)."""
-    from playground.diagnosis import MIN_STEADY_WAVES
-    from playground.runner import Measured
-    from playground.steady import parse_timeline, waves
+    from playground.bench.entry import Measured
+    from playground.bench.steady import parse_timeline, waves
+    from playground.verdicts import MIN_STEADY_WAVES
 
     r = parse_ab(
         "ab_devserver_serial_n10_c5_1s.txt", concurrency=5, tsv="ab_devserver_serial_n10_c5_1s.tsv"
@@ -775,7 +775,7 @@ def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() ->
 
 
 def test_waves_is_the_run_time_over_the_mean_response_time() -> None:
-    from playground.steady import waves
+    from playground.bench.steady import waves
 
     assert waves(time_taken_s=10.0, mean_ms=2500.0) == 4.0
     assert waves(time_taken_s=10.0, mean_ms=0.0) is None
@@ -783,9 +783,9 @@ def test_waves_is_the_run_time_over_the_mean_response_time() -> None:
 
 
 def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
-    from playground.diagnosis import MIN_STEADY_WAVES
-    from playground.runner import Measured
-    from playground.steady import parse_timeline
+    from playground.bench.entry import Measured
+    from playground.bench.steady import parse_timeline
+    from playground.verdicts import MIN_STEADY_WAVES
 
     r = parse_ab("ab_ramp_first_slowest_n41_c10.txt", tsv="ab_ramp_first_slowest_n41_c10.tsv")
     timeline = parse_timeline(read("ab_ramp_first_slowest_n41_c10.tsv"))
@@ -804,7 +804,7 @@ def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
 
 
 def test_latency_distribution_is_every_request_by_nearest_rank() -> None:
-    from playground.steady import parse_timeline
+    from playground.bench.steady import parse_timeline
 
     timeline = parse_timeline(read("ab_devserver_serial_n10_c5_1s.tsv"))
     points = dict((p, ms) for p, ms in timeline.distribution())
@@ -814,7 +814,7 @@ def test_latency_distribution_is_every_request_by_nearest_rank() -> None:
 
 
 def test_a_timeline_without_rows_or_columns() -> None:
-    from playground.steady import parse_timeline
+    from playground.bench.steady import parse_timeline
 
     assert parse_timeline(TSV_HEADER + "\n") is None
     with pytest.raises(LoadOutputError, match="no 'seconds', 'ttime' and 'wait' columns"):
@@ -844,7 +844,7 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
 
 def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> None:
     """listen(1): the retransmitted connects took ~1 s, the rest a few ms."""
-    from playground.diagnosis import SYN_GAP_MS
+    from playground.verdicts import SYN_GAP_MS
 
     r = parse_ab(
         "ab_listen1_threaded_syn_retransmit_n40_c20.txt",
@@ -857,7 +857,7 @@ def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> Non
 def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
     """uWSGI gevent at c=10,000: thousands of connects between 0.9 and 2.9 s, in steps of at
     most ~560 ms, against the whole second a retransmit leaves."""
-    from playground.diagnosis import SYN_GAP_MS
+    from playground.verdicts import SYN_GAP_MS
 
     r = parse_ab(
         "ab_c10000_uwsgi_gevent_every40th.txt",

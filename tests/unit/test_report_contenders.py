@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from playground.diagnosis import verdicts
 from playground.model import Run
 from playground.report import write_report
 from playground.report.contenders import (
@@ -23,6 +22,7 @@ from playground.report.contenders import (
     requests_per_mb,
     verdict,
 )
+from playground.verdicts import verdicts
 from tests.contenders_run import contender, contenders_run, scale_run
 
 HEADING = "## 2026 contenders: requests per MB, per CPU-second, and who serialises"

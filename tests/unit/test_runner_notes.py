@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playground.diagnosis import lockstep_waves
+from playground.bench.diagnosis import lockstep_waves
 from playground.load import LoadResult
 from playground.model import Sample
 
@@ -74,9 +74,10 @@ def test_no_wave_note_for_a_serialised_server():
 
 def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
     """A long delay still gets MIN_STEADY_ROUNDS rounds (one would show no steady figure)."""
-    from playground.diagnosis import MIN_STEADY_ROUNDS, MIN_STEADY_WAVES
-    from playground.runner import Plan
+    from playground.bench.diagnosis import MIN_STEADY_ROUNDS
+    from playground.bench.plan import Plan
     from playground.scenarios import REGISTRY
+    from playground.verdicts import MIN_STEADY_WAVES
 
     target = REGISTRY["uwsgi-gevent"]
     plan = Plan(targets=(target,), sweep=(100, 10000), delays=((100, 0.5), (10000, 52.0)))
@@ -89,7 +90,7 @@ def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
 
 def test_a_target_of_its_own_sweep_runs_only_at_its_concurrencies():
     """scale's NAME@C,...: that target at its own concurrencies, the others at the sweep."""
-    from playground.runner import Plan
+    from playground.bench.plan import Plan
     from playground.scenarios import REGISTRY
 
     curve, point = REGISTRY["uwsgi-gevent"], REGISTRY["nginx-uwsgi"]
@@ -109,14 +110,16 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     import json
     from pathlib import Path
 
+    from playground.bench.entry import Measured
+    from playground.bench.plan import Plan
+    from playground.bench.runner import Runner
+    from playground.bench.steady import parse_timeline
     from playground.compose import Docker
     from playground.load import TOOLS
     from playground.model import Entry
     from playground.results import RunStore
-    from playground.runner import Measured, Plan, Runner
     from playground.sampling import Sample, Series
     from playground.scenarios import REGISTRY
-    from playground.steady import parse_timeline
 
     data = Path(__file__).resolve().parents[1] / "data"
     tsv = (data / "ab_devserver_serial_n10_c5_1s.tsv").read_text()

@@ -115,7 +115,7 @@ def test_a_scale_run_is_titled_with_the_shape_its_override_gives():
     """Gunicorn gevent runs one worker in the tutorial and two in its scale override (a process
     at c=10,000 needs more descriptors than the container may open): a scale run's heading must
     not say "worker x1" with nothing beside it."""
-    from playground.runner import Plan
+    from playground.bench.plan import Plan
 
     plan = Plan(
         targets=SCENARIOS, overrides_dir=ROOT / "scale", sweep=(10000,), delays=((10000, 84.5),)

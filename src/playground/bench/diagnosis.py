@@ -2,32 +2,27 @@
 
 The runner calls :func:`diagnose` once per entry and stores the :class:`~playground.model.Finding`
 values it returns (code, severity, message, the figures read); the report renders them and
-never re-derives or parses them. A rule's threshold lives here and nowhere else: other modules
-that need one (the fault runs read :data:`SYN_RETRANSMIT_MS`) import it.
+never re-derives or parses them. A rule's threshold lives here and nowhere else; the ones
+another package reads too (a retransmitted SYN, the steady state, the verdicts stored with an
+entry) live one layer down, in :mod:`playground.verdicts`.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from playground.load import LoadResult, ab_cap_rps, ideal_rps
-from playground.model import Entry, Finding, Run, Sample
+from playground.model import Finding, Sample
+from playground.verdicts import (
+    MIN_STEADY_WAVES,
+    NOISY_SPREAD,
+    SYN_GAP_MS,
+    SYN_RETRANSMIT_MS,
+    SYN_RETRANSMIT_TWICE_MS,
+)
 
-#: A TCP connect this slow means a SYN was retransmitted. Linux retransmits an unanswered SYN
-#: after its initial RTO of 1 s, so such a connect takes 1000 ms and more; on a local bridge a
-#: connect otherwise takes a few ms. 900 (not 1000) leaves room for ab's whole-millisecond
-#: rounding and timer slack, and nothing between 10 and 900 ms can happen on this network.
-SYN_RETRANSMIT_MS = 900.0
-#: Two retransmits: 1 s + 2 s.
-SYN_RETRANSMIT_TWICE_MS = 2900.0
-#: A retransmitted SYN also leaves a gap of a whole timeout between its connect and the others:
-#: in ab's per-request file the retransmits on listen(1) stood 1013 and 1018 ms apart from the
-#: rest. At c=10,000 the connects of ab's first wave instead climb in steps of at most ~560 ms
-#: to 0.9-2.9 s (ab and the machine getting round to 10,000 sockets; on a quiet machine, with
-#: nstat showing no overflow and no retransmit, to 431 ms), so a slow maximum alone is no proof.
-SYN_GAP_MS = SYN_RETRANSMIT_MS
 #: A median this many times the upstream delay means requests queued before being served.
 QUEUED_FACTOR = 2.0
 #: The slowest request is a stall when it took at least this long and this many medians.
@@ -40,11 +35,6 @@ AB_CAP_BELOW_IDEAL = 0.95
 CPU_BOUND_PCT = 90.0
 #: ab and wrk's threads are single-threaded event loops: at this CPU they are the limit.
 SATURATED_CPU_PCT = 95.0
-#: A steady rate (c / mean response time) needs the run to last this many response times:
-#: ab's lone first request and a queue building up take about two, so with four the loaded
-#: phase is at least half the run. Measured: the serial dev server at n=10 c=5 lasts ~3 and
-#: c / mean reads 1.4 rps where it served 0.98; the bonus without psycogreen ~2.6 (2.0 vs 1.5).
-MIN_STEADY_WAVES = 4.0
 #: c / mean response time (and wrk's rate) counts every answer as served, and error answers are
 #: quick: where more than this share of the requests failed or answered non-2xx, it is no rate
 #: of served requests and no steady figure is shown. Seen: Quart at c=10,000 with 39,040 non-2xx
@@ -53,26 +43,11 @@ MAX_ERROR_SHARE = 0.01
 #: Rounds of c requests a scale load runs so that it lasts enough response times (ab adds one
 #: for its lone first request).
 MIN_STEADY_ROUNDS = 4
-#: An entry whose repeats lie further apart than this (max - min over the median) is noisy.
-NOISY_SPREAD = 0.05
-#: Below this share of its ideal an entry "missed its target" and the report wants a reason.
-TARGET_EFFICIENCY = 0.9
 #: Lockstep waves: a shortfall of at least 5%, a median wait beyond the delay of more than 2%
 #: of it, and at most 1.5 x the wave's CPU (beyond that the wave cannot account for the wait).
 WAVE_SHORTFALL = 0.95
 WAVE_MIN_EXTRA = 0.02
 WAVE_MAX_FACTOR = 1.5
-#: Overlap (:func:`overlap`): a server that serves one sleeping request at a time runs at
-#: 1 / delay whatever the clients do, so the tool's requests/s x delay reads about 1; at most
-#: this many at once is "serialised".
-SERIALISED_AT_ONCE = 1.5
-#: ... and it is "concurrent" when it holds at least this share of c in flight (steady
-#: requests/s over the ideal c / delay, i.e. Little's law's requests in flight over c); below
-#: it, "capped": a pool, a thread count or a connection cap holds a number of requests whatever
-#: c is. Two thirds sits between a cap at c/2 (aiohttp's 100 connections at c=200 reads 0.5)
-#: and a concurrent mode slowed by CPU on a shared machine (Gunicorn gthread 4 x 50 at c=200
-#: read 0.82).
-CONCURRENT_SHARE = 2 / 3
 #: Open files: a process holds two sockets per request in flight; failures with that need
 #: within this share of the limit are descriptors running out.
 FD_NEAR_LIMIT = 0.9
@@ -137,6 +112,17 @@ def load_findings(
     stalls, ab at its own ceiling. ``steady``: the steady figure to quote (True: the result's
     own; None: the run had none)."""
     steady = result.steady_rps if steady is True else steady
+    return [
+        *_nothing_counted(result),
+        *slow_connects(result, concurrency=concurrency),
+        *_failures(result),
+        *_waits(result, delay=delay),
+        *_ab_at_its_cap(result, delay=delay, concurrency=concurrency, steady=steady),
+    ]
+
+
+def _nothing_counted(result: LoadResult) -> list[Finding]:
+    """No request completed, or ab counted failures as complete requests."""
     out: list[Finding] = []
     if result.complete == 0:
         out.append(
@@ -159,7 +145,12 @@ def load_findings(
                 {"failed": result.failed, "complete": result.complete, "rps": result.rps},
             )
         )
-    out += slow_connects(result, concurrency=concurrency)
+    return out
+
+
+def _failures(result: LoadResult) -> list[Finding]:
+    """Failed requests (with the connections ab never sent a request on) and error answers."""
+    out: list[Finding] = []
     if result.failed > 0:
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.failures.items())
         out.append(
@@ -181,6 +172,12 @@ def load_findings(
                 {"non_2xx": result.non_2xx, "complete": result.complete},
             )
         )
+    return out
+
+
+def _waits(result: LoadResult, *, delay: float) -> list[Finding]:
+    """Requests that queued before being served, and a few that stalled far longer."""
+    out: list[Finding] = []
     p50, worst = result.latency_ms.get("p50"), result.latency_ms.get("max")
     if delay > 0 and p50 is not None and p50 > QUEUED_FACTOR * delay * 1000:
         out.append(
@@ -207,6 +204,14 @@ def load_findings(
                 {"max_ms": worst, "p50_ms": p50},
             )
         )
+    return out
+
+
+def _ab_at_its_cap(
+    result: LoadResult, *, delay: float, concurrency: int, steady: float | None
+) -> list[Finding]:
+    """ab's figure at its own ceiling (its lone first request), below the server's ideal."""
+    out: list[Finding] = []
     if result.tool == "ab" and delay > 0 and result.complete >= concurrency > 0:
         cap = ab_cap_rps(requests=result.complete, concurrency=concurrency, delay=delay)
         ideal = ideal_rps(concurrency=concurrency, delay=delay)
@@ -514,35 +519,8 @@ def open_files(e: Evidence) -> list[Finding]:
 
 def host_path(causes: Iterable[str]) -> list[Finding]:
     """What Docker's port-forwarding proxy did to a load sent from the host (the causes are
-    named by playground.hostpath); with them the figures measure the proxy, not the server."""
+    named by playground.bench.hostpath); with them the figures measure the proxy, not the server."""
     return [Finding("host-path", "error", cause, {}) for cause in causes]
-
-
-# --- overlap -----------------------------------------------------------------------------------
-def overlap(
-    *,
-    rps: float | None,
-    delay: float | None,
-    concurrency: int,
-    efficiency: float | None = None,
-    ab_cap_rps: float | None = None,
-) -> str | None:
-    """ "serialised", "capped" or "concurrent": how many of c sleeping requests the server held
-    at once; None with no sleep (the run measured CPU, not waiting) or no figure.
-
-    Serialised reads the tool's own rate (rps x delay), never the steady figure: a short run
-    against a one-at-a-time server never settles. Concurrent or capped reads the steady share
-    of the ideal (``efficiency``) where the run reached a steady state, else the tool's rate
-    against the most it could report (c / delay, or ab's own ceiling for a short ab run).
-    """
-    if rps is None or not delay or concurrency <= 0:
-        return None
-    if rps * delay <= SERIALISED_AT_ONCE:
-        return "serialised"
-    if efficiency is None:
-        ceilings = [concurrency / delay, *([ab_cap_rps] if ab_cap_rps else [])]
-        efficiency = rps / min(ceilings)
-    return "concurrent" if efficiency >= CONCURRENT_SHARE else "capped"
 
 
 # --- repeats ---------------------------------------------------------------------------------
@@ -568,47 +546,3 @@ def noisy(values: Sequence[float]) -> list[Finding]:
             {"spread": spread, "repeats": len(values), "min": min(values), "max": max(values)},
         )
     ]
-
-
-# --- verdicts stored with an entry --------------------------------------------------------------
-#: A mode keeps scaling at a concurrency where it answered with no errors at this share of the
-#: ideal c / delay or more (docs/scale.md: the gevent modes held 0.93-0.95 up to c=10,000, a
-#: pool at its limit fell below 0.5).
-SCALE_GOOD = 0.9
-
-
-def _efficiency(entry: Entry) -> float | None:
-    if entry.efficiency is not None:
-        return entry.efficiency
-    if entry.steady_rps is not None and entry.ideal_rps:
-        return entry.steady_rps / entry.ideal_rps
-    return None
-
-
-def verdicts(entry: Entry) -> Entry:
-    """The entry with its verdicts decided (`shape`, `keeps_scaling`): the runner calls this
-    once per measurement; the report and `compare` only read them."""
-    if entry.error:
-        return replace(entry, shape=None, keeps_scaling=False)
-    shape = overlap(
-        rps=entry.rps,
-        delay=entry.delay,
-        concurrency=entry.concurrency,
-        efficiency=_efficiency(entry),
-        ab_cap_rps=entry.ab_cap_rps,
-    )
-    ok = entry.valid and not entry.invalid_reasons
-    return replace(entry, shape=shape, keeps_scaling=ok and (_efficiency(entry) or 0) >= SCALE_GOOD)
-
-
-def upgrade(run: Run) -> Run:
-    """An entry written before the verdicts were stored (`keeps_scaling` is never null after
-    :func:`verdicts`) gets them once, when its file is read; the others are left as they are."""
-
-    def once(entry: Entry) -> Entry:
-        return verdicts(entry) if entry.keeps_scaling is None else entry
-
-    run.calibration = once(run.calibration) if run.calibration else None
-    run.scenarios = [once(e) for e in run.scenarios]
-    run.probe = once(run.probe) if run.probe else None
-    return run

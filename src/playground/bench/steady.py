@@ -10,7 +10,7 @@ that lasts only a few response times never gets there: ab's first request goes a
 serialising server's queue is still growing, so the early requests are quicker than the
 steady ones and c / mean overstates (the serial dev server, n=10 c=5: 1.4 against the 0.98
 requests/s it served). :func:`waves` is that length, the run's time over the mean response
-time; :mod:`playground.diagnosis` decides how many are enough. :meth:`Timeline.distribution`
+time; :mod:`playground.bench.diagnosis` decides how many are enough. :meth:`Timeline.distribution`
 keeps the response times' distribution for the report's chart.
 """
 

@@ -13,12 +13,13 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from playground import contenders, demos, environment, report, results
 from playground import load as loadmod
+from playground.bench.plan import Plan
+from playground.bench.runner import Progress as RunnerProgress
+from playground.bench.runner import Runner
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.results import RunStore
-from playground.runner import Plan, Runner
-from playground.runner import Progress as RunnerProgress
 from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
 
 # What `measure` calls to make its plan once the run's store exists (`playground scale`: after

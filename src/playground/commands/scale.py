@@ -9,18 +9,19 @@ from dataclasses import replace
 from rich.console import Console
 
 from playground import contenders
-from playground.commands import options
-from playground.commands.options import Subparsers
-from playground.commands.run import measure
-from playground.results import RunStore
-from playground.runner import Plan, Runner
-from playground.scale_settings import (
+from playground.bench.plan import Plan
+from playground.bench.runner import Runner
+from playground.bench.scale import (
     SCALE_DEFAULT,
     SCALE_PROBE,
     SCALE_SWEEP,
     SCALE_UTILISATION,
     scale_settings,
 )
+from playground.commands import options
+from playground.commands.options import Subparsers
+from playground.commands.run import measure
+from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, resolve
 
 
@@ -80,7 +81,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Sweep concurrency up to 10,000 with delays long enough that CPU is not the limit
-    (see `playground.scale_settings`)."""
+    (see `playground.bench.scale`)."""
     names = args.names or (
         [t.name for t in contenders.SCALE] if args.contenders else list(SCALE_DEFAULT)
     )

@@ -6,12 +6,10 @@ probing from the host saw meanwhile.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from playground import load as loadmod
 from playground.compose import shown
-from playground.diagnosis import SYN_RETRANSMIT_MS
 from playground.faults.analysis import (
     PhaseStats,
     phase_stats,
@@ -24,6 +22,8 @@ from playground.faults.probe import Prober, timed_request
 from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
 from playground.faults.session import FaultSettings, Session, probe_port, running
 from playground.scenarios import Target
+from playground.tools.ab import ab_command
+from playground.verdicts import SYN_RETRANSMIT_MS
 
 OVERLOAD_PROBE_CONCURRENCY = 10
 DASH = "—"
@@ -36,19 +36,13 @@ SETTLE_BURSTS = 2
 def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
     c = settings.overload_concurrency
     # -t bounds the run whatever the mode manages; -n after it keeps ab from stopping at 50000.
-    return [
-        "ab",
-        "-r",
-        "-t",
-        f"{math.ceil(settings.overload_s)}",
-        "-n",
-        str(3 * c),
-        "-c",
-        str(c),
-        "-s",
-        "30",
-        target.url(delay=settings.delay),
-    ]
+    return ab_command(
+        url=target.url(delay=settings.delay),
+        requests=3 * c,
+        concurrency=c,
+        timeout_s=30,
+        time_limit_s=settings.overload_s,
+    )
 
 
 class Overload(Fault):

@@ -11,7 +11,7 @@ from pathlib import Path
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.records import Json  # faults.json as on disk, older files included
 from playground.faults.run import STOPPED_SERVICE
-from playground.report import (
+from playground.report.document import (
     Block,
     BulletList,
     Callout,
@@ -21,7 +21,7 @@ from playground.report import (
     Span,
     Table,
 )
-from playground.report import render_markdown as _markdown
+from playground.report.document import render_markdown as _markdown
 
 DASH = "—"
 

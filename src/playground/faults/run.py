@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
-from playground.compose import Docker, DockerError
+from playground.compose import Docker, scenario_up
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
@@ -51,34 +52,38 @@ def run_faults(
             f"[bold]{' + '.join(compose_file)}[/bold]: {', '.join(todo)} on "
             + ", ".join(t.name for t in group)
         )
-        try:
-            docker.check_ports_free(compose_file)
-            try:
-                docker.up(compose_file, wait_timeout=settings.wait_timeout_s)
-                for fault in todo:
-                    fault_targets = tuple(t for t in group if applies(fault, t))
-                    session = Session(
-                        docker=docker,
-                        compose_file=compose_file,
-                        targets=fault_targets,
-                        settings=settings,
-                    )
-                    store.add(
-                        one_fault(session=session, fault=KINDS[fault], store=store, info=info)
-                    )
-            finally:
-                docker.down(compose_file)
-        except DockerError as exc:
-            warn(str(exc))
-            for fault in todo:
-                store.add(
-                    FaultFailed(
-                        fault=fault,
-                        compose_file=compose_file,
-                        targets=tuple(t for t in group if applies(fault, t)),
-                        error=str(exc).splitlines()[0],
-                    )
+        with scenario_up(
+            docker,
+            compose_file,
+            failed=partial(
+                _failed, store=store, compose_file=compose_file, group=group, faults=todo
+            ),
+            warn=warn,
+            wait_timeout_s=settings.wait_timeout_s,
+        ) as up:
+            for fault in todo if up else ():
+                session = Session(
+                    docker=docker,
+                    compose_file=compose_file,
+                    targets=tuple(t for t in group if applies(fault, t)),
+                    settings=settings,
                 )
+                store.add(one_fault(session=session, fault=KINDS[fault], store=store, info=info))
+
+
+def _failed(
+    error: str,
+    *,
+    store: FaultStore,
+    compose_file: tuple[str, ...],
+    group: Sequence[Target],
+    faults: Sequence[str],
+) -> None:
+    """A Docker error (the scenario did not come up, or went wrong meanwhile): each fault of
+    the file gets a record of it."""
+    for fault in faults:
+        targets = tuple(t for t in group if applies(fault, t))
+        store.add(FaultFailed(fault=fault, compose_file=compose_file, targets=targets, error=error))
 
 
 def one_fault(

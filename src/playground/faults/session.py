@@ -13,6 +13,7 @@ from playground.errors import UsageError
 from playground.faults.containers import ServerState, server_state
 from playground.faults.probe import Burst, Prober, burst
 from playground.scenarios import Target
+from playground.tools.ab import ab_command
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,11 @@ class Session:
     def record_load(self, *, concurrency: Callable[[Target], int], delay: float) -> None:
         """What the prober does, as a reader would do it from the host."""
         for t in self.targets:
-            self.commands.append(
-                f"ab -r -t 60 -n 100000 -c {concurrency(t)} -s 60 '{t.host_url(delay=delay)}' &"
+            url = t.host_url(delay=delay) or ""
+            argv = ab_command(
+                url=url, requests=100_000, concurrency=concurrency(t), timeout_s=60, time_limit_s=60
             )
+            self.commands.append(shown(argv) + " &")
 
     def services(self) -> list[str]:
         return self.docker.services(self.compose_file)

@@ -5,7 +5,7 @@ the fault and story reports use too), :mod:`.reading` (formatting figures, secti
 :mod:`.sections` (the report's sections), :mod:`.contenders` (the contenders' section and its
 chart), :mod:`.charts`, :mod:`.terminal`, :mod:`.compare`.
 Everything reads the typed model (:mod:`playground.model`); the diagnosis it shows was made by
-the runner (:mod:`playground.diagnosis`) and is rendered, never re-derived.
+the bench (:mod:`playground.bench.diagnosis`) and is rendered, never re-derived.
 """
 
 from __future__ import annotations

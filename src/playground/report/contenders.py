@@ -6,7 +6,7 @@ It appears when the run has a ``contender`` entry (``playground run --contenders
 ``playground scale --contenders``); any tutorial scenario measured in the same run sits beside
 them. Every figure is an entry's own (rps, steady_rps, efficiency, latency, threads, RSS, CPU);
 the only quotients added are said in :data:`HOW_TO_READ`, and the verdict is
-:func:`playground.diagnosis.overlap`'s.
+:func:`playground.verdicts.overlap`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from playground.diagnosis import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 from playground.model import Entry, Run
 from playground.report.charts import new_figure, save
 from playground.report.document import (
@@ -30,6 +29,7 @@ from playground.report.document import (
     Table,
 )
 from playground.report.reading import DASH, SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
+from playground.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
 KINDS = ("contender", "scenario")
@@ -82,7 +82,7 @@ def compared(run: Run) -> list[Entry]:
 
 
 def verdict(entry: Entry) -> str | None:
-    """Decided when measured (`Entry.shape`, `diagnosis.verdicts`)."""
+    """Decided when measured (`Entry.shape`, `verdicts.verdicts`)."""
     return entry.shape
 
 

@@ -5,14 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from playground.diagnosis import (
-    CONCURRENT_SHARE,
-    MIN_STEADY_WAVES,
-    NOISY_SPREAD,
-    SCALE_GOOD,
-    SERIALISED_AT_ONCE,
-    TARGET_EFFICIENCY,
-)
 from playground.model import Entry, Run
 from playground.report.contenders import contender_blocks
 from playground.report.document import (
@@ -44,6 +36,14 @@ from playground.report.reading import (
     status,
     steady_cell,
     title,
+)
+from playground.verdicts import (
+    CONCURRENT_SHARE,
+    MIN_STEADY_WAVES,
+    NOISY_SPREAD,
+    SCALE_GOOD,
+    SERIALISED_AT_ONCE,
+    TARGET_EFFICIENCY,
 )
 
 HOW_TO_READ = (
@@ -312,7 +312,7 @@ def at_once(entry: Entry) -> float | None:
 
 
 def demo_shape(entry: Entry) -> str:
-    """ "serialised", "capped" or "concurrent" (:func:`playground.diagnosis.overlap`); a dash
+    """ "serialised", "capped" or "concurrent" (:func:`playground.verdicts.overlap`); a dash
     with no sleep, no figures or an error."""
     if at_once(entry) is None:
         return DASH

@@ -1,0 +1,1 @@
+"""The load tools' command lines, one module per tool, built in one place each."""

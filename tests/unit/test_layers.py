@@ -1,0 +1,177 @@
+"""The layers (docs/architecture.md), read from the imports with `ast`: the core imports nothing
+above it; the report imports the core; each kind of run (bench, faults, story, predict) imports
+the core and the report's document model, never another kind; and no module takes part in an
+import circle.
+
+Where today's code still breaks a rule, the edge is listed below with its reason. The lists can
+only shrink: an edge listed here that is no longer in the code fails the test too, so whoever
+removes it also removes its line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "playground"
+
+#: The kinds of run: a package each, none importing another.
+KINDS = ("bench", "faults", "story", "predict")
+#: What a kind may import besides the core and itself.
+DOCUMENT_MODEL = "playground.report.document"
+#: The top: they turn flags into settings and call one entry point; they may import anything.
+TOP = ("commands", "cli")
+
+#: Circles that today's code still has, as the edges (importer, imported) that close them.
+KNOWN_CIRCLES: dict[tuple[str, str], str] = {
+    ("playground.storymodel", "playground.load"): (
+        "the story's model reads ab's concurrency cap (AB_MAX_CONCURRENCY) from load.py, which "
+        "builds the story's ToolFigures: one of the two moves into a module of its own"
+    ),
+    ("playground.model", "playground.storymodel"): (
+        "model.schema_markdown documents the story's model too, and storymodel builds on "
+        "model's private field helpers: the JSON machinery becomes a module of its own"
+    ),
+}
+#: Imports across the layers that today's code still makes: (importer, imported): why.
+KNOWN_CROSSINGS: dict[tuple[str, str], str] = {}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, leaving out `if TYPE_CHECKING:` blocks (types only, never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking(node):
+            yield from (n for child in node.orelse for n in [child, *_nodes(child)])
+            continue
+        yield node
+        yield from _nodes(node)
+
+
+def imports(name: str) -> set[str]:
+    """The playground modules one module imports, at the top or inside a function."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _nodes(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
+                ).rstrip(".")
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in MODULES else base)
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+def layer(name: str) -> str:
+    """core, report, a kind's name, or top."""
+    parts = name.split(".")
+    first = parts[1] if len(parts) > 1 else ""
+    if first in KINDS or first == "report":
+        return first
+    return "top" if first in TOP else "core"
+
+
+def allowed(importer: str, imported: str) -> bool:
+    mine, theirs = layer(importer), layer(imported)
+    if mine == "top" or theirs == "core":
+        return True
+    if mine == "core":
+        return False
+    if mine == "report":
+        return theirs == "report"
+    return theirs == mine or imported == DOCUMENT_MODEL
+
+
+def crossings() -> set[tuple[str, str]]:
+    return {(a, b) for a, imported in GRAPH.items() for b in imported if not allowed(a, b)}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: the strongly connected components of more than one module
+    (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while (w := stack.pop()) != v:
+                component.append(w)
+            component.append(v)
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_layers_hold() -> None:
+    new = sorted(crossings() - set(KNOWN_CROSSINGS))
+    assert new == [], (
+        "imports across the layers (docs/architecture.md: move what two kinds share down "
+        f"into the core): {new}"
+    )
+
+
+def test_no_import_circle() -> None:
+    without_known = {a: {b for b in bs if (a, b) not in KNOWN_CIRCLES} for a, bs in GRAPH.items()}
+    assert circles(without_known) == []
+
+
+def test_the_known_exceptions_are_still_there() -> None:
+    """An exception the code no longer needs goes from the list: the list only shrinks."""
+    gone = [edge for edge in [*KNOWN_CIRCLES, *KNOWN_CROSSINGS] if edge[1] not in GRAPH[edge[0]]]
+    assert gone == [], f"no longer imported, remove from the known exceptions: {gone}"
+    circular = {m for component in circles(GRAPH) for m in component}
+    closing_nothing = [edge for edge in KNOWN_CIRCLES if not set(edge) <= circular]
+    assert closing_nothing == [], f"these edges close no circle any more: {closing_nothing}"
+
+
+def test_the_checks_can_fail() -> None:
+    """A faults module importing the bench, and a circle of two, are caught."""
+    assert not allowed("playground.faults.overload", "playground.bench.diagnosis")
+    assert not allowed("playground.story.run", "playground.faults.run")
+    assert not allowed("playground.compose", "playground.bench.runner")
+    assert not allowed("playground.report.sections", "playground.bench.diagnosis")
+    assert allowed("playground.story.sweep", "playground.report.document")
+    assert not allowed("playground.story.sweep", "playground.report.charts")
+    assert allowed("playground.commands.run", "playground.bench.runner")
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
