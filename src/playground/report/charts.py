@@ -18,18 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from playground.charting import new_figure as _new_figure
+from playground.charting import save_png
 from playground.model import Entry, Run
 from playground.report.reading import fmt, is_sweep, main_entries, status
 
 CHART_DPI = 100
-#: PNG metadata that would otherwise embed the matplotlib version; dropping it keeps files reproducible.
-PNG_METADATA: dict[str, str | None] = {"Software": None}
 #: Wide enough to read, narrow enough for a laptop screen's text column (1100 px at 100 dpi).
 WIDTH_IN = 11
 
@@ -48,14 +47,12 @@ CHART_ALTS = {
 
 def new_figure(*, width: float, height: float) -> Figure:
     """A figure detached from pyplot's global state, with its own Agg canvas."""
-    figure = Figure(figsize=(min(width, WIDTH_IN), height), dpi=CHART_DPI, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
+    return _new_figure(figsize=(min(width, WIDTH_IN), height), dpi=CHART_DPI, layout="constrained")
 
 
 def save(figure: Figure, path: Path) -> None:
-    """Save without the Software tag so identical data gives identical bytes."""
-    figure.savefig(path, format="png", dpi=CHART_DPI, metadata=PNG_METADATA)
+    """Save the deterministic way (:func:`playground.charting.save_png`)."""
+    save_png(figure, path, dpi=CHART_DPI)
 
 
 STEADY_COLOR = "#1f77b4"

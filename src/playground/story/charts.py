@@ -7,20 +7,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
+from playground.charting import new_figure, save_png
 from playground.storymodel import StorySecond, StorySettings, StoryTarget
 
 
 def save(fig: Figure, path: Path) -> None:
-    """The figure laid out, written as a PNG at 100 dpi, and closed."""
+    """The figure laid out, written as a PNG at 100 dpi the deterministic way
+    (:func:`playground.charting.save_png`: the same run gives the same bytes)."""
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_png(fig, path, dpi=100)
 
 
 def target_chart_name(target: StoryTarget, *, repeated: bool = False) -> str:
@@ -42,7 +39,8 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
     t = _times(rows)
     start = target.incident.start if target.incident else settings.before_s
     end = start + settings.incident_s
-    fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
+    fig = new_figure(figsize=(10, 8.5))
+    axes = fig.subplots(3, 1, sharex=True)
     for ax in axes:
         ax.axvspan(start, end, color="tab:red", alpha=0.08, label="incident (third party slow)")
         ax.grid(alpha=0.3)
@@ -87,7 +85,8 @@ OVERLAY_CHART = "story-goodput.png"
 def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: Path) -> None:
     """Goodput per second of every target through the same incident, on one chart: the
     baseline pool, gevent and each remedy overlaid (the first measurement of each)."""
-    fig, ax = plt.subplots(figsize=(12, 5.5))
+    fig = new_figure(figsize=(12, 5.5))
+    ax = fig.subplots()
     start = next((t.incident.start for t in targets if t.incident), settings.before_s)
     ax.axvspan(start, start + settings.incident_s, color="tab:red", alpha=0.08, label="incident")
     first = targets[0].seconds

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
 
 from playground.compose import DockerError, shown
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
@@ -221,7 +221,9 @@ def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
 def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     """Goodput against offered load, a line per target, the ideal diagonal and each thread
     pool's capacity (workers x threads / delay)."""
-    fig, ax = plt.subplots(figsize=(9, 6))
+    # A figure of its own, no pyplot state: save() draws it on an Agg canvas, deterministically.
+    fig = Figure(figsize=(9, 6))
+    ax = fig.subplots()
     top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
     ideal = [0, top * 1.05]
     ax.plot(
