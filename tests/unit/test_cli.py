@@ -24,6 +24,18 @@ def test_scale_utilisation_in_range_is_accepted(value):
     assert args.utilisation == float(value)
 
 
+@pytest.mark.parametrize("name", ["gevent-pywsgi@0", "gevent-pywsgi@x", "gevent-pywsgi@"])
+def test_scale_refuses_a_bad_concurrency_after_a_name_in_one_line(name, capsys):
+    """NAME@C,... with a C that is no concurrency: one line and exit code 2 before anything
+    runs (it was a ValueError, and the user saw a traceback)."""
+    assert cli.main(["scale", name]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.strip().startswith("playground: gevent-pywsgi@") and len(err.strip().splitlines()) == 1
+    )
+    assert "Traceback" not in err
+
+
 def test_scale_settings_refuse_a_zero_utilisation():
     from playground.bench.scale import scale_settings
 

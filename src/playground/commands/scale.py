@@ -21,6 +21,7 @@ from playground.bench.scale import (
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.run import measure
+from playground.errors import UsageError
 from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, resolve
 
@@ -96,7 +97,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
             try:
                 own[name] = options.positive_int_list(cs)
             except argparse.ArgumentTypeError as exc:
-                raise ValueError(f"{name}@{cs}: {exc}") from None
+                raise UsageError(f"{name}@{cs}: {exc}") from None
     sweep = tuple(sorted({*args.sweep, *(c for cs in own.values() for c in cs)}))
     targets = tuple(resolve(names=names))
     probe = replace(
