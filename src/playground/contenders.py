@@ -21,12 +21,10 @@ holds the most requests per MB and per CPU-second and which ones quietly seriali
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from playground.scenarios import Target, register
-
-if TYPE_CHECKING:  # the type only: importing demos would register its targets first
-    from playground.demos import Load
+from playground.demos import Load
+from playground.target import Target
 
 GTHREAD = "contenders/gunicorn-gthread.yml"
 GRANIAN = "contenders/granian-wsgi.yml"
@@ -190,5 +188,3 @@ ONE_THREAD = frozenset({"quart-hypercorn", "quart-hypercorn-nocap"})
 
 # The scale sweep leaves out the one that serialises: at c=10,000 it would take hours.
 SCALE: tuple[Target, ...] = tuple(t for t in CONTENDERS if t.name not in SERIALISED)
-
-register(*CONTENDERS)

@@ -1,4 +1,4 @@
-"""The companion demos (`demos/`): other write-ups' experiments, registered with the runner.
+"""The companion demos (`demos/`): other write-ups' experiments, listed in the registry.
 
 `playground run --demos` (or `make demos`) runs them; `make bench` does not. Each demo is a
 `Target` with kind "demo", so it is listed, run and reported like a scenario; `published` holds
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from playground.scenarios import Target, register
+from playground.target import Target
 
 
 class Load(TypedDict):
@@ -289,5 +289,3 @@ WRK_DEMOS = _wrk_demos(published_load=False)
 PUBLISHED = _wrk_demos(published_load=True)
 
 DEMOS: tuple[Target, ...] = (*UWSGI_DEMOS, *GUNICORN_DEMOS, *SANIC_DEMOS, *WRK_DEMOS)
-
-register(*DEMOS, *PUBLISHED)

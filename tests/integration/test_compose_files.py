@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import contenders, demos  # noqa: F401 -- demos registers the demos' targets
+from playground import contenders
 from playground.compose import Docker
 from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS
 from tests.integration.conftest import ROOT, sh

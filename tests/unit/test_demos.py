@@ -29,7 +29,7 @@ ALL = (*demos.DEMOS, *demos.PUBLISHED)
 def test_names_are_unique_and_never_shadow_a_scenario():
     names = [t.name for t in ALL]
     assert len(set(names)) == len(names)
-    # register() overwrites by name: a demo called like a scenario would replace it.
+    # A demo called like a scenario would be refused by register().
     assert not set(names) & {t.name for t in SCENARIOS}
     assert all(REGISTRY[t.name] is t for t in ALL)
 
