@@ -80,11 +80,14 @@ unit-test: venv
 integration-test: venv base-images images
 	$(PYTEST) tests/integration $(LANES) $(ARGS)
 
-## lint: ruff (lint and format check) and mypy on src/ (configured in pyproject.toml)
+## lint: ruff (lint and format check) over the whole repository, the apps included (loadgen/
+## not yet), and mypy on src/ and the apps it can follow (configured in pyproject.toml)
 lint: venv
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	MYPYPATH=common $(VENV)/bin/mypy common slow_api offline/debian_mirror.py
+	MYPYPATH=common:flask_app $(VENV)/bin/mypy flask_app/app.py
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml

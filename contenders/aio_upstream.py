@@ -37,11 +37,16 @@ async def call_slow_api(
     it takes (the cap shows up as throughput, not as errors); once sent, the answer must come
     within the delay plus the grace, as in the WSGI app.
     """
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_S,
-                                    sock_read=delay + UPSTREAM_GRACE_S)
+    timeout = aiohttp.ClientTimeout(
+        total=None, sock_connect=CONNECT_TIMEOUT_S, sock_read=delay + UPSTREAM_GRACE_S
+    )
     try:
-        async with client.get(API_URL, params={"delay": format_delay(delay)},
-                              headers=requestid.headers(request_id), timeout=timeout) as resp:
+        async with client.get(
+            API_URL,
+            params={"delay": format_delay(delay)},
+            headers=requestid.headers(request_id),
+            timeout=timeout,
+        ) as resp:
             if resp.status >= 400:
                 return f"slow_api answered {resp.status}", 502
             return await resp.text(), 200

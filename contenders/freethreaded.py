@@ -19,8 +19,10 @@ def gil_problem() -> str | None:
     if not sysconfig.get_config_var("Py_GIL_DISABLED"):
         return f"{sys.executable} is not a free-threaded build (Py_GIL_DISABLED is not set)"
     if sys._is_gil_enabled():
-        return ("the GIL is enabled on this free-threaded build: an imported extension module "
-                "is not marked free-thread safe, or PYTHON_GIL=1 is set")
+        return (
+            "the GIL is enabled on this free-threaded build: an imported extension module "
+            "is not marked free-thread safe, or PYTHON_GIL=1 is set"
+        )
     return None
 
 

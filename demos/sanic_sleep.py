@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from http import HTTPStatus
 import sys
 import time
+from http import HTTPStatus
 
 from sanic import Sanic, text
 from sanic.exceptions import MethodNotAllowed, NotFound
@@ -63,8 +63,10 @@ for _app in (blocking, concurrent):
     @_app.exception(NotFound, MethodNotAllowed)
     async def not_here(request: Request, exc: NotFound | MethodNotAllowed):
         status = HTTPStatus(exc.status_code)
-        return text(f"{status.value} {status.phrase}: the only route is GET /?delay=SECONDS\n",
-                    status=status.value)
+        return text(
+            f"{status.value} {status.phrase}: the only route is GET /?delay=SECONDS\n",
+            status=status.value,
+        )
 
 
 if __name__ == "__main__":
@@ -77,5 +79,11 @@ if __name__ == "__main__":
     backlog = int(os.environ.get("BACKLOG", "4096"))
     # One process, one event loop, like the one Gunicorn worker of the other demos (Sanic's
     # default adds a manager process); no access log (a line per request costs more than it).
-    apps[sys.argv[1]].run(host="0.0.0.0", port=port, single_process=True, backlog=backlog,
-                          access_log=False, motd=False)
+    apps[sys.argv[1]].run(
+        host="0.0.0.0",
+        port=port,
+        single_process=True,
+        backlog=backlog,
+        access_log=False,
+        motd=False,
+    )

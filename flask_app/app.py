@@ -87,7 +87,8 @@ def index():
     except requests.Timeout:
         return plain(f"slow_api did not answer within {read_timeout(delay):g} s", 504)
     except requests.HTTPError as exc:
-        return plain(f"slow_api answered {exc.response.status_code}", 502)
+        answered = "an error" if exc.response is None else exc.response.status_code
+        return plain(f"slow_api answered {answered}", 502)
     except requests.RequestException as exc:
         return plain(f"slow_api unreachable: {type(exc).__name__}", 502)
     return "Hi there! " + text

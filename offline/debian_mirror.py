@@ -27,7 +27,9 @@ def _plain_suite(suite: str) -> bool:
 
 def _deb822(text: str) -> list[dict[str, str]]:
     """Stanzas of a deb822 file as field -> value (continuation lines joined, comments dropped)."""
-    stanzas, current, last = [], {}, None
+    stanzas: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    last: str | None = None
     for line in text.splitlines():
         if line.startswith("#"):
             continue
@@ -92,13 +94,20 @@ def mirrors(apt_dir: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sources-dir", type=Path, default=Path("/etc/apt"),
-                        help="apt's configuration directory (default /etc/apt)")
+    parser.add_argument(
+        "--sources-dir",
+        type=Path,
+        default=Path("/etc/apt"),
+        help="apt's configuration directory (default /etc/apt)",
+    )
     args = parser.parse_args(argv)
     found = mirrors(args.sources_dir)
     if not found:
-        print(f"debian_mirror: no Debian archive with a main component in {args.sources_dir}'s "
-              "sources; add the one this machine should use to apt's sources", file=sys.stderr)
+        print(
+            f"debian_mirror: no Debian archive with a main component in {args.sources_dir}'s "
+            "sources; add the one this machine should use to apt's sources",
+            file=sys.stderr,
+        )
         return 1
     print(found[0])
     return 0

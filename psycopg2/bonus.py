@@ -56,7 +56,8 @@ def index():
     half = delay / 2
     try:
         resp = requests.get(
-            API_URL, params={"delay": format_delay(half)},
+            API_URL,
+            params={"delay": format_delay(half)},
             timeout=(CONNECT_TIMEOUT_S, half + UPSTREAM_GRACE_S),
         )
         resp.raise_for_status()

@@ -76,8 +76,11 @@ async def index(request: web.Request) -> web.Response:
 
 def _describe(state: dict) -> dict:
     remaining = max(0.0, state["until"] - time.monotonic())
-    return {"extra": _incident_extra(state), "remaining": round(remaining, 3),
-            "incidents": state["incidents"]}
+    return {
+        "extra": _incident_extra(state),
+        "remaining": round(remaining, 3),
+        "incidents": state["incidents"],
+    }
 
 
 def _control_seconds(request: web.Request, name: str, *, limit: float | None) -> float:
@@ -89,8 +92,10 @@ def _control_seconds(request: web.Request, name: str, *, limit: float | None) ->
         return parse_delay(values, limit=limit)
     except DelayError:
         most = max_delay() if limit is None else limit
-        raise DelayError(f"{name} must be a plain number of seconds between 0 and {most:g}, "
-                         f"got {ascii(values[0][:40])}") from None
+        raise DelayError(
+            f"{name} must be a plain number of seconds between 0 and {most:g}, "
+            f"got {values[0][:40]!a}"
+        ) from None
 
 
 async def slowdown(request: web.Request) -> web.Response:
@@ -101,8 +106,9 @@ async def slowdown(request: web.Request) -> web.Response:
             seconds = _control_seconds(request, "seconds", limit=MAX_INCIDENT_S)
         except DelayError as exc:
             return web.Response(status=400, text=f"{exc}\n")
-        state.update(extra=extra, until=time.monotonic() + seconds,
-                     incidents=state["incidents"] + 1)
+        state.update(
+            extra=extra, until=time.monotonic() + seconds, incidents=state["incidents"] + 1
+        )
     elif request.method == "DELETE":
         state["until"] = 0.0
     return web.json_response(_describe(state))
@@ -110,8 +116,9 @@ async def slowdown(request: web.Request) -> web.Response:
 
 async def stats(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    return web.json_response({"in_flight": state["in_flight"], "served": state["served"],
-                              **_describe(state)})
+    return web.json_response(
+        {"in_flight": state["in_flight"], "served": state["served"], **_describe(state)}
+    )
 
 
 def make_app(calls_log: str | None = None) -> web.Application:

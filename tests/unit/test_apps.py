@@ -7,12 +7,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import querydelay
 from aiohttp.test_utils import TestClient, TestServer
 
 from playground.scenarios import BONUS_BODY_PREFIX, REGISTRY
 from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
+
+import querydelay
 
 APP_FOLDERS = ("flask_app", "psycopg2", "slow_api", "common", "demos")
 BAD_DELAYS = [

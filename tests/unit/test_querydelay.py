@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
 
 

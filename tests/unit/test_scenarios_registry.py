@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from querydelay import parse_delay
 
 from playground.demos import DEMO_FILES
 from playground.errors import UsageError
 from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS, Target, register, resolve
 from tests.conftest import ROOT
+
+from querydelay import parse_delay
 
 
 @pytest.mark.parametrize("delay", [0, 0.00001, 0.5, 1, 2.25, 60])
