@@ -6,6 +6,7 @@ probing from the host saw meanwhile.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from playground import load as loadmod
@@ -18,7 +19,7 @@ from playground.faults.analysis import (
 )
 from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
-from playground.faults.probe import Prober, timed_request
+from playground.faults.probe import Burst, Outcome, Prober, timed_request
 from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
 from playground.faults.session import FaultSettings, Session, probe_port, running
 from playground.scenarios import Target
@@ -61,69 +62,21 @@ class Overload(Fault):
         self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
     ) -> OverloadVerdict:
         s = session.settings
-        port = probe_port(target)
-        network = session.docker.network(session.compose_file)
         before_burst = session.burst(target)
         states_before = session.states()
-        argv = overload_command(target=target, settings=s)
-        name = f"flask-playground-overload-{run_id}-{target.name}"
-        session.commands.append(shown(session.docker.loadgen_argv(network=network, tool_argv=argv)))
-        session.docker.remove(name)
-        prober = Prober(
-            host="127.0.0.1",
-            port=port,
-            concurrency=OVERLOAD_PROBE_CONCURRENCY,
-            delay=s.delay,
-            timeout_s=s.probe_timeout_s,
-            clock=session.now,
-        )
-        try:
-            session.docker.run(
-                session.docker.loadgen_argv(network=network, tool_argv=argv, name=name, detach=True)
-            )
-            start = session.mark(f"ab -c {s.overload_concurrency} against {target.name}")
-            with running([prober]):
-                exit_code = session.docker.wait_container(name, timeout=s.overload_s + 120)
-                end = session.mark(f"ab finished ({target.name})")
-                outcomes = prober.stop()
-            stdout, stderr = session.docker.container_logs(name)
-        finally:
-            session.docker.remove(name)
-        if raw_dir is not None:
-            raw_dir.mkdir(parents=True, exist_ok=True)
-            (raw_dir / f"overload-{target.name}.txt").write_text(stdout + "\n" + stderr)
+        load = _overload(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
         # A server may still be working through requests whose clients have gone (a queue
         # never forgets): one fresh request shows how long until it answers normally again.
         drain_s, drain_answer = timed_request(
-            host="127.0.0.1", port=port, delay=s.delay, timeout_s=s.drain_limit_s
+            host="127.0.0.1", port=probe_port(target), delay=s.delay, timeout_s=s.drain_limit_s
         )
         session.mark(f"a fresh request answered {drain_answer} after {drain_s:.1f} s")
-        after_burst = session.burst(target)
+        after_burst, stuck, stuck_reason, notes = _settled(
+            session=session, target=target, before_burst=before_burst
+        )
         containers = container_checks(before=states_before, after=session.states())
-        ab: loadmod.LoadResult | None
-        ab_error: str | None
-        try:
-            ab = loadmod.TOOLS["ab"].parse(
-                stdout=stdout + "\n" + stderr, per_request=None, concurrency=s.overload_concurrency
-            )
-            ab_error = None
-        except loadmod.LoadOutputError as exc:
-            ab, ab_error = None, str(exc)
-        stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
-        notes = []
-        # A thread pool may answer the fresh request from its one free thread while the rest
-        # still work through requests of clients that had gone: a slow first burst is that
-        # backlog, not lost capacity, if a later one is as quick as before.
-        for _ in range(SETTLE_BURSTS):
-            if not stuck or not after_burst.ok:
-                break
-            notes.append(
-                f"the first burst after the overload was slow ({stuck_reason}); "
-                "measured again once the backlog had drained"
-            )
-            after_burst = session.burst(target)
-            stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
-        probe = phase_stats(outcomes, start=start, end=end)
+        ab, ab_error = _ab_report(load.output, concurrency=s.overload_concurrency)
+        probe = phase_stats(load.outcomes, start=load.start, end=load.end)
         problems = unexpected_answers(probe.kinds, allowed={200, 502, 503, 504})
         if drain_answer != "200":
             stuck = True
@@ -142,7 +95,7 @@ class Overload(Fault):
         return OverloadVerdict(
             probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
             ab=ab,
-            ab_exit_code=exit_code,
+            ab_exit_code=load.exit_code,
             ab_error=ab_error,
             probe=probe,
             probe_concurrency=OVERLOAD_PROBE_CONCURRENCY,
@@ -157,13 +110,96 @@ class Overload(Fault):
             drain_answer=drain_answer,
             containers=containers,
             aftermath=Aftermath.of(
-                outcomes,
+                load.outcomes,
                 bursts=(before_burst, after_burst),
                 stuck=(stuck, stuck_reason),
                 problems=problems,
                 notes=notes,
             ),
         )
+
+
+@dataclass(frozen=True)
+class _Overloaded:
+    """What ab printed at c=2000, and what the regular clients saw meanwhile."""
+
+    output: str  # ab's stdout, then its stderr
+    exit_code: int
+    outcomes: list[Outcome]
+    start: float
+    end: float
+
+
+def _overload(
+    *, session: Session, target: Target, run_id: str, raw_dir: Path | None
+) -> _Overloaded:
+    """ab at c=2000 in its own container on the scenario's network, with a few regular clients
+    probing from the host meanwhile; ab's report kept under raw/."""
+    s = session.settings
+    network = session.docker.network(session.compose_file)
+    argv = overload_command(target=target, settings=s)
+    name = f"flask-playground-overload-{run_id}-{target.name}"
+    session.commands.append(shown(session.docker.loadgen_argv(network=network, tool_argv=argv)))
+    session.docker.remove(name)
+    prober = Prober(
+        host="127.0.0.1",
+        port=probe_port(target),
+        concurrency=OVERLOAD_PROBE_CONCURRENCY,
+        delay=s.delay,
+        timeout_s=s.probe_timeout_s,
+        clock=session.now,
+    )
+    try:
+        session.docker.run(
+            session.docker.loadgen_argv(network=network, tool_argv=argv, name=name, detach=True)
+        )
+        start = session.mark(f"ab -c {s.overload_concurrency} against {target.name}")
+        with running([prober]):
+            exit_code = session.docker.wait_container(name, timeout=s.overload_s + 120)
+            end = session.mark(f"ab finished ({target.name})")
+            outcomes = prober.stop()
+        stdout, stderr = session.docker.container_logs(name)
+    finally:
+        session.docker.remove(name)
+    if raw_dir is not None:
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        (raw_dir / f"overload-{target.name}.txt").write_text(stdout + "\n" + stderr)
+    return _Overloaded(
+        output=stdout + "\n" + stderr, exit_code=exit_code, outcomes=outcomes, start=start, end=end
+    )
+
+
+def _ab_report(output: str, *, concurrency: int) -> tuple[loadmod.LoadResult | None, str | None]:
+    """ab's report, or why there is none."""
+    try:
+        return loadmod.TOOLS["ab"].parse(
+            stdout=output, per_request=None, concurrency=concurrency
+        ), None
+    except loadmod.LoadOutputError as exc:
+        return None, str(exc)
+
+
+def _settled(
+    *, session: Session, target: Target, before_burst: Burst
+) -> tuple[Burst, bool, str, list[str]]:
+    """A burst of regular requests after the overload, against the one before it: stuck or not,
+    and why; measured again while a slow first burst may be a backlog draining."""
+    after_burst = session.burst(target)
+    stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
+    notes = []
+    # A thread pool may answer the fresh request from its one free thread while the rest
+    # still work through requests of clients that had gone: a slow first burst is that
+    # backlog, not lost capacity, if a later one is as quick as before.
+    for _ in range(SETTLE_BURSTS):
+        if not stuck or not after_burst.ok:
+            break
+        notes.append(
+            f"the first burst after the overload was slow ({stuck_reason}); "
+            "measured again once the backlog had drained"
+        )
+        after_burst = session.burst(target)
+        stuck, stuck_reason = stuck_verdict(before=before_burst, after=after_burst)
+    return after_burst, stuck, stuck_reason, notes
 
 
 def shed_summary(
