@@ -19,6 +19,7 @@ from playground.bench.runner import Runner
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
+from playground.compose import Docker
 from playground.results import RunStore
 from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
 
@@ -28,6 +29,8 @@ Prepare = Callable[[RunStore, Callable[[Plan], Runner]], Plan]
 
 
 def add_parser(sub: Subparsers) -> None:
+    # Longer than 60 lines on purpose: one flat list of flags, in the order `--help` shows
+    # them; split in parts, a reader would have to put the help page back together.
     run = sub.add_parser(
         "run",
         help="run scenarios (all nine by default) and write a report",
@@ -160,30 +163,7 @@ def measure(
             store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
             out.print(f"resuming {store.run_dir}")
         else:
-            version = docker.run(
-                docker.loadgen_argv(
-                    network="none", tool_argv=[tool, "-V"] if tool == "ab" else ["wrk", "-v"]
-                ),
-                check=False,
-                quiet=True,
-            )
-            header = {
-                "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": args.command_line,
-                "environment": environment.collect(
-                    root=options.ROOT,
-                    docker=docker,
-                    tool=tool,
-                    tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
-                ),
-                "settings": {
-                    **settings,
-                    **({"pin_cpus": docker.pinning.describe()} if docker.pinning else {}),
-                },
-            }
-            store = RunStore.create(
-                results_dir=args.results_dir, run_id=results.new_run_id(), header=header
-            )
+            store = _new_store(docker, args, settings=settings, tool=tool)
         progress = make_progress(out, err, quiet=args.quiet)
 
         def runner_for(p: Plan) -> Runner:
@@ -211,6 +191,34 @@ def measure(
     for path in written:
         out.print(f"         {path}")
     return 0
+
+
+def _new_store(
+    docker: Docker, args: argparse.Namespace, *, settings: dict[str, Any], tool: str
+) -> RunStore:
+    """A new run's store, its header carrying the command, the environment and the settings."""
+    version = docker.run(
+        docker.loadgen_argv(
+            network="none", tool_argv=[tool, "-V"] if tool == "ab" else ["wrk", "-v"]
+        ),
+        check=False,
+        quiet=True,
+    )
+    header = {
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": args.command_line,
+        "environment": environment.collect(
+            root=options.ROOT,
+            docker=docker,
+            tool=tool,
+            tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
+        ),
+        "settings": {
+            **settings,
+            **({"pin_cpus": docker.pinning.describe()} if docker.pinning else {}),
+        },
+    }
+    return RunStore.create(results_dir=args.results_dir, run_id=results.new_run_id(), header=header)
 
 
 def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:

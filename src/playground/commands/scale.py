@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from rich.console import Console
 
@@ -23,7 +24,7 @@ from playground.commands.options import Subparsers
 from playground.commands.run import measure
 from playground.errors import UsageError
 from playground.results import RunStore
-from playground.scenarios import ARES_VARIANTS, resolve
+from playground.scenarios import ARES_VARIANTS, Target, resolve
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -88,16 +89,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     if args.ares:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
-    # NAME@C,...: that mode at its own concurrencies; the delays cover every one of them.
-    own = {}
-    for i, name in enumerate(names):
-        name, at, cs = name.partition("@")
-        names[i] = name
-        if at:
-            try:
-                own[name] = options.positive_int_list(cs)
-            except argparse.ArgumentTypeError as exc:
-                raise UsageError(f"{name}@{cs}: {exc}") from None
+    names, own = _own_concurrencies(names)
     sweep = tuple(sorted({*args.sweep, *(c for cs in own.values() for c in cs)}))
     targets = tuple(resolve(names=names))
     probe = replace(
@@ -108,45 +100,6 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         concurrency=200,
         delay=0.5,
     )
-    overrides = options.ROOT / "scale"
-
-    def prepare(store: RunStore, runner_for: Callable[[Plan], Runner]) -> Plan:
-        scale = store.data["settings"].get("scale")
-        if not scale:
-            runner_for(
-                Plan(
-                    targets=(probe,),
-                    overrides_dir=overrides,
-                    calibration=False,
-                    wait_timeout_s=args.wait_timeout,
-                )
-            ).run(None)
-            # The probe is a measurement of the machine, not a point of the sweep.
-            entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
-            store.data["scenarios"].remove(entry)
-            store.data["probe"] = entry
-            scale = scale_settings(
-                cpu_ms=entry.get("cpu_ms_per_request"),
-                sweep=sweep,
-                utilisation=args.utilisation,
-                probe=args.probe,
-            ).to_json()
-            store.data["settings"]["scale"] = scale
-            store.save()
-        delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
-        return Plan(
-            targets=targets,
-            sweep=args.sweep,
-            sweeps=tuple(own.items()),
-            delays=delays,
-            repeat=args.repeat,
-            overrides_dir=overrides,
-            stop_below=args.stop_below,
-            calibration=False,
-            wait_timeout_s=args.wait_timeout,
-            from_host=args.from_host,
-        )
-
     settings = {
         "requests": None,
         "concurrency": None,
@@ -162,8 +115,73 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         out,
         err,
         plan=None,
-        prepare=prepare,
+        prepare=partial(_prepare, args=args, probe=probe, targets=targets, sweep=sweep, own=own),
         settings=settings,
         tool="ab",
         targets=(*targets, probe),
+    )
+
+
+def _own_concurrencies(names: list[str]) -> tuple[list[str], dict[str, tuple[int, ...]]]:
+    """NAME@C,...: that mode at its own concurrencies (the delays cover every one of them)."""
+    own = {}
+    bare = []
+    for name in names:
+        name, at, cs = name.partition("@")
+        bare.append(name)
+        if at:
+            try:
+                own[name] = options.positive_int_list(cs)
+            except argparse.ArgumentTypeError as exc:
+                raise UsageError(f"{name}@{cs}: {exc}") from None
+    return bare, own
+
+
+def _prepare(
+    store: RunStore,
+    runner_for: Callable[[Plan], Runner],
+    *,
+    args: argparse.Namespace,
+    probe: Target,
+    targets: tuple[Target, ...],
+    sweep: tuple[int, ...],
+    own: dict[str, tuple[int, ...]],
+) -> Plan:
+    """The sweep's plan, once the run's store exists: the probe first (unless a resumed run
+    has it), whose CPU per request sets the delay at each concurrency."""
+    overrides = options.ROOT / "scale"
+    scale = store.data["settings"].get("scale")
+    if not scale:
+        runner_for(
+            Plan(
+                targets=(probe,),
+                overrides_dir=overrides,
+                calibration=False,
+                wait_timeout_s=args.wait_timeout,
+            )
+        ).run(None)
+        # The probe is a measurement of the machine, not a point of the sweep.
+        entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
+        store.data["scenarios"].remove(entry)
+        store.data["probe"] = entry
+        scale = scale_settings(
+            cpu_ms=entry.get("cpu_ms_per_request"),
+            sweep=sweep,
+            utilisation=args.utilisation,
+            probe=args.probe,
+        ).to_json()
+        store.data["settings"]["scale"] = scale
+        store.save()
+    delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
+    return Plan(
+        targets=targets,
+        sweep=args.sweep,
+        sweeps=tuple(own.items()),
+        delays=delays,
+        repeat=args.repeat,
+        overrides_dir=overrides,
+        stop_below=args.stop_below,
+        calibration=False,
+        wait_timeout_s=args.wait_timeout,
+        from_host=args.from_host,
     )
