@@ -118,42 +118,8 @@ def _plot_rps(run: Run, path: Path) -> bool:
     ax = figure.add_subplot()
     values = [v for e in entries for k in keys if (v := getattr(e, k)) is not None]
     x_max = max([*values, ceiling or 0.0, 1.0]) * 1.22
-    height = 0.36
     for i, entry in enumerate(entries):
-        state = status(entry)[0]
-        bad = state != "ok"
-        steady, ab = entry.steady_rps, entry.rps
-        markers = [
-            v for k in ("ideal_rps", "ab_cap_rps", "tutorial_rps") if (v := getattr(entry, k))
-        ]
-        clear_of = max(markers, default=0.0)
-        face = (INVALID_FACE, INVALID_FACE) if bad else (STEADY_COLOR, AB_COLOR)
-        hatch = "///" if bad else None
-        edge = INVALID_EDGE if bad else "none"
-        if steady is not None:
-            ax.barh(i - height / 2, steady, height, color=face[0], hatch=hatch, edgecolor=edge)
-            _value_label(ax, steady, i - height / 2, x_max, dark_bar=not bad, clear_of=clear_of)
-        if ab is not None:
-            ax.barh(i + height / 2, ab, height, color=face[1], hatch=hatch, edgecolor=edge)
-            _value_label(ax, ab, i + height / 2, x_max, dark_bar=False, clear_of=clear_of)
-        lines: tuple[tuple[str, Literal["-", "--"], str], ...] = (
-            ("ideal_rps", "-", "black"),
-            ("ab_cap_rps", "--", "#d62728"),
-        )
-        for key, style, color in lines:
-            value = getattr(entry, key)
-            if value is not None:
-                ax.vlines(value, i - 0.46, i + 0.46, colors=color, linestyles=style, linewidth=1.8)
-        tutorial = entry.tutorial_rps
-        if tutorial is not None:
-            ax.plot([tutorial], [i], marker="*", markersize=13, color="#ff7f0e",
-                    markeredgecolor="black", markeredgewidth=0.6, linestyle="none")  # fmt: skip
-        if state == "error" and steady is None and ab is None:
-            ax.text(x_max * 0.01, i, "error: could not run (see Why)", va="center", ha="left",
-                    fontsize=9, fontweight="bold", color="#b00020")  # fmt: skip
-        elif bad:
-            ax.text(x_max * 0.995, i, "invalid", va="center", ha="right", fontsize=9,
-                    fontweight="bold", color="#b00020")  # fmt: skip
+        _rps_row(ax, i, entry, x_max=x_max)
     if ceiling is not None:
         ax.axvline(ceiling, color="#2ca02c", linestyle=":", linewidth=2)
     common_c = _common_concurrency(entries)
@@ -170,6 +136,52 @@ def _plot_rps(run: Run, path: Path) -> bool:
     delay = fmt(delay, digits=2)
     ax.set_title(f"Throughput, {_chart_concurrency_label(common_c)}, delay {delay} s "
                  f"(run {run.run_id or '?'})")  # fmt: skip
+    handles = _rps_legend(ceiling)
+    figure.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+    save(figure, path)
+    return True
+
+
+def _rps_row(ax: Any, i: int, entry: Entry, *, x_max: float) -> None:
+    """One scenario's row: its steady and ab bars, the ideal and ab-cap lines, the tutorial's
+    star, and a word where the run failed or is invalid."""
+    height = 0.36
+    state = status(entry)[0]
+    bad = state != "ok"
+    steady, ab = entry.steady_rps, entry.rps
+    markers = [v for k in ("ideal_rps", "ab_cap_rps", "tutorial_rps") if (v := getattr(entry, k))]
+    clear_of = max(markers, default=0.0)
+    face = (INVALID_FACE, INVALID_FACE) if bad else (STEADY_COLOR, AB_COLOR)
+    hatch = "///" if bad else None
+    edge = INVALID_EDGE if bad else "none"
+    if steady is not None:
+        ax.barh(i - height / 2, steady, height, color=face[0], hatch=hatch, edgecolor=edge)
+        _value_label(ax, steady, i - height / 2, x_max, dark_bar=not bad, clear_of=clear_of)
+    if ab is not None:
+        ax.barh(i + height / 2, ab, height, color=face[1], hatch=hatch, edgecolor=edge)
+        _value_label(ax, ab, i + height / 2, x_max, dark_bar=False, clear_of=clear_of)
+    lines: tuple[tuple[str, Literal["-", "--"], str], ...] = (
+        ("ideal_rps", "-", "black"),
+        ("ab_cap_rps", "--", "#d62728"),
+    )
+    for key, style, color in lines:
+        value = getattr(entry, key)
+        if value is not None:
+            ax.vlines(value, i - 0.46, i + 0.46, colors=color, linestyles=style, linewidth=1.8)
+    tutorial = entry.tutorial_rps
+    if tutorial is not None:
+        ax.plot([tutorial], [i], marker="*", markersize=13, color="#ff7f0e",
+                markeredgecolor="black", markeredgewidth=0.6, linestyle="none")  # fmt: skip
+    if state == "error" and steady is None and ab is None:
+        ax.text(x_max * 0.01, i, "error: could not run (see Why)", va="center", ha="left",
+                fontsize=9, fontweight="bold", color="#b00020")  # fmt: skip
+    elif bad:
+        ax.text(x_max * 0.995, i, "invalid", va="center", ha="right", fontsize=9,
+                fontweight="bold", color="#b00020")  # fmt: skip
+
+
+def _rps_legend(ceiling: float | None) -> list[Any]:
+    """The throughput chart's legend, the harness ceiling where there was a calibration."""
     handles = [
         Patch(color=STEADY_COLOR, label="steady rps (c / mean latency; steady runs only)"),
         Patch(color=AB_COLOR, label="ab's own rps"),
@@ -192,9 +204,7 @@ def _plot_rps(run: Run, path: Path) -> bool:
     if ceiling is not None:
         handles.insert(4, Line2D([], [], color="#2ca02c", linestyle=":", linewidth=2,
                                  label=f"harness ceiling (calibration {fmt(ceiling)})"))  # fmt: skip
-    figure.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
-    save(figure, path)
-    return True
+    return handles
 
 
 def _plot_threads(run: Run, path: Path) -> bool:
