@@ -1,11 +1,14 @@
-"""compose.py: every Docker method is used, and project names come from the files."""
+"""compose.py: every Docker method is used, project names come from the files, and a scenario
+brought up comes down on every path."""
 
 from __future__ import annotations
 
 import inspect
 import re
 
-from playground.compose import Docker, declared_name
+import pytest
+
+from playground.compose import Docker, DockerError, declared_name, scenario_up
 from tests.conftest import ROOT
 
 SOURCES = sorted((ROOT / "src" / "playground").rglob("*.py"))
@@ -55,3 +58,60 @@ def test_a_health_check_still_starting_is_not_taken_for_healthy(tmp_path, monkey
 
     monkeypatch.setattr(docker, "run", fake_run)
     assert docker.not_healthy("x.yml") == ["flask_app: starting", "ingress: unhealthy"]
+
+
+class _Steps(Docker):
+    """The four steps scenario_up takes, recorded; ``fail`` names the one that raises."""
+
+    def __init__(self, root, *, fail: str | None = None) -> None:
+        super().__init__(root=root, env={"PATH": str(root)})
+        self.fail, self.steps = fail, []
+
+    def _step(self, name: str) -> None:
+        self.steps.append(name)
+        if name == self.fail:
+            raise DockerError(f"{name} failed\n--- last log lines ---\nsomething")
+
+    def check_ports_free(self, compose_file, services=()) -> None:
+        self._step("ports")
+
+    def up(self, compose_file, services=(), *, wait_timeout=0) -> None:
+        self._step("up")
+
+    def pin(self, compose_file, app_services) -> None:
+        self._step("pin")
+
+    def down(self, compose_file) -> None:
+        self._step("down")
+
+
+@pytest.mark.parametrize(
+    ("fail", "steps", "worked"),
+    [
+        (None, ["ports", "up", "pin", "work", "down"], True),
+        ("ports", ["ports"], False),  # nothing was brought up: nothing to bring down
+        ("up", ["ports", "up", "down"], False),
+        ("work", ["ports", "up", "pin", "work", "down"], True),
+        ("down", ["ports", "up", "pin", "work", "down"], True),
+    ],
+)
+def test_scenario_up_brings_down_on_every_path_and_records_a_docker_error_once(
+    tmp_path, fail, steps, worked
+):
+    docker = _Steps(tmp_path, fail=fail)
+    failed: list[str] = []
+    warned: list[str] = []
+    with scenario_up(docker, "x.yml", failed=failed.append, warn=warned.append) as up:
+        assert up is worked
+        if up:
+            docker._step("work")
+    assert docker.steps == steps
+    assert failed == ([] if fail is None else [f"{fail} failed"])  # the first line only
+    assert warned == ([] if fail is None else [f"{fail} failed\n--- last log lines ---\nsomething"])
+
+
+def test_scenario_up_lets_an_interrupt_through_after_bringing_down(tmp_path):
+    docker = _Steps(tmp_path)
+    with pytest.raises(KeyboardInterrupt), scenario_up(docker, "x.yml", failed=print):
+        raise KeyboardInterrupt
+    assert docker.steps == ["ports", "up", "pin", "down"]
