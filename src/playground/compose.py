@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from playground.containerstate import ContainerState
 from playground.errors import PlaygroundError
 from playground.pinning import CpuPinning
 from playground.signals import deferred_signals
@@ -36,28 +36,6 @@ class DockerError(PlaygroundError, RuntimeError):
 
 def shown(argv: Sequence[str]) -> str:
     return shlex.join(argv)
-
-
-@dataclass(frozen=True)
-class ContainerState:
-    """What `docker inspect` says of a container's state: the fields the runner reads."""
-
-    pid: int  # the main process, on the host (0 once it has stopped)
-    status: str | None
-    started_at: str | None
-    oom_killed: bool
-    restarts: int
-
-    @classmethod
-    def of(cls, state: dict[str, Any], *, restarts: int) -> ContainerState:
-        """From `{{json .State}}` and `{{.RestartCount}}`."""
-        return cls(
-            pid=int(state.get("Pid") or 0),
-            status=state.get("Status"),
-            started_at=state.get("StartedAt"),
-            oom_killed=bool(state.get("OOMKilled")),
-            restarts=restarts,
-        )
 
 
 @dataclass
