@@ -341,7 +341,8 @@ class StoryTarget:
     closed_loop: ClosedLoop | None = _doc("the same incident under ab (--closed-loop)")
     closed_loop_error: str | None = _doc("why the closed loop could not be measured")
     findings: list[Finding] = _doc(
-        "the verdicts, computed once when measured (playground.story.findings)", factory=list
+        "the verdicts, computed once when measured (playground.incident.verdict, playground.story.findings)",
+        factory=list,
     )
     error: str | None = _doc("why the target could not be measured")
     wall_s: float | None = _doc("seconds the target took, bring-up to teardown")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.incident import charts
 from playground.report.document import (
     Block,
     BulletList,
@@ -24,7 +25,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import charts, cliff, sweep
+from playground.story import cliff, sweep
 from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
