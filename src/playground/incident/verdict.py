@@ -96,3 +96,16 @@ def held(target: StoryTarget) -> bool | None:
 def word(verdict: bool | None) -> str:
     """How the report writes a verdict: held, collapsed, or a dash for none."""
     return {True: "held", False: "collapsed", None: "-"}[verdict]
+
+
+HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not recover"
+
+
+def outcome(served: float | None, recovery_s: float | None) -> str:
+    """The verdict in three words: held, collapsed (and recovered within the run), or
+    collapsed and did not recover; `-` with no visits during the incident."""
+    if served is None:
+        return "-"
+    if served >= HELD_SHARE:
+        return HELD
+    return COLLAPSED if recovery_s is not None else NOT_RECOVERED

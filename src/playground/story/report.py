@@ -30,6 +30,7 @@ from playground.story.cells import DASH, goodput, label, num, pct, recovery, too
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
+from playground.story.predicted import predicted_blocks
 from playground.storymodel import (
     StoryRun,
     StorySettings,
@@ -220,6 +221,8 @@ def document(
         _settings(run),
         Paragraph(READING),
     ]
+    if run.predicted:
+        blocks += predicted_blocks(run)
     if run.finished_at is None:
         blocks.append(Callout("This run did not finish: the targets below are the ones it did."))
     if errors := _errors(run):
@@ -239,6 +242,8 @@ def document(
         ]
     if measured:
         blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
+    if not run.predicted:
+        blocks += predicted_blocks(run)
     if overlay:
         blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
