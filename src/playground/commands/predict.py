@@ -34,7 +34,6 @@ from playground.storymodel import (
     StorySettings,
     Sweep,
     SweepSettings,
-    SweepTarget,
 )
 
 #: `--sweep rate`: offered load from 40% to 140% of Little's capacity, in 5% steps.
@@ -97,8 +96,15 @@ def _row(t: Any) -> list[str]:
 
 
 COLUMNS = (
-    "target", "verdict", "goodput/s before → during → after", "visits served during",
-    "time to recover", "attempts/visit", "timeouts", "errors", "499s / calls for nobody",
+    "target",
+    "verdict",
+    "goodput/s before → during → after",
+    "visits served during",
+    "time to recover",
+    "attempts/visit",
+    "timeouts",
+    "errors",
+    "499s / calls for nobody",
     "peak in flight",
 )
 
@@ -119,7 +125,12 @@ def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console
             f"{t.name}: falls at {fell}; Little's law: {pool} / {delay:g} s = {little:.1f}/s, "
             f"a fall below {verdict.HELD_SHARE:.0%} of the offered from {little / verdict.HELD_SHARE:.1f}/s"
         )
-    run.sweep = Sweep(settings=SweepSettings(rates=sweeps[0].steps and [s.rate for s in sweeps[0].steps] or [1.0], delay=delay), targets=sweeps)
+    run.sweep = Sweep(
+        settings=SweepSettings(
+            rates=(sweeps[0].steps and [s.rate for s in sweeps[0].steps]) or [1.0], delay=delay
+        ),
+        targets=sweeps,
+    )
 
 
 def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
@@ -134,7 +145,9 @@ def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
         lost = next((d.incident_delay for d in steps if d.recovered is False), None)
         cliff.delays = delays
         cliff.targets.append(
-            CliffTarget(name=t.name, title=t.title, delays=steps, edge_delay=edge, unrecovered_delay=lost)
+            CliffTarget(
+                name=t.name, title=t.title, delays=steps, edge_delay=edge, unrecovered_delay=lost
+            )
         )
         out.print(
             f"{t.name}: collapses from {'-' if edge is None else f'{edge:g} s'}, does not recover "
@@ -153,7 +166,10 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         run_id=results.new_run_id() + "-predict",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
-        environment={"cpu_count": __import__("os").cpu_count(), "python": platform.python_version()},
+        environment={
+            "cpu_count": __import__("os").cpu_count(),
+            "python": platform.python_version(),
+        },
         story=settings,
         predicted=True,
     )
@@ -164,8 +180,10 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         _sweep_delay(run, targets, out)
     else:
         run.targets = [model.predict_target(t, settings) for t in targets]
-        table = Table(title=f"predicted: {settings.rate:g} visits/s, third party "
-                      f"{settings.normal_delay:g} → {settings.incident_delay:g} s for {settings.incident_s:g} s")
+        table = Table(
+            title=f"predicted: {settings.rate:g} visits/s, third party "
+            f"{settings.normal_delay:g} → {settings.incident_delay:g} s for {settings.incident_s:g} s"
+        )
         for col in COLUMNS:
             table.add_column(col, overflow="fold")
         for t in run.targets:

@@ -96,7 +96,7 @@ class App:
     env: simpy.Environment
     system: System
     delay: float  # the delay the users ask for
-    extra: Callable[[float], float]  # the incident's extra seconds for a call arriving then
+    took: Callable[[float], float]  # the third party's time for a call arriving then
     rng: random.Random
     calls: list[Call] = field(default_factory=list)
     workers: list[Worker] = field(default_factory=list)
@@ -122,12 +122,14 @@ class App:
     def _call(self, rid: str) -> Generator[simpy.Event, Any, bool]:
         """One call: True if the answer came within the read timeout."""
         now = self.env.now
-        took = self.delay + self.extra(now)
+        took = self.took(now)
         self.calls.append(Call(rid, now, now + took))
         yield self.env.timeout(min(took, self.read_timeout))
         return took <= self.read_timeout
 
-    def respond(self, rid: str, *, waited_since: float, worker: int) -> Generator[simpy.Event, Any, Any]:
+    def respond(
+        self, rid: str, *, waited_since: float, worker: int
+    ) -> Generator[simpy.Event, Any, Any]:
         """The app's answer to one request: a status, or DEGRADED (the breaker's lesser page)."""
         w, env, s = self.workers[worker], self.env, self.system
         # The request's Python, after whatever Python the process has yet to run (FIFO).

@@ -91,12 +91,25 @@ def predict_target(target: Target, settings: StorySettings) -> StoryTarget:
     return entry
 
 
-def rate_step(target: Target, settings: StorySettings, *, rate: float, delay: float,
-              warmup_s: float, measure_s: float) -> SweepStep:
+def rate_step(
+    target: Target,
+    settings: StorySettings,
+    *,
+    rate: float,
+    delay: float,
+    warmup_s: float,
+    measure_s: float,
+) -> SweepStep:
     """One offered rate at a fixed delay, constant arrivals, no incident, as the sweep's step."""
     step = replace(
-        settings, rate=rate, normal_delay=delay, incident_delay=delay + 1, arrival="constant",
-        before_s=warmup_s + measure_s, incident_s=1, after_s=0,
+        settings,
+        rate=rate,
+        normal_delay=delay,
+        incident_delay=delay + 1,
+        arrival="constant",
+        before_s=warmup_s + measure_s,
+        incident_s=1,
+        after_s=0,
     )
     records = simulate(target, step, incident=False)
     end = warmup_s + measure_s
@@ -118,8 +131,15 @@ def rate_step(target: Target, settings: StorySettings, *, rate: float, delay: fl
     )
 
 
-def rate_sweep(target: Target, settings: StorySettings, *, rates: list[float], delay: float,
-               warmup_s: float = 5.0, measure_s: float = 20.0) -> SweepTarget:
+def rate_sweep(
+    target: Target,
+    settings: StorySettings,
+    *,
+    rates: list[float],
+    delay: float,
+    warmup_s: float = 5.0,
+    measure_s: float = 20.0,
+) -> SweepTarget:
     system = system_for(target, settings)
     return SweepTarget(
         name=target.name,
@@ -153,4 +173,3 @@ def delay_step(target: Target, settings: StorySettings, *, incident_delay: float
         goodput_during=s.goodput_during,
         trusted=True,
     )
-

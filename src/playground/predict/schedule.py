@@ -26,9 +26,7 @@ def arrival_times(*, rate: float, duration: float, arrival: str, seed: int) -> l
     return times
 
 
-def refresh_wait(
-    *, delay: float, backoff: float, seed: int, visit: int, attempt: int
-) -> float:
+def refresh_wait(*, delay: float, backoff: float, seed: int, visit: int, attempt: int) -> float:
     """How long a user waits after attempt `attempt` failed before reloading: `delay`, or with
     a backoff above 1 that times backoff^(attempt-1) and a jitter seeded per visit and attempt."""
     if backoff == 1:

@@ -15,7 +15,7 @@ attempts, nginx's access log, the third party's calls, the servers' figures each
 from __future__ import annotations
 
 import random
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,16 +47,33 @@ class Records:
 
 
 @dataclass
-class Request:
+class Open:
+    """One attempt in flight: the user's side and nginx's side end separately."""
+
+    visit: int
+    n: int
+    intended: float
     rid: str
-    reply: simpy.Event  # nginx's answer to the user: a status, or DEGRADED
-    gone: simpy.Event  # the user hung up
+    counted: bool = False  # nginx counts it among its connections (limit_conn)
+    nginx_done: bool = False
+    user_done: bool = False
 
 
 class Simulation:
+    """Users and nginx as callbacks on SimPy's events (cheaper than a process each); the app's
+    threads as processes (:mod:`.app`)."""
+
     def __init__(
-        self, system: System, settings: StorySettings, *, delay: float, incident: bool
+        self,
+        system: System,
+        settings: StorySettings,
+        *,
+        delay: float,
+        incident: bool,
+        upstream: Callable[[float], float] | None = None,
     ) -> None:
+        """`upstream`: the third party's time for a call arriving at t; by default `delay`, and
+        the incident's extra during it (slow_api's control) where `incident` is set."""
         self.env = simpy.Environment()
         self.system, self.s = system, settings
         rng = random.Random(settings.seed)
@@ -66,14 +83,18 @@ class Simulation:
             env=self.env,
             system=system,
             delay=delay,
-            extra=lambda t: extra if start <= t < end else 0.0,
+            took=upstream or (lambda t: delay + (extra if start <= t < end else 0.0)),
             rng=random.Random(rng.random()),
         )
         self.server = Server(system=system, rng=random.Random(rng.random()), start=self._serve)
         self.records = Records(spans={"nginx": [], "busy": []})
         self.active = 0
-        self.app_done: dict[str, simpy.Event] = {}
+        self.opened: dict[str, Open] = {}
 
+    def _after(self, delay: float, fn: Callable[[], None]) -> None:
+        self.env.timeout(max(0.0, delay)).callbacks.append(lambda _: fn())
+
+    # --- the app's side -------------------------------------------------------------------
     def _serve(self, c: Connection) -> None:
         self.env.process(self._thread(c))
 
@@ -82,82 +103,94 @@ class Simulation:
         answer = yield from self.app.respond(c.rid, waited_since=c.arrived, worker=c.worker)
         self.records.spans["busy"].append((began, self.env.now))
         self.server.finish(c, self.env.now)
-        self.app_done[c.rid].succeed(answer)
+        self._nginx_end(self.opened[c.rid], answer)
 
-    def _connect(self, req: Request) -> Generator[simpy.Event, Any, Any]:
-        """Into the app's queue: None when in, else nginx's status (or GONE)."""
-        env, wait, arrived = self.env, SYN_RETRY_S, self.env.now
-        conn = Connection(rid=req.rid, arrived=arrived)
-        self.app_done[req.rid] = env.event()
-        while not self.server.offer(conn, env.now):
-            if env.now - arrived + wait > NGINX_TIMEOUT_S:
-                return GATEWAY_TIMEOUT
-            fired = yield env.timeout(wait) | req.gone
-            if req.gone in fired:
-                return GONE
-            if self.system.abort_on_overflow and not self.server.offer(conn, env.now):
-                return BAD_GATEWAY
-            elif self.system.abort_on_overflow:
-                return None
-            wait *= 2
-        return None
-
-    def _nginx(self, req: Request) -> Generator[simpy.Event, Any, None]:
-        env, began = self.env, self.env.now
+    # --- nginx ----------------------------------------------------------------------------
+    def _nginx(self, a: Open) -> None:
         limit = self.system.limit_conn
         if limit is not None and self.active >= limit:
-            yield env.timeout(LIMIT_CONN_S)
-            self._log(req, began, LIMITED)
+            self._after(LIMIT_CONN_S, lambda: self._nginx_end(a, LIMITED))
             return
         self.active += 1
-        status = yield from self._connect(req)
-        if status is None:
-            done = self.app_done[req.rid]
-            fired = yield done | req.gone | env.timeout(self.system.read_timeout)
-            status = done.value if done in fired else GONE if req.gone in fired else GATEWAY_TIMEOUT
-        self.active -= 1
-        self.records.spans["nginx"].append((began, env.now))
-        self._log(req, began, status)
+        a.counted = True
+        self._connect(a, Connection(rid=a.rid, arrived=self.env.now), SYN_RETRY_S)
 
-    def _log(self, req: Request, began: float, status: Any) -> None:
+    def _connect(self, a: Open, conn: Connection, wait: float) -> None:
+        """Into the app's queue, or the SYN again after `wait` (Linux drops it while full)."""
+        if a.nginx_done:
+            return
+        if self.server.offer(conn, self.env.now):
+            self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
+        elif self.system.abort_on_overflow and wait > SYN_RETRY_S:
+            self._nginx_end(a, BAD_GATEWAY)
+        elif self.env.now - conn.arrived + wait > NGINX_TIMEOUT_S:
+            self._nginx_end(a, GATEWAY_TIMEOUT)
+        else:
+            self._after(wait, lambda: self._connect(a, conn, 2 * wait))
+
+    def _nginx_end(self, a: Open, status: Any) -> None:
+        """nginx ends the request (the app's answer, its own 503/502/504, or the user gone: 499);
+        whatever comes later for it finds it ended."""
+        if a.nginx_done:
+            return
+        a.nginx_done = True
+        now = self.env.now
+        if a.counted:
+            self.active -= 1
+            self.records.spans["nginx"].append((a.intended, now))
         code = OK if status == DEGRADED else int(status)
-        self.records.access.append(AccessRecord(self.env.now, code, self.env.now - began, req.rid))
-        if status != GONE and not req.reply.triggered:
-            req.reply.succeed(status)
+        self.records.access.append(AccessRecord(now, code, now - a.intended, a.rid))
+        if status != GONE:
+            self._user_end(a, status)
 
-    def _visit(self, visit: int, start: float) -> Generator[simpy.Event, Any, None]:
-        env, s, intended = self.env, self.s, start
-        for n in range(1, s.max_attempts + 1):
-            yield env.timeout(max(0.0, intended - env.now))
-            req = Request(rid=f"{visit}.{n}", reply=env.event(), gone=env.event())
-            env.process(self._nginx(req))
-            fired = yield req.reply | env.timeout(max(0.0, intended + s.timeout - env.now))
-            if req.reply in fired:
-                status = req.reply.value
-                outcome = "ok" if status == OK else "degraded" if status == DEGRADED else "status"
-                code = OK if status == DEGRADED else int(status)
-            else:
-                req.gone.succeed()
-                outcome, code = "timeout", 0
-            self.records.attempts.append(
-                Attempt(visit, n, intended, intended, env.now, outcome, code)
-            )
-            if outcome in ("ok", "degraded"):
-                return
-            wait = schedule.refresh_wait(
-                delay=s.refresh_delay, backoff=s.refresh_backoff, seed=s.seed, visit=visit, attempt=n
-            )
-            intended = env.now + wait
+    # --- the users ------------------------------------------------------------------------
+    def _send(self, visit: int, n: int, intended: float) -> None:
+        a = Open(visit, n, intended, f"{visit}.{n}")
+        self.opened[a.rid] = a
+        self._after(intended + self.s.timeout - self.env.now, lambda: self._give_up(a))
+        self._nginx(a)
+
+    def _give_up(self, a: Open) -> None:
+        if not a.user_done:
+            self._user_end(a, None)
+            self._nginx_end(a, GONE)
+
+    def _user_end(self, a: Open, status: Any) -> None:
+        if a.user_done:
+            return
+        a.user_done = True
+        if status is None:
+            outcome, code = "timeout", 0
+        else:
+            outcome = "ok" if status == OK else "degraded" if status == DEGRADED else "status"
+            code = OK if status == DEGRADED else int(status)
+        now = self.env.now
+        self.records.attempts.append(
+            Attempt(a.visit, a.n, a.intended, a.intended, now, outcome, code)
+        )
+        if outcome in ("ok", "degraded") or a.n >= self.s.max_attempts:
+            return
+        s = self.s
+        wait = schedule.refresh_wait(
+            delay=s.refresh_delay,
+            backoff=s.refresh_backoff,
+            seed=s.seed,
+            visit=a.visit,
+            attempt=a.n,
+        )
+        self._after(wait, lambda: self._send(a.visit, a.n + 1, now + wait))
 
     def run(self, arrivals: Sequence[float]) -> Records:
         for visit, start in enumerate(arrivals):
-            self.env.process(self._visit(visit, start))
+            self._after(start, lambda v=visit, t=start: self._send(v, 1, t))
         self.env.run()
         r = self.records
         r.calls = [UpstreamCall(c.request_id, c.arrived, c.answered) for c in self.app.calls]
         r.spans["upstream"] = [(c.arrived, c.answered) for c in self.app.calls]
         r.spans["queue"] = self.server.queue_spans
-        r.samples = samples(r.spans, seconds=int(self.env.now) + 1)
+        # Up to the last attempt's end (the users' idle timers run on, to no effect, after it).
+        last = max((a.end for a in r.attempts), default=0.0)
+        r.samples = samples(r.spans, seconds=int(max(last, self.s.duration)) + 1)
         return r
 
 

@@ -158,7 +158,9 @@ def system_for(target: Target, settings: StorySettings) -> System:
         model=target.model,
         workers=int(env.get("WORKERS", workers)),
         per_worker=int(env.get("THREADS", per_worker)) if target.model == "threads" else per_worker,
-        listen=int(env.get("BACKLOG", GUNICORN_BACKLOG)) if gunicorn else int(env.get("LISTEN", 100)),
+        listen=int(env.get("BACKLOG", GUNICORN_BACKLOG))
+        if gunicorn
+        else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
         busiest_share=GTHREAD_BUSIEST_SHARE if gunicorn else None,
         abort_on_overflow=abort,
