@@ -221,3 +221,26 @@ def test_the_model_and_the_story_do_not_import_each_other(package, never):
     """Layers: each kind of run imports the core, never another kind."""
     sideways = {m for m in _imports(package) if m == never or m.startswith(never + ".")}
     assert not sideways, f"{package}/ imports {sorted(sideways)}"
+
+
+def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_misses():
+    """A measured run (here: figures made up where a measurement would put them) gets the
+    model's figures beside each target, and the report marks the one that disagrees."""
+    from playground.predict.beside import attach
+    from playground.story.report import document
+    from playground.storymodel import StoryRun
+
+    settings = StorySettings()
+    run = StoryRun(run_id="measured", story=settings)
+    for name, served in (("uwsgi-threads", 1.0), ("gunicorn-gevent", 0.5)):
+        (target,) = remedies.resolve([name])
+        measured = predict_target(target, settings)
+        assert measured.summary is not None
+        measured.summary = replace(measured.summary, visits_served_during=served)
+        run.targets.append(measured)
+    attach(run)
+    rows = {t.name: t.predicted for t in run.targets}
+    assert rows["story-uwsgi-threads"].differs == []
+    assert any("verdict" in why for why in rows["story-gunicorn-gevent"].differs)
+    text = "\n".join(str(b) for b in document(run, {}, None))
+    assert "Predicted beside measured" in text and "**NO**" in text

@@ -10,6 +10,7 @@ Little's law.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 from typing import Any
@@ -126,9 +127,7 @@ def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console
             f"a fall below {verdict.HELD_SHARE:.0%} of the offered from {little / verdict.HELD_SHARE:.1f}/s"
         )
     run.sweep = Sweep(
-        settings=SweepSettings(
-            rates=(sweeps[0].steps and [s.rate for s in sweeps[0].steps]) or [1.0], delay=delay
-        ),
+        settings=SweepSettings(rates=[step.rate for step in sweeps[0].steps], delay=delay),
         targets=sweeps,
     )
 
@@ -167,7 +166,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
         environment={
-            "cpu_count": __import__("os").cpu_count(),
+            "cpu_count": os.cpu_count(),
             "python": platform.python_version(),
         },
         story=settings,

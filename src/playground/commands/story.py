@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
+from playground.predict import beside
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
 from playground.story import cells, findings, report
@@ -311,6 +312,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             return 130
         bar.stop()
         run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        beside.attach(run)  # the model's figures beside each measured target
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
     for t in run.targets:

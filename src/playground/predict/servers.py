@@ -105,10 +105,10 @@ class Server:
             nxt = self.inside[w].popleft()
             nxt.started = now
             self.start(nxt)
-        while self.backlog and (w := self._pick(now)) is not None:
+        while self.backlog and (taker := self._pick(now)) is not None:
             waiting = self.backlog.popleft()
             self.queue_spans.append((waiting.queued, now))
-            self._take(waiting, w, now)
+            self._take(waiting, taker, now)
 
     def busy(self) -> int:
         return sum(self.system.per_worker - i for i in self.idle)

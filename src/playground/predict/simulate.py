@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import simpy
@@ -182,7 +183,7 @@ class Simulation:
 
     def run(self, arrivals: Sequence[float]) -> Records:
         for visit, start in enumerate(arrivals):
-            self._after(start, lambda v=visit, t=start: self._send(v, 1, t))
+            self._after(start, partial(self._send, visit, 1, start))
         self.env.run()
         r = self.records
         r.calls = [UpstreamCall(c.request_id, c.arrived, c.answered) for c in self.app.calls]
