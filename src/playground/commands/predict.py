@@ -13,6 +13,7 @@ import argparse
 import os
 import platform
 import time
+from functools import partial
 from typing import Any
 
 from rich.console import Console
@@ -121,7 +122,9 @@ def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console
         little = capacity.predict(
             workers=1, threads=pool, upstream_s=delay, rate=run.story.rate, timeout_s=1
         ).capacity_per_s
+        held = [st.rate for st in sweep.steps if edge is None or st.rate < edge]
         fell = "none in the sweep" if edge is None else f"{edge:g} visits/s"
+        fell += f" (held at {max(held):g})" if held else " (the sweep's lowest rate)"
         out.print(
             f"{t.name}: falls at {fell}; Little's law: {pool} / {delay:g} s = {little:.1f}/s, "
             f"a fall below {verdict.HELD_SHARE:.0%} of the offered from {little / verdict.HELD_SHARE:.1f}/s"
@@ -139,7 +142,7 @@ def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
         pool = system_for(t, s).pool
         tipping = pool / s.rate
         delays = sorted({round(max(s.normal_delay + 0.1, f * tipping), 2) for f in DELAY_SHARES})
-        steps = [model.delay_step(t, s, incident_delay=d) for d in delays]
+        steps = model.each(partial(model.delay_step, t, s), delays)
         edge = next((d.incident_delay for d in steps if d.held is False), None)
         lost = next((d.incident_delay for d in steps if d.recovered is False), None)
         cliff.delays = delays
@@ -178,7 +181,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     elif args.sweep == "delay":
         _sweep_delay(run, targets, out)
     else:
-        run.targets = [model.predict_target(t, settings) for t in targets]
+        run.targets = model.each(partial(model.predict_target, settings=settings), targets)
         table = Table(
             title=f"predicted: {settings.rate:g} visits/s, third party "
             f"{settings.normal_delay:g} → {settings.incident_delay:g} s for {settings.incident_s:g} s"

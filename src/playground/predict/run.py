@@ -10,8 +10,13 @@ incident at a range of delays (`delay`), each beside Little's law
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
+from typing import TypeVar
 
 from playground.incident import analysis, capacity, verdict
 from playground.predict import schedule
@@ -27,6 +32,19 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def each(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`fn` over `items`, one process per core where there are several (each simulation is
+    independent and single-threaded)."""
+    items = list(items)
+    if len(items) < 2 or (os.cpu_count() or 1) < 2:
+        return [fn(item) for item in items]
+    with ProcessPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+        return list(pool.map(fn, items))
 
 
 def simulate(target: Target, settings: StorySettings, *, incident: bool = True) -> Records:
@@ -94,8 +112,8 @@ def predict_target(target: Target, settings: StorySettings) -> StoryTarget:
 def rate_step(
     target: Target,
     settings: StorySettings,
-    *,
     rate: float,
+    *,
     delay: float,
     warmup_s: float,
     measure_s: float,
@@ -147,10 +165,12 @@ def rate_sweep(
         model=target.model,
         server=target.server,
         capacity_per_s=system.pool / delay if target.model == "threads" else None,
-        steps=[
-            rate_step(target, settings, rate=r, delay=delay, warmup_s=warmup_s, measure_s=measure_s)
-            for r in rates
-        ],
+        steps=each(
+            partial(
+                rate_step, target, settings, delay=delay, warmup_s=warmup_s, measure_s=measure_s
+            ),
+            rates,
+        ),
     )
 
 
@@ -160,7 +180,7 @@ def edge_rate(sweep: SweepTarget) -> float | None:
     return min(fell) if fell else None
 
 
-def delay_step(target: Target, settings: StorySettings, *, incident_delay: float) -> DelayStep:
+def delay_step(target: Target, settings: StorySettings, incident_delay: float) -> DelayStep:
     entry = predict_target(target, replace(settings, incident_delay=incident_delay))
     s = entry.summary
     assert s is not None
