@@ -363,7 +363,8 @@ class StoryTarget:
         factory=list,
     )
     predicted: PredictedFigures | None = _doc(
-        "the model's figures for this target with the same settings (`playground predict`)"
+        "the model's figures for this target with the same settings (`playground predict`)",
+        omit_none=True,
     )
     error: str | None = _doc("why the target could not be measured")
     wall_s: float | None = _doc("seconds the target took, bring-up to teardown")
@@ -575,9 +576,10 @@ class StoryRun(RunHeader):
     KIND: ClassVar[str] = "story"
 
     kind: str = _doc("`story`", "story")
-    predicted: bool = _doc(
-        "a prediction by the model of the incident (`playground predict`), not a measurement",
-        False,
+    predicted: bool | None = _doc(
+        "true: a prediction by the model of the incident (`playground predict`), not a "
+        "measurement; absent: a measurement",
+        omit_none=True,
     )
     story: StorySettings = _doc("the incident and its users", factory=StorySettings)
     repeat: int = _doc("measurements per target, each on a fresh bring-up (`--repeat`)", 1)

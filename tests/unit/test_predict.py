@@ -244,3 +244,18 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
     assert any("verdict" in why for why in rows["story-gunicorn-gevent"].differs)
     text = "\n".join(str(b) for b in document(run, {}, None))
     assert "Predicted beside measured" in text and "**NO**" in text
+
+
+def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys):
+    from playground.results import runs
+
+    for argv in (["uwsgi-threads"], ["--incident-delay", "2.5", "uwsgi-threads"]):
+        assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
+    a, b = sorted(path.name for path, _ in runs(tmp_path))
+    capsys.readouterr()
+    assert main(["compare", a, b, "--results-dir", str(tmp_path)]) == 0
+    assert "incident_delay" in capsys.readouterr().out
+    assert main(["runs", "--results-dir", str(tmp_path)]) == 0
+    assert "prediction" in capsys.readouterr().out
+    assert main(["report", b, "--results-dir", str(tmp_path)]) == 0
+    assert "not a measurement" in (tmp_path / b / "report.md").read_text()
