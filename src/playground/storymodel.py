@@ -310,6 +310,24 @@ class ClosedLoop:
         return next(p for p in self.phases if p.name == name)
 
 
+@dataclass(frozen=True)
+class PredictedFigures:
+    """What the model of the incident (`playground predict`) says for a measured target with
+    the run's own settings, beside what was measured."""
+
+    verdict: str = _doc("held, collapsed, or collapsed and did not recover", "")
+    visits_served_during: float | None = _doc("share of the visits during the incident served")
+    goodput_during: float | None = _doc("2xx answers per second during it")
+    recovery_s: float | None = _doc("seconds to recover after it; null: not within the run")
+    amplification: float | None = _doc("attempts / visits")
+    differs: list[str] = _doc(
+        "where it disagrees with the measurement: the verdict, or visits served during more "
+        "than 10 points apart (empty: it agrees)",
+        factory=list,
+    )
+    error: str | None = _doc("why the model could not predict this target")
+
+
 @dataclass
 class StoryTarget:
     """One target (a registry entry of kind `story`) through the incident, once."""
@@ -341,7 +359,12 @@ class StoryTarget:
     closed_loop: ClosedLoop | None = _doc("the same incident under ab (--closed-loop)")
     closed_loop_error: str | None = _doc("why the closed loop could not be measured")
     findings: list[Finding] = _doc(
-        "the verdicts, computed once when measured (playground.story.findings)", factory=list
+        "the verdicts, computed once when measured (playground.incident.verdict, playground.story.findings)",
+        factory=list,
+    )
+    predicted: PredictedFigures | None = _doc(
+        "the model's figures for this target with the same settings (`playground predict`)",
+        omit_none=True,
     )
     error: str | None = _doc("why the target could not be measured")
     wall_s: float | None = _doc("seconds the target took, bring-up to teardown")
@@ -553,6 +576,11 @@ class StoryRun(RunHeader):
     KIND: ClassVar[str] = "story"
 
     kind: str = _doc("`story`", "story")
+    predicted: bool | None = _doc(
+        "true: a prediction by the model of the incident (`playground predict`), not a "
+        "measurement; absent: a measurement",
+        omit_none=True,
+    )
     story: StorySettings = _doc("the incident and its users", factory=StorySettings)
     repeat: int = _doc("measurements per target, each on a fresh bring-up (`--repeat`)", 1)
     targets: list[StoryTarget] = _doc(
@@ -597,6 +625,7 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (GeneratorCheck, "GeneratorCheck (`check`)"),
     (Incident, "Incident (`incident`)"),
     (StorySummary, "StorySummary (`summary`)"),
+    (PredictedFigures, "PredictedFigures (`predicted`)"),
     (StorySecond, "StorySecond (each of `seconds`)"),
     (ClosedLoop, "ClosedLoop (`closed_loop`)"),
     (AbPhase, "AbPhase (each of `closed_loop.phases`)"),

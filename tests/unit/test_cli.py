@@ -51,6 +51,7 @@ def test_every_command_is_one_module_with_add_parser():
         "faults",
         "scale",
         "story",
+        "predict",
         "list",
         "runs",
         "compare",

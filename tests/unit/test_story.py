@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from playground.errors import UsageError
+from playground.incident import analysis
+from playground.incident.records import ServerSample, calls_for_nobody
 from playground.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
-from playground.story import analysis, findings, report
+from playground.story import findings, report
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import openloop_args
 from playground.story.run import measure_incident
 from playground.story.serverside import (
-    ServerSample,
     accept_queue,
-    calls_for_nobody,
     parse_access_log,
     parse_calls_log,
     stub_status_figures,
@@ -712,7 +712,7 @@ def test_a_verdict_that_changes_between_repeats_is_flagged(tmp_path):
 
 # --- Little's law's prediction ------------------------------------------------------------------
 def test_the_incidents_own_numbers_tip_the_pool_at_2_13_s():
-    from playground.story.capacity import predict
+    from playground.incident.capacity import predict
 
     # 8 processes x 40 threads x 2 servers = 640 at 300 requests/s: full at 2.13 s.
     p = predict(workers=16, threads=40, upstream_s=2.0, rate=300, timeout_s=4)
@@ -721,7 +721,7 @@ def test_the_incidents_own_numbers_tip_the_pool_at_2_13_s():
 
 
 def test_the_storys_pool_holds_at_2_s_and_lasts_about_9_s_at_2_5_s():
-    from playground.story.capacity import predict
+    from playground.incident.capacity import predict
 
     s = StorySettings()
     at_2 = predict(workers=2, threads=64, upstream_s=2.0, rate=s.rate, timeout_s=s.timeout)
@@ -737,7 +737,7 @@ def test_the_storys_pool_holds_at_2_s_and_lasts_about_9_s_at_2_5_s():
 
 
 def test_a_prediction_refuses_what_is_not_a_pool():
-    from playground.story.capacity import predict
+    from playground.incident.capacity import predict
 
     with pytest.raises(ValueError, match="needs a pool"):
         predict(workers=0, threads=64, upstream_s=2, rate=60, timeout_s=4)
@@ -842,8 +842,8 @@ def test_the_sweep_goes_below_its_range_only_where_even_its_lowest_rate_fell():
 
 
 def test_the_cliff_says_how_far_the_prediction_is_from_the_edge(tmp_path):
+    from playground.incident.capacity import predict
     from playground.story import cliff
-    from playground.story.capacity import predict
     from playground.storymodel import Cliff, CliffTarget, DelayStep, SweepTarget
 
     p = predict(workers=2, threads=64, upstream_s=2.0, rate=60, timeout_s=4)

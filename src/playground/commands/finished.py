@@ -11,6 +11,7 @@ from rich.table import Table
 from playground import report, results
 from playground.commands import options
 from playground.model import Run
+from playground.predict import beside
 from playground.results import ResultsError
 from playground.story import compare as story_compare
 from playground.story import findings as story_findings
@@ -64,7 +65,9 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         if isinstance(run, ResultsError):
             table.add_row(path.name, "?", "-", "-", f"unreadable: {run}", "-")
             continue
-        kind = "story" if isinstance(run, StoryRun) else "bench"
+        kind = (
+            "bench" if not isinstance(run, StoryRun) else "prediction" if run.predicted else "story"
+        )
         count = len(run.targets) if isinstance(run, StoryRun) else len(run.entries())
         table.add_row(
             path.name, kind, run.started_at or "-", str(count), _state(run), run.command or "-"
@@ -98,6 +101,8 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     run_dir = results.resolve_run(args.results_dir, args.run)
     run = results.load_run(run_dir)
     if isinstance(run, StoryRun):
+        if any(t.summary and t.predicted is None for t in run.targets):
+            beside.attach(run)  # the model's figures beside a run measured before it had them
         paths = story_report.write_report(run_dir=run_dir, run=run)
     else:
         paths = report.write_report(run_dir=run_dir, results=run)

@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands.session import build, session
+from playground.predict import beside
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
 from playground.story import cells, findings, report
@@ -90,27 +91,12 @@ def add_parser(sub: Any) -> None:
         "thread pools against gevent (docs/story.md)",
         parents=[options.session()],
     )
-    names = ", ".join(t.name.removeprefix("story-") for t in story_targets())
-    p.add_argument(
-        "targets",
-        nargs="*",
-        metavar="TARGET",
-        help=f"targets to run: {names} (default: those four); a remedy layered on a thread "
-        f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
-    )
+    add_story_options(p)
 
     def switch(flag: str, text: str) -> None:
         p.add_argument(flag, action="store_true", help=text)
 
     d = DEFAULTS
-    for flag, attr, kind, text in STORY_FLAGS:
-        p.add_argument(
-            flag,
-            dest=attr,
-            type=_number(kind),
-            default=getattr(d, attr),
-            help=f"{text} (default {getattr(d, attr)})",
-        )
     p.add_argument(
         "--ab-concurrency",
         type=_number(int),
@@ -193,9 +179,31 @@ def add_parser(sub: Any) -> None:
         help="measure each target N times, each on a fresh bring-up; the report gives each "
         "headline figure as median and min-max (default 1)",
     )
-    p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
-    switch("--no-refresh", "users never reload")
     p.set_defaults(handler=cmd_story)
+
+
+def add_story_options(p: argparse.ArgumentParser) -> None:
+    """The targets and the story's settings (rate, pools, incident, users), as `playground
+    story` and `playground predict` both take them."""
+    names = ", ".join(t.name.removeprefix("story-") for t in story_targets())
+    p.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help=f"targets to run: {names} (default: those four); a remedy layered on a thread "
+        f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
+    )
+    d = DEFAULTS
+    for flag, attr, kind, text in STORY_FLAGS:
+        p.add_argument(
+            flag,
+            dest=attr,
+            type=_number(kind),
+            default=getattr(d, attr),
+            help=f"{text} (default {getattr(d, attr)})",
+        )
+    p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
+    p.add_argument("--no-refresh", action="store_true", help="users never reload")
 
 
 def settings_from(args: argparse.Namespace) -> StorySettings:
@@ -304,6 +312,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             return 130
         bar.stop()
         run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        beside.attach(run)  # the model's figures beside each measured target
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
     for t in run.targets:

@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from playground.compose import DockerError
+from playground.incident import capacity
 from playground.model import Finding
 from playground.report.document import Block, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
-from playground.story import capacity, findings
+from playground.story import findings
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, run_incident
 from playground.story.sweep import run_sweep_target

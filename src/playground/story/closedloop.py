@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.incident.analysis import percentile
 from playground.load import AbRequest, LoadResult
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
-from playground.story.analysis import percentile
 from playground.story.cells import DASH, arrow, error, goodput, num
 from playground.storymodel import AbPhase, ClosedLoop, StoryRun, StoryTarget
 

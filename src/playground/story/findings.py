@@ -11,22 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from playground.incident.verdict import ERROR as ERROR
+from playground.incident.verdict import HELD_SHARE as HELD_SHARE
+from playground.incident.verdict import INFO as INFO
+from playground.incident.verdict import WARNING as WARNING
+from playground.incident.verdict import held as held
+from playground.incident.verdict import incident
+from playground.incident.verdict import word as word
 from playground.model import Finding
 from playground.storymodel import StoryRun, StoryTarget, SweepTarget
-
-#: A target *held* through the incident when at least this share of the visits that arrived
-#: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,
-#: runs of 2026-11-23) the gevent targets and uWSGI's pool at 2 s served 100%, the pools that
-#: collapsed 46-87%.
-HELD_SHARE = 0.95
-
-ERROR = "error"
-WARNING = "warning"
-INFO = "info"
-
-
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f}%"
 
 
 def generator(check_valid: bool, reasons: Iterable[str], *, where: str) -> list[Finding]:
@@ -56,59 +49,6 @@ def adds_up(problems: list[str], *, where: str) -> list[Finding]:
             figures={"problems": problems},
         )
     ]
-
-
-def incident(target: StoryTarget) -> list[Finding]:
-    """Held or collapsed, recovered or not: what the incident did to this target."""
-    s = target.summary
-    if s is None:
-        return []
-    out: list[Finding] = []
-    served = s.visits_served_during
-    figures = {
-        "visits_served_during": served,
-        "goodput_during": s.goodput_during,
-        "arrivals_during": s.arrivals_during,
-        "held_share": HELD_SHARE,
-    }
-    if served is not None and served >= HELD_SHARE:
-        out.append(
-            Finding(
-                code="held",
-                severity=INFO,
-                message=f"held: {_pct(served)} of the visits during the incident were served",
-                figures=figures,
-            )
-        )
-    elif served is not None:
-        out.append(
-            Finding(
-                code="collapsed",
-                severity=WARNING,
-                message=f"collapsed: only {_pct(served)} of the visits during the incident were "
-                f"served (held means at least {_pct(HELD_SHARE)})",
-                figures=figures,
-            )
-        )
-    if s.recovery_s is not None:
-        out.append(
-            Finding(
-                code="recovered",
-                severity=INFO,
-                message=f"recovered {s.recovery_s:.0f} s after the third party did",
-                figures={"recovery_s": s.recovery_s},
-            )
-        )
-    else:
-        out.append(
-            Finding(
-                code="not-recovered",
-                severity=WARNING,
-                message="did not recover within the run after the third party did",
-                figures={"recovery_s": None},
-            )
-        )
-    return out
 
 
 def for_target(target: StoryTarget) -> list[Finding]:
@@ -151,21 +91,6 @@ def failed(run: StoryRun) -> list[str]:
             if t.error or any(f.severity == ERROR for f in t.findings)
         ]
     return bad
-
-
-def held(target: StoryTarget) -> bool | None:
-    """The verdict the report headlines: True held, False collapsed, None not measured."""
-    codes = {f.code for f in target.findings}
-    if "held" in codes:
-        return True
-    if "collapsed" in codes:
-        return False
-    return None
-
-
-def word(verdict: bool | None) -> str:
-    """How the report writes a verdict: held, collapsed, or a dash for none."""
-    return {True: "held", False: "collapsed", None: "-"}[verdict]
 
 
 def trusted(target: StoryTarget) -> bool:

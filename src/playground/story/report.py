@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.incident import charts
 from playground.report.document import (
     Block,
     BulletList,
@@ -24,11 +25,12 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import charts, cliff, sweep
+from playground.story import cliff, sweep
 from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
+from playground.story.predicted import predicted_blocks
 from playground.storymodel import (
     StoryRun,
     StorySettings,
@@ -219,6 +221,8 @@ def document(
         _settings(run),
         Paragraph(READING),
     ]
+    if run.predicted:
+        blocks += predicted_blocks(run)
     if run.finished_at is None:
         blocks.append(Callout("This run did not finish: the targets below are the ones it did."))
     if errors := _errors(run):
@@ -238,6 +242,8 @@ def document(
         ]
     if measured:
         blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
+    if not run.predicted:
+        blocks += predicted_blocks(run)
     if overlay:
         blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:

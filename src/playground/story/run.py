@@ -23,16 +23,17 @@ from subprocess import CompletedProcess
 
 from playground import remedies
 from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
+from playground.incident import analysis, capacity
+from playground.incident.records import ServerSample
 from playground.load import AbTool, LoadOutputError, ab_rows
 from playground.model import ModelError
 from playground.results import RunStore
 from playground.sampling import wait_for
 from playground.scenarios import Target
-from playground.story import analysis, capacity, findings, repeats
+from playground.story import findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
 from playground.story.serverside import (
-    ServerSample,
     ServerSampler,
     Targets,
     fetch_text,

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
 from playground.sampling import Periodic, ProcReader, StatsReader, reader_for
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
@@ -72,14 +72,6 @@ def stub_status_figures(text: str) -> dict[str, int | None]:
         return {}
 
 
-@dataclass(frozen=True)
-class AccessRecord:
-    end_wall: float
-    status: int
-    request_time: float
-    request_id: str | None = None
-
-
 def parse_access_log(text: str) -> list[AccessRecord]:
     """Lines of the story's log_format: `$msec $status $request_time $upstream_response_time
     $request_id` (the id is missing from logs written before nginx passed it on)."""
@@ -95,15 +87,6 @@ def parse_access_log(text: str) -> list[AccessRecord]:
     return records
 
 
-@dataclass(frozen=True)
-class UpstreamCall:
-    """A call the third party answered, from its calls log (slow_api/app.py)."""
-
-    request_id: str
-    arrived_wall: float
-    answered_wall: float
-
-
 def parse_calls_log(text: str) -> list[UpstreamCall]:
     """Lines of slow_api's calls log: `<request id> <arrived> <answered>`, epoch seconds."""
     calls = []
@@ -114,23 +97,6 @@ def parse_calls_log(text: str) -> list[UpstreamCall]:
         except ValueError:  # not such a line (a partial last line, say)
             continue
     return calls
-
-
-#: nginx writes $msec to the millisecond: an answer up to this much after nginx's end of the
-#: request is the one it sent on.
-MSEC_S = 0.001
-
-
-def calls_for_nobody(
-    calls: Sequence[UpstreamCall], access: Sequence[AccessRecord]
-) -> tuple[int, int]:
-    """(calls the third party answered for requests in nginx's log, those of them answered
-    after nginx had already ended the request: its user had gone, or had an error, so the
-    answer reached nobody). A call whose id nginx never logged is not counted."""
-    ended = {r.request_id: r.end_wall for r in access if r.request_id}
-    matched = [(c, ended[c.request_id]) for c in calls if c.request_id in ended]
-    late = sum(1 for c, end in matched if c.answered_wall > end + MSEC_S)
-    return len(matched), late
 
 
 def fetch_text(url: str) -> str | None:
@@ -169,17 +135,6 @@ class Targets:
     ingress_ip: str | None
     api_ip: str | None
     uwsgi_stats: bool
-
-
-@dataclass(frozen=True)
-class ServerSample:
-    """What the servers showed at one moment, by the names of the per-second rows
-    (:class:`~playground.storymodel.StorySecond`: listen_queue, busy_cores, nginx_active,
-    upstream_in_flight, threads, rss_mb, ...); a figure not read, or not this kind of
-    server's, is left out."""
-
-    monotonic: float  # the machine's monotonic clock, shared by every container
-    figures: dict[str, float] = field(default_factory=dict)
 
 
 class ServerSampler(Periodic):

@@ -21,12 +21,12 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from playground.compose import DockerError, shown
+from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
+from playground.incident.charts import save
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
 from playground.story import findings, plan
-from playground.story.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
 from playground.story.cells import DASH, error, num, pct
-from playground.story.charts import save
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.storymodel import (
     GeneratorCheck,

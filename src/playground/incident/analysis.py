@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from playground.model import ModelError
-from playground.story.serverside import (
+from playground.incident.records import (
     AccessRecord,
     ServerSample,
     UpstreamCall,
     calls_for_nobody,
 )
+from playground.model import ModelError
 from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"

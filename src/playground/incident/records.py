@@ -1,0 +1,58 @@
+"""What a run through the incident records beside the users' attempts, as typed values: a
+request in nginx's access log, a call the third party answered, what the servers showed at one
+moment; and the join of the first two (the calls answered for nobody).
+
+The story reads them from the containers (:mod:`playground.story.serverside`); the model of the
+incident (:mod:`playground.predict`) writes the same records for the requests it simulates, so
+both go through the same analysis (:mod:`playground.incident.analysis`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AccessRecord:
+    end_wall: float
+    status: int
+    request_time: float
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamCall:
+    """A call the third party answered, from its calls log (slow_api/app.py)."""
+
+    request_id: str
+    arrived_wall: float
+    answered_wall: float
+
+
+#: nginx writes $msec to the millisecond: an answer up to this much after nginx's end of the
+#: request is the one it sent on.
+MSEC_S = 0.001
+
+
+def calls_for_nobody(
+    calls: Sequence[UpstreamCall], access: Sequence[AccessRecord]
+) -> tuple[int, int]:
+    """(calls the third party answered for requests in nginx's log, those of them answered
+    after nginx had already ended the request: its user had gone, or had an error, so the
+    answer reached nobody). A call whose id nginx never logged is not counted."""
+    ended = {r.request_id: r.end_wall for r in access if r.request_id}
+    matched = [(c, ended[c.request_id]) for c in calls if c.request_id in ended]
+    late = sum(1 for c, end in matched if c.answered_wall > end + MSEC_S)
+    return len(matched), late
+
+
+@dataclass(frozen=True)
+class ServerSample:
+    """What the servers showed at one moment, by the names of the per-second rows
+    (:class:`~playground.storymodel.StorySecond`: listen_queue, busy_cores, nginx_active,
+    upstream_in_flight, threads, rss_mb, ...); a figure not read, or not this kind of
+    server's, is left out."""
+
+    monotonic: float  # the machine's monotonic clock, shared by every container
+    figures: dict[str, float] = field(default_factory=dict)

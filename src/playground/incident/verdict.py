@@ -1,0 +1,111 @@
+"""The incident's verdicts on one target: held or collapsed, recovered or not.
+
+The rule is the same for a measured run (:mod:`playground.story.findings` adds the checks that
+say whether a measurement can be trusted) and for the model's prediction
+(:mod:`playground.predict`), so the two are judged by the same thresholds.
+"""
+
+from __future__ import annotations
+
+from playground.model import Finding
+from playground.storymodel import StoryTarget
+
+#: A target *held* through the incident when at least this share of the visits that arrived
+#: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,
+#: runs of 2026-11-23) the gevent targets and uWSGI's pool at 2 s served 100%, the pools that
+#: collapsed 46-87%.
+HELD_SHARE = 0.95
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
+
+
+def incident(target: StoryTarget) -> list[Finding]:
+    """Held or collapsed, recovered or not: what the incident did to this target."""
+    s = target.summary
+    if s is None:
+        return []
+    out: list[Finding] = []
+    served = s.visits_served_during
+    figures = {
+        "visits_served_during": served,
+        "goodput_during": s.goodput_during,
+        "arrivals_during": s.arrivals_during,
+        "held_share": HELD_SHARE,
+    }
+    if served is not None and served >= HELD_SHARE:
+        out.append(
+            Finding(
+                code="held",
+                severity=INFO,
+                message=f"held: {_pct(served)} of the visits during the incident were served",
+                figures=figures,
+            )
+        )
+    elif served is not None:
+        out.append(
+            Finding(
+                code="collapsed",
+                severity=WARNING,
+                message=f"collapsed: only {_pct(served)} of the visits during the incident were "
+                f"served (held means at least {_pct(HELD_SHARE)})",
+                figures=figures,
+            )
+        )
+    if s.recovery_s is not None:
+        out.append(
+            Finding(
+                code="recovered",
+                severity=INFO,
+                message=f"recovered {s.recovery_s:.0f} s after the third party did",
+                figures={"recovery_s": s.recovery_s},
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                code="not-recovered",
+                severity=WARNING,
+                message="did not recover within the run after the third party did",
+                figures={"recovery_s": None},
+            )
+        )
+    return out
+
+
+def held(target: StoryTarget) -> bool | None:
+    """The verdict the report headlines: True held, False collapsed, None not measured."""
+    codes = {f.code for f in target.findings}
+    if "held" in codes:
+        return True
+    if "collapsed" in codes:
+        return False
+    return None
+
+
+def word(verdict: bool | None) -> str:
+    """How the report writes a verdict: held, collapsed, or a dash for none."""
+    return {True: "held", False: "collapsed", None: "-"}[verdict]
+
+
+HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not recover"
+
+
+def outcome(served: float | None, recovery_s: float | None) -> str:
+    """The verdict in three words: held, collapsed (and recovered within the run), or
+    collapsed and did not recover; `-` with no visits during the incident."""
+    if served is None:
+        return "-"
+    if served >= HELD_SHARE:
+        return HELD
+    return COLLAPSED if recovery_s is not None else NOT_RECOVERED

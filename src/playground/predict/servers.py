@@ -1,0 +1,114 @@
+"""The app server's queues, as each server keeps them.
+
+- **uWSGI threads**: one kernel listen queue of `listen` connections shared by the workers; a
+  thread accepts only when it is idle (the threads share a lock around accept), so the queue is
+  the kernel's, first in first out, and a connection that finds it full is not accepted.
+- **Gunicorn gthread**: each worker accepts while it holds fewer than `worker_connections`
+  connections, whatever its threads, and queues them first in first out inside itself; which
+  worker accepts is the kernel's choice (the busiest takes `busiest_share`, the rest share
+  what is left); connections no worker accepts wait in the kernel's backlog.
+- **gevent** (either server): no pool; a greenlet per connection up to `per_worker`, the app's
+  CPU under the process's one GIL.
+
+A connection is work once accepted: nginx closing it (its user gone, or its own 504) does not
+take it out of a queue; the thread that reaches it serves it (the request is already read).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from playground.predict.system import System
+
+
+@dataclass
+class Connection:
+    """A request nginx passed on, from the moment the kernel queued its connection."""
+
+    rid: str
+    arrived: float  # when nginx took the request (X-Request-Start)
+    queued: float = 0.0  # when its connection entered a queue
+    started: float | None = None  # when a thread or greenlet took it
+    worker: int = 0
+
+
+@dataclass
+class Server:
+    """Every kind's queues; `start(connection)` hands one to the app (set by the simulation)."""
+
+    system: System
+    rng: random.Random
+    start: Callable[[Connection], None] = lambda c: None
+    backlog: deque[Connection] = field(default_factory=deque)  # the kernel's accept queue
+    held: list[int] = field(default_factory=list)  # connections each worker holds
+    idle: list[int] = field(default_factory=list)  # free threads or greenlets per worker
+    inside: list[deque[Connection]] = field(default_factory=list)  # gthread's own FIFO
+    queue_spans: list[tuple[float, float]] = field(default_factory=list)  # in the backlog
+
+    def __post_init__(self) -> None:
+        n = self.system.workers
+        self.held, self.idle = [0] * n, [self.system.per_worker] * n
+        self.inside = [deque() for _ in range(n)]
+
+    @property
+    def gthread(self) -> bool:
+        return self.system.server == "Gunicorn" and self.system.model == "threads"
+
+    def _accepts(self, w: int) -> bool:
+        if self.gthread:
+            return self.held[w] < (self.system.worker_connections or 0)
+        return self.idle[w] > 0
+
+    def _pick(self, now: float) -> int | None:
+        """The worker that accepts a new connection now; None: none does."""
+        ready = [w for w in range(self.system.workers) if self._accepts(w)]
+        if not ready:
+            return None
+        share = self.system.busiest_share
+        if share is None or len(ready) == 1:
+            return max(ready, key=lambda w: self.idle[w])
+        weights = [share if w == 0 else (1 - share) / (self.system.workers - 1) for w in ready]
+        return self.rng.choices(ready, weights=weights)[0]
+
+    def _take(self, c: Connection, w: int, now: float) -> None:
+        c.worker = w
+        self.held[w] += 1
+        if self.idle[w] > 0:
+            self.idle[w] -= 1
+            c.started = now
+            self.start(c)
+        else:
+            self.inside[w].append(c)
+
+    def offer(self, c: Connection, now: float) -> bool:
+        """A connection arrives; False: the kernel's queue is full (its SYN is dropped)."""
+        c.queued = now
+        w = self._pick(now) if not self.backlog else None
+        if w is not None:
+            self._take(c, w, now)
+            return True
+        if len(self.backlog) >= self.system.listen:
+            return False
+        self.backlog.append(c)
+        return True
+
+    def finish(self, c: Connection, now: float) -> None:
+        """A thread or greenlet is done with `c`: it takes the next connection."""
+        w = c.worker
+        self.held[w] -= 1
+        self.idle[w] += 1
+        if self.inside[w]:
+            self.idle[w] -= 1
+            nxt = self.inside[w].popleft()
+            nxt.started = now
+            self.start(nxt)
+        while self.backlog and (taker := self._pick(now)) is not None:
+            waiting = self.backlog.popleft()
+            self.queue_spans.append((waiting.queued, now))
+            self._take(waiting, taker, now)
+
+    def busy(self) -> int:
+        return sum(self.system.per_worker - i for i in self.idle)

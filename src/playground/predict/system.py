@@ -1,0 +1,175 @@
+"""What the model runs: one target's servers and app, read from what the playground runs.
+
+The numbers come from the target's compose file and its remedy's override (the app's and the
+server's environment, the kernel's `tcp_abort_on_overflow`, nginx's lines under
+story/remedies/), with the servers' own defaults where a file sets nothing (Gunicorn's
+`gunicorn.conf.py`, nginx's documentation). Two figures are the playground's measurements, not
+the servers' code, and each says which run it came from: how unevenly Gunicorn's workers take
+connections (:data:`GTHREAD_BUSIEST_SHARE`) and the app's CPU per request
+(:data:`CPU_PER_REQUEST_S`). Nothing here is fitted to a story row's outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from playground import remedies
+from playground.errors import UsageError
+from playground.scenarios import Target
+from playground.storymodel import StorySettings
+
+ROOT = Path(__file__).resolve().parents[3]
+
+#: The share of new connections the busiest of Gunicorn's workers takes (the kernel wakes the
+#: worker that waited last). Measured by hand on this machine (docs/story.md, "How close is a
+#: pool to its cliff"): at 40 visits/s with the third party at 2 s (80 requests in flight), one
+#: worker stood at 65 OS threads (full) while the other had 24-27, its main thread included:
+#: the other worker took (25.5 - 1) / 80 of the connections, the busiest the rest.
+GTHREAD_BUSIEST_SHARE = 1 - (25.5 - 1) / 80
+#: The app's CPU per request in each server and model, ms: run 20261123-152814 (`make bench
+#: ARGS="--repeat 5"`, docs/reading-the-numbers.md), the figures the bench measured.
+CPU_PER_REQUEST_S: Mapping[tuple[str, str], float] = {
+    ("Gunicorn", "threads"): 0.0040,
+    ("Gunicorn", "gevent"): 0.0031,
+    ("uWSGI", "threads"): 0.0038,
+    ("uWSGI", "gevent"): 0.0045,
+}
+#: nginx's proxy_read_timeout / uwsgi_read_timeout and proxy_connect_timeout default, s.
+NGINX_TIMEOUT_S = 60.0
+#: The app waits for the third party's answer the delay it asked for plus this (querydelay.py's
+#: UPSTREAM_GRACE, 5 s by default).
+UPSTREAM_GRACE_S = 5.0
+#: Gunicorn's defaults (gunicorn.conf.py: WORKER_CONNECTIONS, BACKLOG).
+GUNICORN_WORKER_CONNECTIONS = 1000
+GUNICORN_BACKLOG = 2048
+SERVERS = ("uWSGI", "Gunicorn")
+
+
+@dataclass(frozen=True)
+class System:
+    """One target as the model runs it."""
+
+    name: str
+    server: str  # uWSGI or Gunicorn
+    model: str  # threads or gevent
+    workers: int
+    per_worker: int  # threads, or greenlets
+    listen: int  # the kernel's accept queue (uWSGI's listen, Gunicorn's backlog)
+    worker_connections: int | None  # Gunicorn: connections a worker holds at most
+    busiest_share: float | None  # Gunicorn: the busiest worker's share of new connections
+    abort_on_overflow: bool  # the kernel resets a connection that finds the queue full
+    cpu_s: float  # the app's CPU per request, under the process's GIL
+    limit_conn: int | None  # nginx: a 503 past this many requests in flight
+    read_timeout: float  # nginx gives up on the app (504)
+    upstream_timeout: float | None  # the app's outbound timeout (UPSTREAM_TIMEOUT)
+    deadline: float | None  # the app refuses a request that waited longer (DEADLINE)
+    retries: int  # attempts per call (RETRIES), stamina's backoff between them
+    budget: tuple[float, float] | None  # RETRY_BUDGET ratio, per second
+    breaker: tuple[int, float] | None  # CIRCUIT_BREAKER failures, reset s
+
+    @property
+    def pool(self) -> int:
+        return self.workers * self.per_worker
+
+
+def _substitute(value: Any, env: Mapping[str, str]) -> str:
+    """Compose's ${NAME:-default}, from the story's STORY_* variables."""
+
+    def one(m: re.Match[str]) -> str:
+        return env.get(m.group(1), m.group(2) or "")
+
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", one, str(value))
+
+
+def _service(path: Path, name: str) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text()) or {}
+    service = (data.get("services") or {}).get(name) or {}
+    return service if isinstance(service, dict) else {}
+
+
+def _nginx_lines(project: Path, service: dict[str, Any]) -> str:
+    """The text of the nginx lines a remedy mounts (`./remedies/x.conf:/etc/nginx/remedy/...`),
+    relative to the project's folder (the first file's, as Compose reads them)."""
+    text = []
+    for volume in service.get("volumes") or []:
+        source, _, mounted = str(volume).partition(":")
+        if mounted.startswith("/etc/nginx/remedy/"):
+            text.append((project / source).read_text())
+    return "\n".join(text)
+
+
+def _directive(text: str, name: str) -> str | None:
+    m = re.search(rf"^\s*{name}\s+([^;]+);", text, re.MULTILINE)
+    return m.group(1).split()[-1] if m else None
+
+
+def _seconds(text: str | None) -> float | None:
+    return None if text is None else float(text.rstrip("s"))
+
+
+def _pair(text: str | None) -> tuple[float, float] | None:
+    if not text:
+        return None
+    first, _, second = text.partition(":")
+    return float(first), float(second)
+
+
+def read(target: Target, settings: StorySettings) -> tuple[dict[str, str], bool, str]:
+    """The app's environment, the kernel's abort-on-overflow and nginx's extra lines, merged
+    over the target's compose file and its overrides as Compose merges them."""
+    env: dict[str, str] = {}
+    abort, nginx = False, ""
+    story = settings.compose_env()
+    for rel in (target.compose_file, *target.overrides):
+        path = ROOT / rel
+        app = _service(path, "flask_app")
+        environment = app.get("environment") or {}
+        env.update({k: _substitute(v, story) for k, v in environment.items()})
+        sysctls = app.get("sysctls") or {}
+        abort = abort or str(sysctls.get("net.ipv4.tcp_abort_on_overflow", "0")) == "1"
+        nginx += _nginx_lines((ROOT / target.compose_file).parent, _service(path, "ingress"))
+    return env, abort, nginx
+
+
+def system_for(target: Target, settings: StorySettings) -> System:
+    """The target as the model runs it; a target the model does not cover is refused."""
+    if target.server not in SERVERS or target.model not in ("threads", "gevent"):
+        raise UsageError(
+            f"{target.name}: the model covers uWSGI's and Gunicorn's thread pools and gevent "
+            f"workers, not {target.server} ({target.model})"
+        )
+    env, abort, nginx = read(target, settings)
+    gunicorn = target.server == "Gunicorn"
+    remedy = remedies.remedy_of(target)
+    workers, threads = (settings.workers, settings.threads)
+    if remedy is not None:
+        workers, threads = remedy.shape(workers, threads)
+    per_worker = threads if target.model == "threads" else settings.async_cores
+    worker_connections = int(env.get("WORKER_CONNECTIONS", GUNICORN_WORKER_CONNECTIONS))
+    return System(
+        name=target.name,
+        server=target.server,
+        model=target.model,
+        workers=int(env.get("WORKERS", workers)),
+        per_worker=int(env.get("THREADS", per_worker)) if target.model == "threads" else per_worker,
+        listen=int(env.get("BACKLOG", GUNICORN_BACKLOG))
+        if gunicorn
+        else int(env.get("LISTEN", 100)),
+        worker_connections=worker_connections if gunicorn else None,
+        busiest_share=GTHREAD_BUSIEST_SHARE if gunicorn else None,
+        abort_on_overflow=abort,
+        cpu_s=CPU_PER_REQUEST_S[(target.server, target.model)],
+        limit_conn=int(v) if (v := _directive(nginx, "limit_conn")) else None,
+        read_timeout=_seconds(_directive(nginx, "proxy_read_timeout")) or NGINX_TIMEOUT_S,
+        upstream_timeout=_seconds(env.get("UPSTREAM_TIMEOUT") or None),
+        deadline=_seconds(env.get("DEADLINE") or None) if "X-Request-Start" in nginx else None,
+        retries=int(env.get("RETRIES") or 1),
+        budget=_pair(env.get("RETRY_BUDGET")),
+        breaker=(int(b[0]), b[1]) if (b := _pair(env.get("CIRCUIT_BREAKER"))) else None,
+    )
