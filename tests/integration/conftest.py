@@ -38,9 +38,12 @@ os.environ.setdefault("HEALTH_INTERVAL", "1s")
 os.environ.setdefault("STORY_PORT", "18080")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Sorted by `run_order`; a module's own tests keep their order (the sort is stable), and
-    each lane runs its tests in the order collected."""
+    each lane runs its tests in the order collected. Shuffled instead with `-p randomly`
+    (pytest-randomly: modules, classes and tests in an order of its seed's)."""
+    if lanes.shuffled(config):
+        return
     items.sort(key=lambda item: lanes.run_order(item.path.stem))
 
 
