@@ -26,6 +26,7 @@ from playground.sampling import Sampler, reader_for
 from tests import lanes
 
 ROOT = Path(__file__).resolve().parents[2]
+LISTEN_BACKLOG = (Path(__file__).with_name("listen_backlog.py")).read_text()
 
 # The health checks look every second here instead of every two (compose/common.yml's
 # HEALTH_INTERVAL): `up --wait` returns about a second sooner, some seventy times a run. The
@@ -112,25 +113,26 @@ class Up:
         )
 
     def listen_queue(self, service: str, port: int) -> int:
-        """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read from
-        inside the container's network namespace: what the server really asked for."""
-        if os.geteuid() != 0:
-            pytest.skip("reading a container's listen queue needs root (nsenter)")
-        pid = sh("docker", "inspect", "--format", "{{.State.Pid}}", self.container(service))
-        out = sh(
-            "nsenter",
-            "--target",
-            pid.stdout.strip(),
-            "--net",
-            "ss",
-            "--listening",
-            "--tcp",
-            "--numeric",
-            "--no-header",
-            f"sport = :{port}",
-        ).stdout.split()
-        assert out, f"nothing listens on {service}:{port}"
-        return int(out[2])
+        """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read in the
+        container's own network namespace by a container that shares it (listen_backlog.py):
+        what the server really asked for. No root needed."""
+        proc = sh(
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            f"container:{self.container(service)}",
+            "flask-playground/loadgen",
+            "python3",
+            "-c",
+            LISTEN_BACKLOG,
+            str(port),
+            timeout=60,
+        )
+        found = {int(n) for n in proc.stdout.split()}
+        assert found, f"nothing listens on {service}:{port}"
+        assert len(found) == 1, f"{service}:{port} listens with several backlogs: {found}"
+        return found.pop()
 
     def in_network(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the load-generator image on the scenario's own network."""
