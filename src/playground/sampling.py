@@ -253,6 +253,7 @@ class Periodic:
         self.interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._error: BaseException | None = None
 
     def sample_once(self) -> object:
         raise NotImplementedError
@@ -263,7 +264,11 @@ class Periodic:
             next_at += self.interval
             if self._stop.wait(max(0.0, next_at - time.monotonic())):
                 return
-            self.sample_once()
+            try:
+                self.sample_once()
+            except Exception as exc:  # raised again on exit, in the measuring thread
+                self._error = exc
+                return
 
     def __enter__(self) -> Self:
         self.sample_once()
@@ -273,6 +278,8 @@ class Periodic:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        if self._error is not None:
+            raise self._error
         if self.sample_on_exit:
             self.sample_once()
 
