@@ -70,6 +70,7 @@ def story_run(results_dir: Path, *argv: str) -> StoryRun:
     seen: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         attempt_dir = results_dir / f"attempt-{attempt}"
+        attempt_dir.mkdir(parents=True, exist_ok=True)
         code = cli.main(["story", *argv, "--results-dir", str(attempt_dir)])
         run = run_in(attempt_dir)
         exit_code_follows_the_findings(code, run)
