@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +57,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             return lanes.lane_of(nodeid)
 
     return Lanes(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def runner_lock(tmp_path_factory) -> Iterator[Path]:
+    """The runner lock of this worker's runs (PLAYGROUND_LOCK, inherited by every `playground`
+    the tests start): the tests' own, not the machine's usual one, whatever order or subset
+    runs. A lane may move it again (the story's, test_story.py)."""
+    lock = tmp_path_factory.mktemp("runner-lock") / "runner.lock"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLAYGROUND_LOCK", str(lock))
+        yield lock
 
 
 def sh(*argv: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
