@@ -243,6 +243,7 @@ AB_FIELDS = {
 def ab(url: str, *, n: int, c: int) -> dict[str, float]:
     """ApacheBench from the host, exactly as the README shows it."""
     proc = sh("ab", "-r", "-s", "60", "-n", str(n), "-c", str(c), url, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = {}
     for key, pattern in AB_FIELDS.items():
         match = re.search(pattern, proc.stdout)

@@ -145,9 +145,9 @@ class TestGunicornWorkers:
 
     def test_legacy_image_is_the_last_gunicorn_with_the_eventlet_worker(self, up):
         legacy = up.exec("eventlet", "gunicorn", "--version")
-        assert "25.3.0" in legacy.stdout + legacy.stderr
+        assert legacy.returncode == 0 and "25.3.0" in legacy.stdout + legacy.stderr, legacy
         current = up.exec("gevent", "gunicorn", "--version")
-        assert "27.0.1" in current.stdout + current.stderr
+        assert current.returncode == 0 and "27.0.1" in current.stdout + current.stderr, current
         gone = up.exec("gevent", "python", "-c", "import gunicorn.workers.geventlet")
         assert gone.returncode != 0 and "ModuleNotFoundError" in gone.stderr, gone.stderr
 
@@ -218,6 +218,7 @@ def wrk(up, service: str, *, delay: float, seconds: int = WRK_S):
         "10s",
         f"http://{service}:{WRK_SERVERS[service]}/?delay={delay:g}",
     )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return WrkTool().parse(stdout=proc.stdout + proc.stderr, per_request=None, concurrency=WRK_C)
 
 

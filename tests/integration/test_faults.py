@@ -217,6 +217,6 @@ def test_fault_runs_write_a_report_and_leave_nothing_behind(app_faults, db_fault
     for project in ("sync-gunicorn", "async-gevent-pywsgi", "bonus-psycopg2-gevent"):
         assert not any(leftovers(project).values()), project
     names = subprocess.run(
-        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
     ).stdout
     assert "flask-playground-overload-" not in names

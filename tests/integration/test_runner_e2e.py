@@ -89,7 +89,7 @@ def test_leaves_nothing_behind(run):
     for project in ("sync-devserver", "async-gevent-pywsgi"):
         assert not any(leftovers(project).values())
     names = subprocess.run(
-        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
     ).stdout
     assert "flask-playground-load-" not in names
 
