@@ -26,6 +26,17 @@ FIRST = ("test_story", "test_faults", "test_fuzz", "test_runner_faults", "test_r
 LAST = ("test_story_remedies",)
 
 
+def shuffled(config: object) -> bool:
+    """Whether pytest-randomly orders this run (`-p randomly`): then no lane order is imposed,
+    and each lane (under `-n 2`) runs its tests in the shuffled order."""
+    manager = getattr(config, "pluginmanager", None)
+    return bool(
+        manager is not None
+        and manager.has_plugin("randomly")
+        and config.getoption("randomly_reorganize")  # type: ignore[attr-defined]
+    )
+
+
 def module_of(nodeid: str) -> str:
     """`tests/integration/test_story.py::test_x[a]` -> `test_story`."""
     return Path(nodeid.split("::", 1)[0]).stem

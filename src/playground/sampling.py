@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from playground.errors import PlaygroundError
 from playground.model import Sample
 
 INTERVAL_S = 0.5
@@ -71,13 +72,22 @@ class ProcStat:
     cpu_ticks: int
 
 
-def read_process(pid: int) -> ProcStat | None:
+class SamplingError(PlaygroundError):
+    """A figure read in a form the sampler does not know: no number is better than a wrong one."""
+
+
+def read_process(pid: int, *, proc: Path = Path("/proc")) -> ProcStat | None:
     """Parent, threads, resident kB and CPU ticks of one process; None if it is gone."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        status = (proc / str(pid) / "status").read_text()
+        stat = (proc / str(pid) / "stat").read_text()
     except OSError:
         return None
+    return parse_process(pid, status=status, stat=stat)
+
+
+def parse_process(pid: int, *, status: str, stat: str) -> ProcStat:
+    """One process's figures from the text of its /proc status and stat files."""
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     threads = int(fields.get("Threads", "0").strip())
     rss_kb = int(fields.get("VmRSS", "0 kB").split()[0]) if "VmRSS" in fields else 0
@@ -130,10 +140,12 @@ class ProcReader:
         *,
         root: int | None = None,
         pids: list[int] | None = None,
+        proc: Path = Path("/proc"),
     ) -> None:
         self.procs_path = procs_path
         self.root = root
         self.pids = pids
+        self.proc = proc
         self._last: tuple[float, int] | None = None
 
     def read(self, t: float) -> Sample | None:
@@ -146,7 +158,7 @@ class ProcReader:
                 return None
         else:
             return None
-        stats = [s for s in (read_process(pid) for pid in pids) if s is not None]
+        stats = [s for s in (read_process(pid, proc=self.proc) for pid in pids) if s is not None]
         if self.root is not None:
             stats = process_tree(stats, self.root)
         ticks = sum(s.cpu_ticks for s in stats)
@@ -180,31 +192,48 @@ class StatsReader:
         )
         if proc.returncode != 0 or not proc.stdout.strip():
             return None
-        data = json.loads(proc.stdout.strip().splitlines()[0])
-        return Sample(
-            t=t,
-            threads=int(data.get("PIDs", 0) or 0),
-            processes=0,
-            rss_mb=_mem_mb(data.get("MemUsage", "0B / 0B").split("/")[0]),
-            cpu_pct=float(data.get("CPUPerc", "0%").rstrip("%") or 0),
-        )
+        return parse_stats(proc.stdout, t=t)
+
+
+def parse_stats(text: str, *, t: float) -> Sample:
+    """A sample from `docker stats --no-stream --format '{{json .}}'`'s first line: the
+    cgroup's task count stands for threads, the memory in use (before the slash) for RSS."""
+    data = json.loads(text.strip().splitlines()[0])
+    return Sample(
+        t=t,
+        threads=int(data.get("PIDs", 0) or 0),
+        processes=0,
+        rss_mb=_mem_mb(data.get("MemUsage", "0B / 0B").split("/")[0]),
+        cpu_pct=float(data.get("CPUPerc", "0%").rstrip("%") or 0),
+    )
+
+
+# docker stats writes memory in binary units (go-units' BytesSize), the decimal ones read too.
+# In MiB, as the samples keep it (VmRSS's "kB" above are KiB).
+MIB = 1024 * 1024
+MEM_UNITS_MB = {
+    "B": 1 / MIB,
+    "KiB": 1 / 1024,
+    "MiB": 1,
+    "GiB": 1024,
+    "TiB": 1024 * 1024,
+    "kB": 1e3 / MIB,
+    "MB": 1e6 / MIB,
+    "GB": 1e9 / MIB,
+}
 
 
 def _mem_mb(text: str) -> float:
+    """`12.5MiB` -> 12.5; an amount in a unit not known here is an error, not 0."""
     text = text.strip()
-    units = {
-        "KiB": 1 / 1024,
-        "MiB": 1,
-        "GiB": 1024,
-        "kB": 1 / 1000,
-        "MB": 1,
-        "GB": 1000,
-        "B": 1 / 1048576,
-    }
-    for unit, factor in sorted(units.items(), key=lambda kv: -len(kv[0])):
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * factor
-    return 0.0
+    for unit, factor in sorted(MEM_UNITS_MB.items(), key=lambda kv: -len(kv[0])):
+        number = text.removesuffix(unit)
+        if number != text:
+            try:
+                return float(number) * factor
+            except ValueError:
+                break
+    raise SamplingError(f"docker stats: memory {text!r} is in no unit the sampler knows")
 
 
 def reader_for(*, container: str, pid: int | None) -> ProcReader | StatsReader:
@@ -224,6 +253,7 @@ class Periodic:
         self.interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._error: BaseException | None = None
 
     def sample_once(self) -> object:
         raise NotImplementedError
@@ -234,7 +264,11 @@ class Periodic:
             next_at += self.interval
             if self._stop.wait(max(0.0, next_at - time.monotonic())):
                 return
-            self.sample_once()
+            try:
+                self.sample_once()
+            except Exception as exc:  # raised again on exit, in the measuring thread
+                self._error = exc
+                return
 
     def __enter__(self) -> Self:
         self.sample_once()
@@ -244,6 +278,8 @@ class Periodic:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        if self._error is not None:
+            raise self._error
         if self.sample_on_exit:
             self.sample_once()
 

@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from playground.sampling import Sampler, reader_for
 from tests import lanes
 
 ROOT = Path(__file__).resolve().parents[2]
+LISTEN_BACKLOG = (Path(__file__).with_name("listen_backlog.py")).read_text()
 
 # The health checks look every second here instead of every two (compose/common.yml's
 # HEALTH_INTERVAL): `up --wait` returns about a second sooner, some seventy times a run. The
@@ -38,9 +39,12 @@ os.environ.setdefault("HEALTH_INTERVAL", "1s")
 os.environ.setdefault("STORY_PORT", "18080")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Sorted by `run_order`; a module's own tests keep their order (the sort is stable), and
-    each lane runs its tests in the order collected."""
+    each lane runs its tests in the order collected. Shuffled instead with `-p randomly`
+    (pytest-randomly: modules, classes and tests in an order of its seed's)."""
+    if lanes.shuffled(config):
+        return
     items.sort(key=lambda item: lanes.run_order(item.path.stem))
 
 
@@ -53,6 +57,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             return lanes.lane_of(nodeid)
 
     return Lanes(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def runner_lock(tmp_path_factory) -> Iterator[Path]:
+    """The runner lock of this worker's runs (PLAYGROUND_LOCK, inherited by every `playground`
+    the tests start): the tests' own, not the machine's usual one, whatever order or subset
+    runs. A lane may move it again (the story's, test_story.py)."""
+    lock = tmp_path_factory.mktemp("runner-lock") / "runner.lock"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLAYGROUND_LOCK", str(lock))
+        yield lock
 
 
 def sh(*argv: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -109,25 +124,26 @@ class Up:
         )
 
     def listen_queue(self, service: str, port: int) -> int:
-        """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read from
-        inside the container's network namespace: what the server really asked for."""
-        if os.geteuid() != 0:
-            pytest.skip("reading a container's listen queue needs root (nsenter)")
-        pid = sh("docker", "inspect", "--format", "{{.State.Pid}}", self.container(service))
-        out = sh(
-            "nsenter",
-            "--target",
-            pid.stdout.strip(),
-            "--net",
-            "ss",
-            "--listening",
-            "--tcp",
-            "--numeric",
-            "--no-header",
-            f"sport = :{port}",
-        ).stdout.split()
-        assert out, f"nothing listens on {service}:{port}"
-        return int(out[2])
+        """The listen backlog the kernel holds for `service`'s port (ss's Send-Q), read in the
+        container's own network namespace by a container that shares it (listen_backlog.py):
+        what the server really asked for. No root needed."""
+        proc = sh(
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            f"container:{self.container(service)}",
+            "flask-playground/loadgen",
+            "python3",
+            "-c",
+            LISTEN_BACKLOG,
+            str(port),
+            timeout=60,
+        )
+        found = {int(n) for n in proc.stdout.split()}
+        assert found, f"nothing listens on {service}:{port}"
+        assert len(found) == 1, f"{service}:{port} listens with several backlogs: {found}"
+        return found.pop()
 
     def in_network(self, *argv: str) -> subprocess.CompletedProcess:
         """Run a command in the load-generator image on the scenario's own network."""
@@ -227,6 +243,7 @@ AB_FIELDS = {
 def ab(url: str, *, n: int, c: int) -> dict[str, float]:
     """ApacheBench from the host, exactly as the README shows it."""
     proc = sh("ab", "-r", "-s", "60", "-n", str(n), "-c", str(c), url, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = {}
     for key, pattern in AB_FIELDS.items():
         match = re.search(pattern, proc.stdout)

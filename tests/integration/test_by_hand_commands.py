@@ -3,8 +3,12 @@
 Where the root `.env` names local stand-ins for the base images (`make offline-images`, no
 registry reachable), a command typed from the repository root must build FROM them, whichever
 folder its first file is in: Compose reads `.env` from that folder, not from the current one.
-Each command is resolved with `docker compose ... config`, which needs no image and starts
-nothing, from the root, with the same options in the same order.
+Where there is no `.env` (a clone on a machine that reaches a registry), it must build FROM the
+official images the compose files name. Each command is resolved both ways, in two copies of
+the repository's files made for the test (one with a `.env` of stand-ins and its folders'
+links, as `offline/link-env.sh` makes them; one without), whatever this checkout has, with
+`docker compose ... config`, which needs no image and starts nothing, from the copy's root,
+with the same options in the same order.
 """
 
 from __future__ import annotations
@@ -99,13 +103,47 @@ def by_hand_commands() -> dict[tuple[str, ...], str]:
 COMMANDS = by_hand_commands()
 
 
-def root_env() -> dict[str, str]:
-    values = {}
-    for line in (ROOT / ".env").read_text().splitlines():
-        if "=" in line and not line.lstrip().startswith("#"):
-            key, value = line.split("=", 1)
-            values[key.strip()] = value.strip()
-    return values
+def official_defaults() -> dict[str, str]:
+    """Each base image variable and the official image a compose file falls back on."""
+    found: dict[str, str] = {}
+    for path in sources():
+        if path.suffix == ".yml":
+            found.update(re.findall(r"\$\{([A-Z_]+_IMAGE):-([^}]+)\}", path.read_text()))
+    return found
+
+
+DEFAULTS = official_defaults()
+# What `make offline-images` writes into .env, with names of the test's own: nothing is built.
+STAND_INS = {key: f"local-stand-in/{key.lower()}:test" for key in DEFAULTS}
+
+
+def copy_of_the_repository(dest: Path, *, env: dict[str, str] | None) -> Path:
+    """The repository's tracked files under `dest`; with `env`, a root .env of it and every
+    folder's link to it (offline/link-env.sh, run in the copy)."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    if env is not None:
+        (dest / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        linked = subprocess.run(
+            ["bash", "offline/link-env.sh"], cwd=dest, capture_output=True, text=True
+        )
+        assert linked.returncode == 0, linked.stderr
+    return dest
+
+
+@pytest.fixture(scope="module", params=["with .env", "without .env"])
+def checkout(request, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A copy of the repository and the base images every command must resolve to in it."""
+    with_env = request.param == "with .env"
+    root = copy_of_the_repository(
+        tmp_path_factory.mktemp("checkout"), env=STAND_INS if with_env else None
+    )
+    return root, STAND_INS if with_env else DEFAULTS
 
 
 def test_the_docs_commands_are_all_found() -> None:
@@ -128,37 +166,44 @@ def test_a_placeholder_or_an_option_free_command_is_not_one_to_check() -> None:
     ) == ["--env-file", ".env", "-f", "demos/sanic.yml"]
 
 
+def test_every_base_image_has_an_official_default() -> None:
+    assert set(DEFAULTS) >= {"PYTHON_IMAGE", "PYTHON_BUILD_IMAGE", "NGINX_IMAGE"}, DEFAULTS
+    assert all(OFFICIAL.match(image) for image in DEFAULTS.values()), DEFAULTS
+
+
 @pytest.mark.parametrize("options", list(COMMANDS), ids=lambda o: " ".join(o))
-def test_a_by_hand_command_builds_from_the_roots_base_images(options: tuple[str, ...]) -> None:
-    if not (ROOT / ".env").is_file():
-        pytest.skip(
-            "no .env at the repository root: every command builds FROM the official images, "
-            "so there are no local stand-ins to resolve to"
-        )
-    if shutil.which("docker") is None:
-        pytest.skip("docker is not installed")
+def test_a_by_hand_command_builds_from_the_roots_base_images(
+    options: tuple[str, ...], checkout: tuple[Path, dict[str, str]]
+) -> None:
+    root, expected = checkout
     where = COMMANDS[options]
     for compose_file in files_of(options):
-        assert (ROOT / compose_file).is_file(), f"{where}: {compose_file} does not exist"
+        assert (root / compose_file).is_file(), f"{where}: {compose_file} does not exist"
     proc = subprocess.run(
         ["docker", "compose", *options, "config", "--format", "json"],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=60,
     )
+    env_file = dict(itertools.pairwise(options)).get("--env-file")
+    if env_file is not None and not (root / env_file).is_file():
+        # A command that names the .env cannot run without one, and says which file it lacks.
+        assert proc.returncode != 0 and env_file in proc.stderr, f"{where}\n{proc.stderr}"
+        return
     assert proc.returncode == 0, f"{where}\n{proc.stderr}"
-    env = root_env()
-    stand_ins = set(env.values())
     resolved: list[str] = []
     for name, service in json.loads(proc.stdout)["services"].items():
         args = (service.get("build") or {}).get("args") or {}
         for key, value in args.items():
-            if key in env:
-                assert value == env[key], f"{where}: {name}'s build arg {key}={value}"
+            if key in expected:
+                assert value == expected[key], f"{where}: {name}'s build arg {key}={value}"
                 resolved.append(value)
         image = service.get("image") or ""
-        assert not OFFICIAL.match(image), f"{where}: {name} runs the official {image}"
-        if image in stand_ins:
+        if expected is STAND_INS:
+            assert not OFFICIAL.match(image), f"{where}: {name} runs the official {image}"
+        if image in expected.values():
             resolved.append(image)
-    assert resolved, f"{where}: no service resolves to a base image named in .env"
+    assert resolved, (
+        f"{where}: no service resolves to a base image {sorted(set(expected.values()))}"
+    )

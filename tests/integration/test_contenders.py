@@ -168,6 +168,7 @@ class TestFreeThreaded:
             "print(sysconfig.get_config_var('Py_GIL_DISABLED'), sys._is_gil_enabled())"
         )
         proc = up.exec(service, "python", "-c", code)
+        assert proc.returncode == 0, proc.stderr
         assert proc.stdout.split() == ["1", "False"], proc.stdout + proc.stderr
 
     def test_the_app_refuses_to_start_with_the_gil_on(self, up):

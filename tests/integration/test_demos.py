@@ -9,7 +9,7 @@ least 0.8 of that) and about DELAY concurrently (asserted: under half of K x DEL
 from __future__ import annotations
 
 import json
-import threading
+import socket
 import time
 
 import pytest
@@ -145,9 +145,9 @@ class TestGunicornWorkers:
 
     def test_legacy_image_is_the_last_gunicorn_with_the_eventlet_worker(self, up):
         legacy = up.exec("eventlet", "gunicorn", "--version")
-        assert "25.3.0" in legacy.stdout + legacy.stderr
+        assert legacy.returncode == 0 and "25.3.0" in legacy.stdout + legacy.stderr, legacy
         current = up.exec("gevent", "gunicorn", "--version")
-        assert "27.0.1" in current.stdout + current.stderr
+        assert current.returncode == 0 and "27.0.1" in current.stdout + current.stderr, current
         gone = up.exec("gevent", "python", "-c", "import gunicorn.workers.geventlet")
         assert gone.returncode != 0 and "ModuleNotFoundError" in gone.stderr, gone.stderr
 
@@ -156,14 +156,19 @@ class TestGunicornWorkers:
 
 
 def time_a_quick_request_behind_a_slow_one(port: int, *, slow: float = 1.5) -> float:
-    """Start one request that sleeps `slow` s, then time a ?delay=0 request sent meanwhile."""
-    slow_one = threading.Thread(target=get, args=(port, f"delay={slow}"))
-    slow_one.start()
-    time.sleep(0.3)
-    started = time.monotonic()
-    assert get(port)[0] == 200
-    elapsed = time.monotonic() - started
-    slow_one.join()
+    """Send one request that sleeps `slow` s, then time a ?delay=0 request sent meanwhile.
+
+    The slow one is in the server's accept queue, whole, before the quick one connects (its
+    connection made and its bytes sent): the server takes connections in the order they came.
+    """
+    request = f"GET /?delay={slow} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as slow_one:
+        slow_one.sendall(request.encode())
+        started = time.monotonic()
+        assert get(port)[0] == 200
+        elapsed = time.monotonic() - started
+        answer = slow_one.makefile("rb").readline()
+    assert answer.split()[1:2] == [b"200"], answer
     return elapsed
 
 
@@ -213,6 +218,7 @@ def wrk(up, service: str, *, delay: float, seconds: int = WRK_S):
         "10s",
         f"http://{service}:{WRK_SERVERS[service]}/?delay={delay:g}",
     )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return WrkTool().parse(stdout=proc.stdout + proc.stderr, per_request=None, concurrency=WRK_C)
 
 

@@ -27,6 +27,7 @@ SCENARIOS = ("gunicorn-threads", "gevent-pywsgi")
 C, DELAY, SLOW = 30, 1.0, 3.0
 BOUND = DELAY + UPSTREAM_GRACE_S  # the apps' upstream timeout
 RECOVER_S = 5  # "within a few seconds of the upstream's return"
+OVERLOAD_C, POOL = 2000, 4 * 50  # ab's clients; Gunicorn's workers x threads (sync-gunicorn.yml)
 
 
 def faults(results_dir: Path, *args: str, timeout: float = 600) -> dict:
@@ -37,10 +38,12 @@ def faults(results_dir: Path, *args: str, timeout: float = 600) -> dict:
         text=True,
         timeout=timeout,
     )
-    runs = sorted(results_dir.glob("*-faults/faults.json"))
-    assert runs, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(runs[-1].read_text())
-    data["_proc"] = proc
+    # Exit 0: every target did what it must (a problem found is exit 1, a failure 2).
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (run,) = results_dir.glob("*-faults/faults.json")
+    data = json.loads(run.read_text())
+    assert data["finished_at"], data
+    assert (run.parent / "faults.md").is_file()
     return data
 
 
@@ -114,7 +117,9 @@ def assert_no_restart_nor_crash(run: dict) -> None:
         assert check["processes_after"] >= 1, (service, check)
 
 
-def assert_outage_behaviour(target: dict, run: dict, *, codes: set[str]) -> None:
+def assert_outage_behaviour(
+    target: dict, run: dict, *, codes: set[str], prompt_s: float = BOUND + 1
+) -> None:
     during = target["phases"]["during"]["kinds"]
     # The fault bit: most requests while the service was down failed, with a documented code.
     failed = sum(n for k, n in during.items() if k != "200")
@@ -124,6 +129,10 @@ def assert_outage_behaviour(target: dict, run: dict, *, codes: set[str]) -> None
     # Promptly: nothing in flight while the service was down took longer than the upstream
     # timeout (plus a second of slack for a busy machine).
     assert target["longest_while_down_s"] <= BOUND + 1, target["longest_while_down_s"]
+    # A request that starts while the service is down meets no one to wait for: its error
+    # comes sooner than the service would have answered.
+    longest_started_down = target["phases"]["during"]["longest_s"]
+    assert longest_started_down is not None and longest_started_down <= prompt_s, target["phases"]
     assert target["recover_s"] is not None and target["recover_s"] <= RECOVER_S, target
     assert not target["stuck"], target["stuck_reason"]
     assert target["burst_after"]["kinds"] == {"200": target["burst_after"]["k"]}
@@ -134,7 +143,9 @@ def assert_outage_behaviour(target: dict, run: dict, *, codes: set[str]) -> None
 def test_upstream_outage_gives_prompt_502s_and_recovers_without_restart(app_faults, name):
     target, run = entries(app_faults, "upstream-outage")[name]
     assert run["stopped_service"] == "slow_api"
-    assert_outage_behaviour(target, run, codes={"502", "504"})
+    # slow_api stopped: its name no longer resolves and nothing listens, so a 502 takes far
+    # less than the delay the request asked for.
+    assert_outage_behaviour(target, run, codes={"502", "504"}, prompt_s=DELAY)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -152,31 +163,19 @@ def test_upstream_slowdown_latency_follows_and_comes_back(app_faults, name):
     assert_no_restart_nor_crash(run)
 
 
-def assert_shed_says_what_ab_counted(target: dict) -> None:
-    """Each way of shedding load is named exactly when ab counted it, and "nothing shed" only
-    when ab counted none of them: the summary follows the figures, whichever way they fall."""
+def assert_shed_names_what_ab_counted(target: dict) -> None:
+    """Each way a request failed that ab counted is named with ab's own count, and none that
+    ab did not count; "nothing shed" only where ab counted no failure at all."""
     ab, shed = target["ab"], " | ".join(target["shed"])
-    failures = ab["failures"]
-    said = {
-        "refused": "connections refused" in shed,
-        "reset": "connections reset" in shed,
-        "errors": "error answers (non-2xx)" in shed,
-        "overflow": "listen queue overflowed" in shed,
+    counts = {
+        "connections refused": ab["failures"].get("connect", 0),
+        "connections reset": ab["failures"].get("receive", 0),
+        "error answers (non-2xx)": ab["non_2xx"],
     }
-    counted = {
-        "refused": failures.get("connect", 0) > 0,
-        "reset": failures.get("receive", 0) > 0,
-        "errors": ab["non_2xx"] > 0,
-        "overflow": (ab["connect_max_ms"] or 0) >= 900,
-    }
-    assert said == counted, (said, ab, target["shed"])
-    queued = (
-        ab["latency_ms"]["p50"] > 2 * DELAY * 1000 or ab["latency_ms"]["p99"] > 3 * DELAY * 1000
-    )
-    assert ("queue" in shed.replace("listen queue", "")) == queued, (ab["latency_ms"], shed)
-    assert ("nothing shed" in shed) == (
-        not any(counted.values()) and not queued and not failures.get("exceptions")
-    ), shed
+    for words, n in counts.items():
+        assert (f"{n} {words}" in shed) == (n > 0), (words, n, target["shed"])
+    if any(counts.values()):
+        assert "nothing shed" not in shed, target["shed"]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -184,13 +183,16 @@ def test_overload_crashes_nothing_and_says_where_load_was_shed(app_faults, name)
     target, _run = entries(app_faults, "overload")[name]
     ab = target["ab"]
     assert ab["error"] is None, ab
-    assert target["concurrency"] == 2000 and ab["complete"] > 0
-    assert_shed_says_what_ab_counted(target)
+    assert target["concurrency"] == OVERLOAD_C and ab["complete"] > 0
+    assert_shed_names_what_ab_counted(target)
     assert ab["latency_ms"]["p50"] >= DELAY * 1000  # a real load: every answer took the delay
     if name == "gunicorn-threads":
-        # 2000 clients, 4 x 50 threads: ten waves of the delay, whatever the machine.
-        assert ab["latency_ms"]["p50"] >= 2 * DELAY * 1000, ab["latency_ms"]
-        assert any(line.startswith("queueing") for line in target["shed"]), target["shed"]
+        # The tutorial's rule: a pool answers at most threads / delay a second. 2000 clients on
+        # 4 x 50 threads wait ten waves of the delay for the last, five for the median: at
+        # least 4 s whatever the machine (7.8 s measured, docs/findings.md). The report says so.
+        waves = OVERLOAD_C / POOL
+        assert ab["latency_ms"]["p50"] >= 0.4 * waves * DELAY * 1000, ab["latency_ms"]
+        assert any("queue" in line for line in target["shed"]), target["shed"]
     assert not [
         k
         for k in target["probe"]["kinds"]
@@ -211,13 +213,10 @@ def test_database_outage_gives_prompt_503s_and_recovers_without_restart(db_fault
 
 
 def test_fault_runs_write_a_report_and_leave_nothing_behind(app_faults, db_faults):
-    for data in (app_faults, db_faults):
-        proc = data.pop("_proc")
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-        assert data["finished_at"]
+    # Both runs exited 0 with their report written (faults() asserts it as they end).
     for project in ("sync-gunicorn", "async-gevent-pywsgi", "bonus-psycopg2-gevent"):
         assert not any(leftovers(project).values()), project
     names = subprocess.run(
-        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
     ).stdout
     assert "flask-playground-overload-" not in names

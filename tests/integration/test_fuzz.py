@@ -95,6 +95,9 @@ def live(request) -> Iterator[Live]:
         up = Live(compose_file)
         up.before = up.states()
         yield up
+        # After everything the class sent, in whatever order its tests ran: the server still
+        # answers, and nothing crashed or restarted (a failure here is the class's last test's).
+        up.assert_unharmed(request.cls.ports)
     finally:
         sh(
             "docker",
@@ -226,12 +229,6 @@ class FuzzedApp:
     def test_malformed(self, live, case):
         send_hostile(self.ports[-1], case, server=self.server)
 
-    def unharmed(self, live):
-        """Last in each class (each class ends with ``test_unharmed = FuzzedApp.unharmed``;
-        pytest runs a base class's tests before its subclass's): after the fuzz and the
-        malformed requests, the server still answers and nothing crashed or restarted."""
-        live.assert_unharmed(self.ports)
-
 
 class TestFuzzThreaded(FuzzedApp):
     """Gunicorn gthread (4 x 50 threads) in front of the Flask app, and slow_api behind it."""
@@ -268,8 +265,6 @@ class TestFuzzThreaded(FuzzedApp):
         finally:
             relay.close()
 
-    test_unharmed = FuzzedApp.unharmed
-
 
 class TestFuzzGevent(FuzzedApp):
     """gevent.pywsgi: one process, a greenlet per request."""
@@ -282,8 +277,6 @@ class TestFuzzGevent(FuzzedApp):
     @TINY
     def test_app(self, live, pairs, headers):
         self.fuzz(pairs, headers)
-
-    test_unharmed = FuzzedApp.unharmed
 
 
 class TestFuzzBonus(FuzzedApp):
@@ -298,5 +291,3 @@ class TestFuzzBonus(FuzzedApp):
     @TINY
     def test_app(self, live, pairs, headers):
         self.fuzz(pairs, headers)
-
-    test_unharmed = FuzzedApp.unharmed

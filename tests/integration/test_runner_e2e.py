@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from playground.model import Run
-from tests.integration.conftest import ROOT, leftovers
+from tests.integration.conftest import ROOT, leftovers, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,7 @@ def test_leaves_nothing_behind(run):
     for project in ("sync-devserver", "async-gevent-pywsgi"):
         assert not any(leftovers(project).values())
     names = subprocess.run(
-        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
     ).stdout
     assert "flask-playground-load-" not in names
 
@@ -163,8 +163,12 @@ def test_a_port_in_use_is_named(tmp_path):
         proc = playground(
             "run", "gevent-pywsgi", "--no-build", "--no-calibration", "--results-dir", str(tmp_path)
         )
+    # The run goes on past a scenario it cannot bring up (exit 0), its entry naming why.
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "port 3000 on 127.0.0.1 is already in use" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
+    (entry,) = json.loads((tmp_path / "latest" / "results.json").read_text())["scenarios"]
+    assert "port 3000 on 127.0.0.1 is already in use" in entry["error"], entry["error"]
     assert not any(leftovers("async-gevent-pywsgi").values())
 
 
@@ -229,29 +233,55 @@ def test_wrk_as_the_load_tool(tmp_path):
     assert 0.6 * C / DELAY <= entry["steady_rps"] <= 1.1 * C / DELAY, entry["steady_rps"]
 
 
+def cpus_allowed(container: str) -> str | None:
+    """The CPUs the kernel lets `container`'s main process run on (its cpuset), or None."""
+    pid = subprocess.run(
+        ["docker", "inspect", "--format", "{{.State.Pid}}", container],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if pid in ("", "0"):
+        return None
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
 def test_pinned_cpus_move_the_app_and_the_load_apart(tmp_path):
     """--pin-cpus: `docker update` puts flask_app on CPU 1 and slow_api on CPU 0 (a refused
-    update would fail the run), the load generator runs on CPU 0, and the run says so."""
-    proc = playground(
-        "run",
-        "gevent-pywsgi",
-        "-n",
-        str(N),
-        "-c",
-        str(C),
-        "--delay",
-        str(DELAY),
-        "--pin-cpus",
-        "--no-calibration",
-        "--no-build",
-        "--results-dir",
-        str(tmp_path),
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    updates = [line for line in proc.stdout.splitlines() if "docker update --cpuset-cpus" in line]
+    update would fail the run), the load generator runs on CPU 0, and the run says so; the
+    kernel's own cpusets of the two containers' processes show it while the run goes on."""
+    pinned = {"flask_app": "1", "slow_api": "0"}
+    seen: dict[str, str | None] = {}
+
+    def all_pinned() -> bool:
+        for service in pinned:
+            seen[service] = cpus_allowed(f"async-gevent-pywsgi-{service}-1")
+        return seen == pinned
+
+    argv = [PLAYGROUND, "run", "gevent-pywsgi", "-n", str(N), "-c", str(C), "--delay"]
+    argv += [str(DELAY), "--pin-cpus", "--no-calibration", "--no-build"]
+    argv += ["--results-dir", str(tmp_path / "results")]
+    with (tmp_path / "out").open("w+") as out, (tmp_path / "err").open("w+") as err:
+        running = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=err, text=True)
+        try:
+            wait_until(all_pinned, timeout=180, what="flask_app on CPU 1 and slow_api on CPU 0")
+            code = running.wait(timeout=600)
+        finally:
+            if running.poll() is None:
+                running.kill()
+                running.wait()
+    stdout, stderr = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
+    assert code == 0, stdout[-3000:] + stderr[-3000:]
+    updates = [line for line in stdout.splitlines() if "docker update --cpuset-cpus" in line]
     assert sorted(line.split()[4] for line in updates) == ["0", "1"], updates
-    assert "docker run --rm --network async-gevent-pywsgi_default --cpuset-cpus 0" in proc.stdout
-    data = json.loads((tmp_path / "latest" / "results.json").read_text())
+    assert "docker run --rm --network async-gevent-pywsgi_default --cpuset-cpus 0" in stdout
+    data = json.loads((tmp_path / "results" / "latest" / "results.json").read_text())
     assert data["settings"]["pin_cpus"].startswith("app services on CPU 1")
     entry = data["scenarios"][0]
     assert entry["valid"] and 0.6 * C / DELAY <= entry["steady_rps"] <= 1.05 * C / DELAY

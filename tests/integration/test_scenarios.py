@@ -171,7 +171,7 @@ class TestNginxGunicorn:
         port = up.in_network(
             "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://flask_app:3000/?delay=0"
         )
-        assert port.stdout == "200"
+        assert port.returncode == 0 and port.stdout == "200", (port.returncode, port.stderr)
         published = sh(
             "docker", "compose", "-f", self.compose_file, "port", "flask_app", "3000", check=False
         )

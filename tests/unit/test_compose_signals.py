@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,10 +15,19 @@ from playground.compose import Docker
 from playground.signals import deferred_signals
 
 
-def signal_soon(sig: int, after: float = 0.3) -> threading.Timer:
-    timer = threading.Timer(after, os.kill, (os.getpid(), sig))
-    timer.start()
-    return timer
+def signal_once(started: Path, sig: int, *, timeout: float = 10) -> None:
+    """`sig` to this process as soon as the file `started` (which the command writes first)
+    says the work to interrupt is under way, looked for during `timeout` s."""
+
+    def send() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if started.exists():
+                os.kill(os.getpid(), sig)
+                return
+            time.sleep(0.01)
+
+    threading.Thread(target=send, daemon=True).start()
 
 
 @pytest.fixture(autouse=True)
@@ -35,46 +45,45 @@ def sigterm_raises():
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_shielded_command_finishes_then_the_signal_counts(tmp_path, sig):
     docker = Docker(root=tmp_path)
-    signal_soon(sig)
-    started = time.monotonic()
+    signal_once(tmp_path / "started", sig)
     with pytest.raises(KeyboardInterrupt):
         try:
-            docker.run(["sh", "-c", "sleep 1; echo done > out"], shielded=True)
+            docker.run(
+                ["sh", "-c", "touch started; sleep 1; echo done > out"],
+                shielded=True,
+                timeout=30,
+            )
         finally:
-            # The command ran to its end although the signal came 0.3 s into it.
+            # The command ran to its end although the signal came once it had started.
             assert (tmp_path / "out").read_text() == "done\n"
-    assert time.monotonic() - started >= 0.9
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_an_unshielded_command_is_interrupted_at_once(tmp_path):
     docker = Docker(root=tmp_path)
-    signal_soon(signal.SIGINT)
+    signal_once(tmp_path / "started", signal.SIGINT)
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        docker.run(["sh", "-c", "sleep 5; echo done > out"])
-    assert time.monotonic() - started < 3
+        docker.run(["sh", "-c", "touch started; sleep 5; echo done > out"], timeout=30)
+    assert time.monotonic() - started < 5  # before the command could have ended by itself
     assert not (tmp_path / "out").exists()
 
 
 def test_nested_blocks_hold_the_signal_until_the_outer_one_ends():
     steps = []
-    signal_soon(signal.SIGTERM, after=0.1)
     with pytest.raises(KeyboardInterrupt):
         with deferred_signals():
             with deferred_signals():
-                time.sleep(0.3)
+                os.kill(os.getpid(), signal.SIGTERM)  # arrives inside both blocks
                 steps.append("inner done")
-            time.sleep(0.2)
             steps.append("outer done")
     assert steps == ["inner done", "outer done"]
 
 
 def test_the_signal_wins_over_an_error_raised_meanwhile():
-    signal_soon(signal.SIGINT, after=0.1)
     with pytest.raises(KeyboardInterrupt):
         with deferred_signals():
-            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGINT)
             raise RuntimeError("docker said no")
 
 

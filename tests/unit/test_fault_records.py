@@ -53,10 +53,11 @@ def test_an_outage_verdict_keeps_its_keys_and_order() -> None:
         longest_while_down_s=0.02,
         answer_bound_s=6.0,
         recover_s=0.4,
+        requests_after_return=12,
         aftermath=AFTER,
     )
     data = verdict.to_json()
-    own = "requests kinds phases longest_while_down_s answer_bound_s recover_s".split()
+    own = "requests kinds phases longest_while_down_s answer_bound_s recover_s requests_after_return".split()
     assert list(data) == [*HEAD, *own, *TAIL]
     assert data["phases"]["during"] == PHASE.to_json()
     assert data["burst_before"] == {"k": 200, "delay": 1.0, "kinds": {"200": 200}, "seconds": 1.2}

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from playground import faults
-from playground.faults import Burst, Outcome, PhaseStats, ServerState
+from playground.faults import Burst, Outcome, PhaseStats, ServerState, analysis, render
 from playground.load import LoadResult
 from tests.unit.conftest import free_port, serve_slow_api
 
@@ -191,6 +191,18 @@ def test_time_to_recover_is_from_the_return_to_the_last_failure():
     assert faults.time_to_recover(OUTAGE, back_at=5.0) == pytest.approx(0.6)
     assert faults.time_to_recover(OUTAGE, back_at=5.3) == 0.0  # nothing failed after
     assert faults.time_to_recover(OUTAGE[:9], back_at=5.0) is None  # last one still failing
+
+
+def test_no_request_after_the_return_measures_no_recovery():
+    """Nothing started after the upstream came back: no evidence of a recovery, so no figure
+    (not 0 s), and the report says "not measured", not "recovered" nor "not recovered"."""
+    assert faults.time_to_recover(OUTAGE, back_at=7.0) is None
+    assert analysis.started_after(OUTAGE, back_at=7.0) == 0
+    assert analysis.started_after(OUTAGE, back_at=5.0) == 4
+    base = {"recover_s": None}
+    assert render.recovery({**base, "requests_after_return": 0}) == "not measured"
+    assert render.recovery({**base, "requests_after_return": 4}) == "not recovered"
+    assert render.recovery({"recover_s": 0.0, "requests_after_return": 4}) == "0.00 s"
 
 
 def test_longest_answer_counts_requests_in_flight_during_the_outage():

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
 
+from tests.strategies import FUZZ_MAX_DELAY, delay_values, documented_delay
+
 
 def test_missing_delay_is_the_default():
     assert parse_delay([]) == DEFAULT_DELAY == 1.0
@@ -77,3 +79,17 @@ def test_a_valid_delay_and_its_half_pass_on_unchanged(raw):
     delay = parse_delay([raw], limit=100)
     for seconds in (delay, delay / 2):
         assert parse_delay([format_delay(seconds)], limit=100) == pytest.approx(seconds, abs=1e-9)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(value=delay_values, limit=st.sampled_from([FUZZ_MAX_DELAY, 1.0, 60.0]))
+def test_the_rule_is_the_one_the_page_promises(value, limit):
+    """docs/scenarios.md's rule, read from the page (tests/strategies.py), and the rule's code
+    accept and refuse the same values: the fuzzes judge the servers by the page's."""
+    try:
+        parse_delay([value], limit=limit)
+    except DelayError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == documented_delay(value, limit=limit), value

@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
+import pytest
+
 from playground.model import Sample
-from playground.sampling import Series, combine, open_files_limit
+from playground.sampling import (
+    ProcReader,
+    Sampler,
+    SamplingError,
+    Series,
+    _mem_mb,
+    combine,
+    open_files_limit,
+    parse_process,
+    parse_stats,
+    process_tree,
+    read_process,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 LIMITS = """Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds
@@ -36,3 +53,108 @@ def test_series_are_summed_sample_by_sample_into_the_models_samples() -> None:
     b = Series("worker", [Sample(0.01, 2, 2, 20.0, 1.25)])
     assert combine([a, b]) == [Sample(t=0.0, threads=5, processes=3, rss_mb=30.0, cpu_pct=6.25)]
     assert combine([]) == []
+
+
+# --- captured text (tests/data): a Gunicorn gevent container of the war story, its /proc -----
+# The container's processes as its cgroup listed them: the master (21172), its two workers,
+# and a health check `docker exec` had started (23654, a child of the container's shim, not
+# of the master). Read by eye from the files (`grep -E 'PPid|Threads|VmRSS' */status`, and
+# utime + stime, the 14th and 15th fields of stat): the figures the tests expect.
+PROC = DATA / "proc_gunicorn_gevent"
+MASTER = 21172
+BY_EYE = {  # pid: (ppid, threads, VmRSS kB, utime + stime ticks)
+    21172: (21152, 2, 21636, None),
+    21310: (21172, 7, 43348, 967 + 257),
+    21311: (21172, 4, 43620, None),
+    23654: (21152, 1, 11464, None),
+}
+
+
+def test_each_process_is_read_from_its_captured_status_and_stat() -> None:
+    for pid, (ppid, threads, rss_kb, ticks) in BY_EYE.items():
+        stat = read_process(pid, proc=PROC)
+        assert stat is not None
+        assert (stat.pid, stat.ppid, stat.threads, stat.rss_kb) == (pid, ppid, threads, rss_kb)
+        if ticks is not None:
+            assert stat.cpu_ticks == ticks
+    assert read_process(99999, proc=PROC) is None  # gone between the listing and the read
+
+
+def test_a_command_name_with_spaces_and_parentheses_does_not_shift_the_fields(
+    tmp_path: Path,
+) -> None:
+    stat = (PROC / "21310" / "stat").read_text().replace("(gunicorn)", "(a (b) c)")
+    parsed = parse_process(21310, status=(PROC / "21310" / "status").read_text(), stat=stat)
+    assert (parsed.ppid, parsed.cpu_ticks) == (21172, 967 + 257)
+
+
+def test_only_the_servers_own_tree_counts_not_a_health_check() -> None:
+    every = [read_process(pid, proc=PROC) for pid in BY_EYE]
+    tree = process_tree([s for s in every if s is not None], MASTER)
+    assert sorted(s.pid for s in tree) == [21172, 21310, 21311]
+
+
+def test_the_reader_sums_the_trees_threads_and_memory_from_the_cgroup_listing() -> None:
+    reader = ProcReader(PROC / "cgroup.procs", root=MASTER, proc=PROC)
+    sample = reader.read(1.5)
+    assert sample is not None
+    assert (sample.t, sample.threads, sample.processes) == (1.5, 2 + 7 + 4, 3)
+    assert sample.rss_mb == pytest.approx((21636 + 43348 + 43620) / 1024)
+    assert sample.cpu_pct == 0.0  # one reading: no interval to measure CPU over yet
+    assert ProcReader(PROC / "no-such-cgroup.procs", proc=PROC).read(0) is None
+
+
+def test_docker_stats_text_gives_tasks_memory_and_cpu() -> None:
+    text = (DATA / "docker_stats_gunicorn_gevent.json").read_text()
+    sample = parse_stats(text, t=2.0)
+    # "PIDs":"16", "MemUsage":"95.56MiB / 23.54GiB", "CPUPerc":"54.68%"
+    assert (sample.t, sample.threads, sample.processes) == (2.0, 16, 0)
+    assert sample.rss_mb == pytest.approx(95.56)
+    assert sample.cpu_pct == pytest.approx(54.68)
+
+
+@pytest.mark.parametrize(
+    "text,mib",
+    [
+        ("0B", 0.0),
+        ("512KiB", 0.5),
+        ("95.56MiB", 95.56),
+        ("1.5GiB", 1536.0),
+        ("1TiB", 1024 * 1024.0),
+        ("1048576B", 1.0),
+        ("1000kB", 1e6 / 2**20),
+        ("2MB", 2e6 / 2**20),
+        (" 3GB ", 3e9 / 2**20),
+    ],
+)
+def test_memory_in_every_unit_docker_writes(text: str, mib: float) -> None:
+    assert _mem_mb(text) == pytest.approx(mib)
+
+
+@pytest.mark.parametrize("text", ["12PiB", "12", "", "--", "MiB", "1.2.3MiB", "12 mib"])
+def test_memory_in_a_unit_not_known_is_an_error_not_zero(text: str) -> None:
+    with pytest.raises(SamplingError, match="no unit the sampler knows"):
+        _mem_mb(text)
+
+
+class _Unreadable:
+    """A reader whose second reading meets a figure it cannot read."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def read(self, t: float) -> Sample | None:
+        self.reads += 1
+        if self.reads > 1:
+            raise SamplingError("docker stats: memory '1PiB' is in no unit the sampler knows")
+        return Sample(t, 1, 1, 1.0, 0.0)
+
+
+def test_a_reading_that_fails_in_the_background_fails_the_measurement() -> None:
+    reader = _Unreadable()
+    with pytest.raises(SamplingError, match="no unit the sampler knows"):
+        with Sampler({"app": reader}, interval=0.01) as sampler:  # type: ignore[dict-item]
+            deadline = time.monotonic() + 10
+            while reader.reads < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+    assert len(sampler.series["app"].samples) == 1

@@ -1,5 +1,6 @@
-"""The tests run in the order the README gives: unit tests first, then the integration tests;
-and a check that must follow the work it judges (the fuzz's "unharmed") runs after it."""
+"""The tests run in the order the README gives: unit tests first, then the integration tests in
+two lanes; and no test needs that order to be right: a shuffled order is one flag away
+(`-p randomly`, pytest-randomly), and shuffles everything."""
 
 from __future__ import annotations
 
@@ -40,14 +41,27 @@ def test_unit_tests_come_before_integration_tests() -> None:
     assert runs == ["tests/unit", "tests/integration"], recipe
 
 
-def test_each_fuzzed_app_is_judged_unharmed_after_everything_sent_to_it() -> None:
-    ids = collected("tests/integration/test_fuzz.py")
-    classes = list(dict.fromkeys(i.split("::")[1] for i in ids))
-    assert classes, ids
-    for cls in classes:
-        names = [i.split("::")[2] for i in ids if i.split("::")[1] == cls]
-        assert "test_unharmed" in names, cls
-        assert names[-1] == "test_unharmed", (cls, names)
+def test_a_shuffled_order_is_one_flag_away() -> None:
+    """`-p randomly` shuffles the integration tests (modules, classes, tests) by its seed,
+    the same tests all the same; without it, the lanes' order (tests/lanes.py)."""
+    plain = collected("tests/integration")
+    shuffled = collected("tests/integration", "-p", "randomly", "--randomly-seed=1")
+    assert sorted(shuffled) == sorted(plain)
+
+    def modules(order: list[str]) -> list[str]:
+        return list(dict.fromkeys(lanes.module_of(i) for i in order))
+
+    def within(order: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for nodeid in order:
+            out.setdefault(nodeid.rsplit("::", 1)[0], []).append(nodeid)
+        return out
+
+    assert modules(plain)[: len(lanes.FIRST)] == list(lanes.FIRST)
+    # No lane order imposed on top of the seed's (with seed 1 the story does not come first).
+    assert modules(shuffled)[: len(lanes.FIRST)] != list(lanes.FIRST), modules(shuffled)
+    # Within a module or class too: some tests in another order than written.
+    assert any(within(shuffled)[k] != v for k, v in within(plain).items())
 
 
 def test_the_integration_tests_run_in_two_lanes_and_the_remedies_last() -> None:

@@ -98,8 +98,12 @@ def longest_overlapping(outcomes: Sequence[Outcome], *, start: float, end: float
 
 def time_to_recover(outcomes: Sequence[Outcome], *, back_at: float) -> float | None:
     """Seconds from ``back_at`` (the upstream is back) until every request started from then on
-    succeeded: 0 if none failed after ``back_at``, None if the last ones still failed."""
+    succeeded: 0 if requests started after ``back_at`` and none failed; None if the last ones
+    still failed, or if none started after ``back_at`` (nothing measured the recovery:
+    :func:`started_after` tells the two apart)."""
     after = sorted((o for o in outcomes if o.start >= back_at), key=lambda o: o.start)
+    if not after:
+        return None
     failed = [i for i, o in enumerate(after) if not o.ok]
     if not failed:
         return 0.0
@@ -107,6 +111,12 @@ def time_to_recover(outcomes: Sequence[Outcome], *, back_at: float) -> float | N
     if not rest:
         return None
     return round(rest[0].start - back_at, 3)
+
+
+def started_after(outcomes: Sequence[Outcome], *, back_at: float) -> int:
+    """How many requests started once the upstream was back: 0 means the recovery was not
+    measured (no figure of it may be shown)."""
+    return sum(1 for o in outcomes if o.start >= back_at)
 
 
 def settle_time(outcomes: Sequence[Outcome], *, since: float, limit_s: float) -> float | None:

@@ -15,6 +15,7 @@ from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
     phase_stats,
+    started_after,
     time_to_recover,
     unexpected_answers,
 )
@@ -90,7 +91,10 @@ class Outage(Fault):
                 f"an answer took {longest:.2f} s while {service} was down "
                 f"(its upstream timeout is {bound:g} s)"
             )
-        if recover is None:
+        after_return = started_after(outcomes, back_at=back_at)
+        if after_return == 0:
+            problems.append(f"no request started after {service} came back: recovery not measured")
+        elif recover is None:
             problems.append(f"still failing {s.recovery_s:g} s after {service} came back")
         notes = []
         if not any(k != "200" for k in during.kinds):
@@ -108,6 +112,7 @@ class Outage(Fault):
             longest_while_down_s=longest,
             answer_bound_s=bound,
             recover_s=recover,
+            requests_after_return=after_return,
             aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
         )
 

@@ -149,6 +149,7 @@ class OutageVerdict:
     longest_while_down_s: float | None
     answer_bound_s: float
     recover_s: float | None
+    requests_after_return: int  # 0: the recovery was not measured
     aftermath: Aftermath
 
     def to_json(self) -> Json:
@@ -160,6 +161,7 @@ class OutageVerdict:
             "longest_while_down_s": self.longest_while_down_s,
             "answer_bound_s": self.answer_bound_s,
             "recover_s": self.recover_s,
+            "requests_after_return": self.requests_after_return,
             **self.aftermath.to_json(),
         }
 

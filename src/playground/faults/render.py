@@ -42,6 +42,18 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+#: What the outage table shows where no request started after the service came back.
+NOT_MEASURED = "not measured"
+
+
+def recovery(target: Json) -> str:
+    """The time to recover, "not recovered", or "not measured" where no request started after
+    the service came back (records from before that count was kept read as not recovered)."""
+    if target["recover_s"] is not None:
+        return _s(target["recover_s"])
+    return NOT_MEASURED if target.get("requests_after_return") == 0 else "not recovered"
+
+
 def outage_table(run: Json) -> Table:
     svc = run["stopped_service"]
     headers = (
@@ -61,7 +73,7 @@ def outage_table(run: Json) -> Table:
             _kinds(t["kinds"]),
             _kinds(t["phases"]["during"]["kinds"]),
             f"{_s(t['longest_while_down_s'])} ({t['answer_bound_s']:g} s)",
-            _s(t["recover_s"]) if t["recover_s"] is not None else "not recovered",
+            recovery(t),
             _yes(t["stuck"]),
             _verdict(t),
         ]
