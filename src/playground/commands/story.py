@@ -194,13 +194,19 @@ def add_parser(sub: Any) -> None:
         "headline figure as median and min-max (default 1)",
     )
     p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
+    p.add_argument(
+        "--engine",
+        choices=("tokio", "asyncio"),
+        default=d.engine,
+        help="who sends the open loop's schedule: the compiled sender (default) or Python's asyncio",
+    )
     switch("--no-refresh", "users never reload")
     p.set_defaults(handler=cmd_story)
 
 
 def settings_from(args: argparse.Namespace) -> StorySettings:
     values = {attr: getattr(args, attr) for _, attr, _, _ in STORY_FLAGS}
-    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency)
+    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency, engine=args.engine)
     if args.no_refresh:
         values["max_attempts"] = 1
     return StorySettings(**values)
