@@ -188,7 +188,7 @@ async fn exchange(target: &Target, method: Method) -> Result<Answer, Failure> {
         let status = resp.status().as_u16();
         let degraded = resp.headers().contains_key("x-degraded");
         let body = resp.into_body().collect().await.map_err(hyper_failure)?.to_bytes();
-        Ok((status, degraded, body))
+        Ok::<Answer, Failure>((status, degraded, body))
     };
     tokio::pin!(conn, answer);
     // The connection is driven here, not spawned: when the user gives up this future is
@@ -324,12 +324,14 @@ async fn main_async(plan: Plan) -> Result<Output, String> {
     }
     let finished = run.now();
     let mut rows = std::mem::take(&mut *run.rows.lock().unwrap());
+    let events = std::mem::take(&mut *run.events.lock().unwrap());
+    let watches = std::mem::take(&mut *run.watches.lock().unwrap());
     rows.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
     Ok(Output {
         engine: format!("tokio {} threads", run.plan.threads),
         attempts: rows,
-        events: std::mem::take(&mut *run.events.lock().unwrap()),
-        watches: std::mem::take(&mut *run.watches.lock().unwrap()),
+        events,
+        watches,
         peak_in_flight: run.peak.load(Ordering::Relaxed),
         sent_all_s: sent_all,
         finished_s: finished,
