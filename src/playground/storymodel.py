@@ -190,7 +190,9 @@ class HostSteal:
     )
     late_sends: int = _doc("sends later than the self-check's p99 bound (10 ms)", 0)
     late_sends_with_steal: int = _doc(
-        "... of them in a second of the run when the host stole CPU time", 0
+        "... of them late across seconds in which the host stole at least as much CPU time "
+        "as they were late",
+        0,
     )
 
 

@@ -61,17 +61,21 @@ def output(lags: list[tuple[float, float]]) -> analysis.GeneratorOutput:
     )
 
 
-def test_late_sends_are_counted_with_the_steal_of_their_seconds():
-    # Steal in second 2 only; three late sends: in second 2, across 3 -> 4, in second 4.
+def test_a_late_send_came_with_steal_when_its_seconds_lost_as_much_cpu_as_it_was_late():
+    # 20 ms stolen in second 2 only. Late sends: 15 ms in second 2 (with it), 30 ms in second
+    # 2 (later than the steal explains), 80 ms across seconds 3 -> 4 and 20 ms in second 4
+    # (no steal); 5 ms is not late.
     samples = [times(100.0 + k, s, 200 * k) for k, s in enumerate([0, 0, 0, 2, 2, 2, 2])]
-    out = output([(0.5, 0.001), (2.2, 0.030), (3.95, 0.080), (4.5, 0.020), (1.0, 0.005)])
+    out = output(
+        [(0.5, 0.001), (2.2, 0.015), (2.5, 0.030), (3.95, 0.080), (4.5, 0.020), (1.0, 0.005)]
+    )
     st = run.host_steal(samples, out)
     assert st is not None
-    assert st.late_sends == 3 and st.late_sends_with_steal == 1
+    assert st.late_sends == 4 and st.late_sends_with_steal == 1
     assert st.steal_s == pytest.approx(0.02)
     (finding,) = findings.steal(replace(StoryTarget(name="t"), steal=st))
     assert (
-        "3 sends left more than 10 ms late, 1 of them across a second with steal" in finding.message
+        "4 sends left more than 10 ms late, 1 of them in seconds when the host" in finding.message
     )
 
 

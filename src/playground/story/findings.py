@@ -62,7 +62,10 @@ def steal(target: StoryTarget) -> list[Finding]:
         f"time); {st.late_sends} sends left more than {LATE_SEND_S * 1000:g} ms late"
     )
     if st.late_sends:
-        message += f", {st.late_sends_with_steal} of them across a second with steal"
+        message += (
+            f", {st.late_sends_with_steal} of them in seconds when the host stole at least "
+            "as much CPU time as they were late"
+        )
     return [
         Finding(
             code="host-steal",
@@ -97,7 +100,7 @@ def retried(target: StoryTarget) -> list[Finding]:
             severity=INFO,
             message=f"measured {len(tries) + 1} times: the {len(tries)} before this one were "
             f"invalid by the generator's self-check (send lag p99 {lags}; {late} late sends, "
-            f"{with_steal} of them across a second with steal), kept in raw/",
+            f"{with_steal} of them as late as the host's steal then), kept in raw/",
             figures={
                 "invalid_tries": len(tries),
                 "late_sends": late,

@@ -201,7 +201,8 @@ def read_output(path: Path, what: str, proc: CompletedProcess[str]) -> analysis.
 
 def host_steal(samples: Sequence[CpuTimes], output: analysis.GeneratorOutput) -> HostSteal | None:
     """The host's steal over the generator's run, and how many of its late sends (later than
-    the self-check's p99 bound) were late across a second in which the host stole CPU time."""
+    the self-check's p99 bound) waited through seconds in which the host stole at least as
+    much CPU time as they were late."""
     ends = [a.end for a in output.attempts if math.isfinite(a.end)]
     seconds = math.ceil(max(ends, default=0.0)) + 1
     stolen = over_run(samples, t0=output.t0_monotonic, seconds=seconds)
@@ -210,8 +211,9 @@ def host_steal(samples: Sequence[CpuTimes], output: analysis.GeneratorOutput) ->
     late = [a for a in output.attempts if a.sent - a.intended > findings.LATE_SEND_S]
 
     def with_steal(intended: float, sent: float) -> bool:
+        """As much CPU time stolen in the seconds the send waited through as it was late."""
         span = range(max(0, int(intended)), min(seconds, int(sent) + 1))
-        return any(stolen.per_second_s[k] > 0 for k in span)
+        return sum(stolen.per_second_s[k] for k in span) >= sent - intended
 
     return HostSteal(
         steal_s=round(stolen.steal_s, 2),
