@@ -32,6 +32,8 @@ import json
 import math
 import multiprocessing
 import random
+import shutil
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -58,6 +60,12 @@ MAX_PROCESSES = 8
 START_AFTER_S = 0.5
 WATCH_TIMEOUT_S = 0.8
 ARRIVALS = ("constant", "poisson")
+# Who sends the schedule: the compiled sender (sender/: Rust, tokio and hyper; this file fixes
+# the schedule, hands it over and judges the result) or this file's own asyncio loop. Through a
+# failure storm the asyncio loop's work per attempt made sends late (docs/story.md).
+ENGINES = ("tokio", "asyncio")
+SENDER = "openloop-sender"
+EVENT_TIMEOUT_S = 10.0
 SUCCESS = "ok"
 DEGRADED = "degraded"
 DRY = "dry"  # --dry: the attempt was scheduled and not sent
@@ -113,6 +121,8 @@ class Settings:
     # on one clock: under a storm of failures and reloads one loop's own work (hundreds of
     # connections opened and timed out a second) made sends late (docs/story.md).
     processes: int = 1
+    # tokio: the compiled sender, `processes` worker threads; asyncio: this file's event loops.
+    engine: str = "asyncio"
 
     def __post_init__(self) -> None:
         validate(self)
@@ -135,6 +145,10 @@ def validate(s: Settings) -> None:
                             f"{s.max_attempts}")
     if not 1 <= s.processes <= MAX_PROCESSES:
         raise SettingsError(f"processes must be 1 to {MAX_PROCESSES}, got {s.processes}")
+    if s.engine not in ENGINES:
+        raise SettingsError(f"engine must be one of {', '.join(ENGINES)}, got {s.engine!r}")
+    if s.engine == "tokio" and not s.url.startswith("http://"):
+        raise SettingsError(f"the tokio engine sends http:// only, got {s.url!r}")
     if s.arrival not in ARRIVALS:
         raise SettingsError(f"arrival must be one of {', '.join(ARRIVALS)}, got {s.arrival!r}")
     if not s.phases:
@@ -307,7 +321,7 @@ class Generator:
         record = {"at": event.at, "sent": self.now(), "method": event.method, "url": event.url}
         try:
             async with session.request(event.method, event.url,
-                                       timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                                       timeout=aiohttp.ClientTimeout(total=EVENT_TIMEOUT_S)) as resp:
                 record.update(status=resp.status, body=(await resp.text())[:500])
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
             record.update(status=0, body=f"{type(exc).__name__}: {exc}"[:500])
@@ -363,27 +377,38 @@ class Generator:
         return self.result(schedule_len=len(schedule), sent_all=sent_all, finished=finished)
 
     def result(self, *, schedule_len: int, sent_all: float, finished: float) -> dict:
-        lags = sorted(a.sent - a.intended for a in self.attempts)
-        check = self_check(lags)
-        return {
-            "tool": "openloop",
-            "settings": settings_dict(self.s),
-            "loop": self.loop_name,
-            # When the run's second 0 was: on the machine's monotonic clock (shared by every
-            # container) and its wall clock, to line other records up with the attempts.
-            "t0_monotonic": self._t0,
-            "t0_wall": self.t0_wall,
-            "visits": schedule_len,
-            "sent_all_s": sent_all,
-            "finished_s": finished,
-            "peak_in_flight": self.peak_in_flight,
-            "check": check,
-            "columns": list(COLUMNS),
-            "attempts": [[getattr(a, c) for c in COLUMNS] for a in
-                         sorted(self.attempts, key=lambda a: (a.intended, a.visit, a.attempt))],
-            "events": self.events,
-            "watches": self.watches,
-        }
+        rows = [[getattr(a, c) for c in COLUMNS] for a in
+                sorted(self.attempts, key=lambda a: (a.intended, a.visit, a.attempt))]
+        return assemble(self.s, loop=self.loop_name, t0=self._t0, t0_wall=self.t0_wall,
+                        visits=schedule_len, sent_all=sent_all, finished=finished,
+                        peak_in_flight=self.peak_in_flight, attempts=rows, events=self.events,
+                        watches=self.watches)
+
+
+def assemble(s: Settings, *, loop: str, t0: float, t0_wall: float, visits: int,
+             sent_all: float, finished: float, peak_in_flight: int, attempts: list[list],
+             events: list[dict], watches: list[dict]) -> dict:
+    """The result, whichever engine sent it: every attempt (rows in COLUMNS' order, sorted by
+    intended send) and the self-check over their send lags."""
+    lags = sorted(r[3] - r[2] for r in attempts)
+    return {
+        "tool": "openloop",
+        "settings": settings_dict(s),
+        "loop": loop,
+        # When the run's second 0 was: on the machine's monotonic clock (shared by every
+        # container) and its wall clock, to line other records up with the attempts.
+        "t0_monotonic": t0,
+        "t0_wall": t0_wall,
+        "visits": visits,
+        "sent_all_s": sent_all,
+        "finished_s": finished,
+        "peak_in_flight": peak_in_flight,
+        "check": self_check(lags),
+        "columns": list(COLUMNS),
+        "attempts": attempts,
+        "events": events,
+        "watches": watches,
+    }
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -419,7 +444,49 @@ def _run_shard(settings: Settings, shard: int, t0: float | None) -> dict:
     return asyncio.run(Generator(settings, shard=shard, t0=t0).run())
 
 
+class SenderError(RuntimeError):
+    """The compiled sender is missing or failed; the message says why."""
+
+
+def compiled_plan(s: Settings, *, t0: float) -> dict:
+    """What the compiled sender needs: the schedule fixed here (every visit's start, every
+    reload's wait), the clock's second 0, the events and watches."""
+    schedule = arrival_times(s)
+    return {
+        "url": s.url, "timeout": s.timeout, "t0_monotonic": t0, "duration": s.duration,
+        "dry": s.dry, "threads": s.processes, "visits": list(enumerate(schedule)),
+        "waits": [[refresh_wait(s, visit=v, attempt=n) for n in range(1, s.max_attempts)]
+                  for v in range(len(schedule))],
+        "events": [asdict(e) for e in s.events], "watches": [asdict(w) for w in s.watches],
+        "watch_interval": WATCH_INTERVAL_S, "watch_timeout": WATCH_TIMEOUT_S,
+        "event_timeout": EVENT_TIMEOUT_S,
+    }
+
+
+def run_compiled(s: Settings) -> dict:
+    """The schedule sent by the compiled sender; this process only waits for it."""
+    sender = shutil.which(SENDER)
+    if sender is None:
+        raise SenderError(f"the tokio engine needs {SENDER} on PATH (the load generator's "
+                          "image has it); --engine asyncio runs without it")
+    t0 = time.monotonic() + START_AFTER_S
+    t0_wall = time.time() + (t0 - time.monotonic())
+    plan = compiled_plan(s, t0=t0)
+    proc = subprocess.run([sender], input=json.dumps(plan), capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise SenderError(f"{SENDER} failed (exit {proc.returncode}): "
+                          f"{proc.stderr.strip()[-500:]}")
+    out = json.loads(proc.stdout)
+    return assemble(s, loop=out["engine"], t0=t0, t0_wall=t0_wall, visits=len(plan["visits"]),
+                    sent_all=out["sent_all_s"], finished=out["finished_s"],
+                    peak_in_flight=out["peak_in_flight"], attempts=out["attempts"],
+                    events=out["events"], watches=out["watches"])
+
+
 def run(settings: Settings) -> dict:
+    if settings.engine == "tokio":
+        return run_compiled(settings)
     if settings.processes == 1:
         return _run_shard(settings, 0, None)
     t0 = time.monotonic() + START_AFTER_S
@@ -511,6 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--processes", type=int, default=2,
                    help="deal the visits to this many processes, an event loop each "
                         f"(1 to {MAX_PROCESSES}; default 2)")
+    p.add_argument("--engine", choices=ENGINES, default="tokio",
+                   help="who sends: the compiled sender (tokio, default) or this file's own "
+                        "asyncio loops")
     p.add_argument("--dry", action="store_true",
                    help="keep the schedule but send nothing: the send lag of the machine alone")
     p.add_argument("--out", help="write the JSON result here (default: stdout)")
@@ -528,6 +598,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         watches=tuple(parse_watch(w) for w in args.watch),
         dry=args.dry,
         processes=args.processes,
+        engine=args.engine,
     )
 
 
@@ -538,7 +609,11 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"openloop: {exc}", file=sys.stderr)
         return 2
-    result = run(settings)
+    try:
+        result = run(settings)
+    except SenderError as exc:
+        print(f"openloop: {exc}", file=sys.stderr)
+        return 2
     text = json.dumps(result, separators=(",", ":"))
     if args.out:
         with open(args.out, "w") as f:

@@ -2,15 +2,16 @@
 
 `make test` runs the integration tests in two lanes side by side (pytest-xdist, `-n 2`):
   - the story's lane: the war story's incident, closed loop, sweep and SIGTERM
-    (test_story.py), then the checks that only resolve compose files (nothing published);
+    (test_story.py), the remedies through a deeper incident (test_story_remedies.py), then
+    the checks that only resolve compose files (nothing published);
   - the other lane: everything else, one test at a time, in the order below.
 The story's tests bring up only their own compose projects (story-*), publish nginx on a port
 of their own (STORY_PORT, set by tests/integration/conftest.py) and take a runner lock of
-their own (test_story.py), so nothing of the other lane can meet them. Their loads are sized to collapse a pool whatever
-the machine does beside them (60 in flight for 16 threads), and the generator's self-check
-says where it was starved. Beside them, the other lane starts with what loads the machine
-least (the faults' 30 clients at 1 s); the remedies' gthread pool, whose shape moves with
-the machine's load (test_story_remedies.py), comes last, long after the story's lane ends.
+their own (tests/integration/storyruns.py), so nothing of the other lane can meet them. Their
+loads are sized to collapse a pool whatever the machine does beside them (60 in flight for 16
+threads), and the generator's self-check says where it was starved. Beside them, the other lane starts with what loads the machine
+least (the faults' 30 clients at 1 s). The remedies' incident (test_story_remedies.py) is deep
+enough that its shape holds whatever runs beside it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,22 @@ from pathlib import Path
 
 STORY_LANE = "story"
 OTHER_LANE = "one-at-a-time"
-STORY_LANE_MODULES = ("test_story", "test_by_hand_commands", "test_compose_files")
+STORY_LANE_MODULES = (
+    "test_story",
+    "test_story_remedies",
+    "test_by_hand_commands",
+    "test_compose_files",
+)
 # The order: these first (the story's lane's long pole, the other lane's lightest), the rest
-# as collected (alphabetically), LAST last.
-FIRST = ("test_story", "test_faults", "test_fuzz", "test_runner_faults", "test_runner_e2e")
-LAST = ("test_story_remedies",)
+# as collected (alphabetically).
+FIRST = (
+    "test_story",
+    "test_story_remedies",
+    "test_faults",
+    "test_fuzz",
+    "test_runner_faults",
+    "test_runner_e2e",
+)
 
 
 def shuffled(config: object) -> bool:
@@ -47,9 +59,7 @@ def lane_of(nodeid: str) -> str:
 
 
 def run_order(module: str) -> int:
-    """Where a module's tests go in the order collected: FIRST, the rest, then LAST."""
+    """Where a module's tests go in the order collected: FIRST, then the rest."""
     if module in FIRST:
         return FIRST.index(module)
-    if module in LAST:
-        return len(FIRST) + 1 + LAST.index(module)
     return len(FIRST)

@@ -58,6 +58,11 @@ class StorySettings:
         "ab's connections for the closed loop; null: what the open loop keeps in flight "
         "normally, rate x normal delay"
     )
+    engine: str = _doc(
+        "who sends the open loop's schedule: `tokio` (the generator's compiled sender) or "
+        "`asyncio` (its Python event loops)",
+        "tokio",
+    )
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
@@ -80,6 +85,8 @@ class StorySettings:
                 raise StoryError(f"{name} must be at least 1, got {count}")
         if self.arrival not in ("poisson", "constant"):
             raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
+        if self.engine not in ("tokio", "asyncio"):
+            raise StoryError(f"engine must be tokio or asyncio, got {self.engine!r}")
         # Imported here: playground.load reads this module's ToolFigures.
         from playground.load import AB_MAX_CONCURRENCY
 
@@ -168,6 +175,34 @@ class GeneratorCheck:
     send_lag_p50_s: float | None = _doc("median lag of a send behind its intended time, s")
     send_lag_p99_s: float | None = _doc("99th percentile of the send lag, s")
     send_lag_max_s: float | None = _doc("the largest send lag, s")
+
+
+@dataclass(frozen=True)
+class HostSteal:
+    """The host's steal time while the generator ran (/proc/stat: CPU time the hypervisor
+    gave elsewhere while this machine had work), and the late sends it came with."""
+
+    steal_s: float = _doc("CPU-seconds stolen over the run, every CPU together", 0.0)
+    share: float | None = _doc("... as a share of all the machine's CPU time in the run")
+    per_second_s: list[float] = _doc(
+        "CPU-seconds stolen in each second of the run, from the generator's second 0",
+        factory=list,
+    )
+    late_sends: int = _doc("sends later than the self-check's p99 bound (10 ms)", 0)
+    late_sends_with_steal: int = _doc(
+        "... of them late across seconds in which the host stole at least as much CPU time "
+        "as they were late",
+        0,
+    )
+
+
+@dataclass(frozen=True)
+class InvalidTry:
+    """A measurement the generator's self-check marked invalid, measured again in its place."""
+
+    check: GeneratorCheck | None = _doc("its self-check")
+    steal: HostSteal | None = _doc("the host's steal during it")
+    output: str | None = _doc("its generator output, kept in the run's raw/ folder")
 
 
 @dataclass(frozen=True)
@@ -344,7 +379,13 @@ class StoryTarget:
     per_worker: int | None = _doc("threads or greenlets per process, as run")
     commands: list[str] = _doc("what a reader types to repeat it", factory=list)
     check: GeneratorCheck | None = _doc("the generator's self-check")
-    loop: str | None = _doc("the generator's event loop (uvloop or asyncio)")
+    loop: str | None = _doc("the generator's event loop (tokio, uvloop or asyncio)")
+    steal: HostSteal | None = _doc("the host's steal time while the generator ran")
+    invalid_tries: list[InvalidTry] = _doc(
+        "earlier measurements of this target the generator's self-check marked invalid, "
+        "measured again (at most story.run.MAX_TRIES in all)",
+        factory=list,
+    )
     generator_exit: int | None = _doc("the generator's exit status")
     generator_stderr: str | None = _doc("the end of what the generator printed")
     incident: Incident | None = _doc("when the incident started, as sent")
@@ -623,6 +664,8 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (StorySettings, "StorySettings (`story`)"),
     (StoryTarget, "StoryTarget (each of `targets`)"),
     (GeneratorCheck, "GeneratorCheck (`check`)"),
+    (HostSteal, "HostSteal (`steal`)"),
+    (InvalidTry, "InvalidTry (each of `invalid_tries`)"),
     (Incident, "Incident (`incident`)"),
     (StorySummary, "StorySummary (`summary`)"),
     (PredictedFigures, "PredictedFigures (`predicted`)"),

@@ -9,6 +9,8 @@ fails, naming the send lag (the report withholds those figures the same way).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,15 @@ from playground.story import findings
 from playground.storymodel import GeneratorCheck, StoryRun
 
 ATTEMPTS = 2  # the run, and once more if its generator did not keep its schedule
+
+
+@contextmanager
+def own_runner_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The story's lane takes a runner lock of its own: it runs beside the other lane (its own
+    compose projects and port, tests/lanes.py), whose runs hold the usual one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLAYGROUND_LOCK", str(tmp_path_factory.mktemp("lock") / "runner.lock"))
+        yield
 
 
 def run_in(results_dir: Path) -> StoryRun:

@@ -27,7 +27,7 @@ from playground import results
 from playground.story import findings
 from playground.storymodel import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
-from tests.integration.storyruns import run_in, story_run
+from tests.integration.storyruns import own_runner_lock, run_in, story_run
 
 pytestmark = pytest.mark.integration
 
@@ -63,11 +63,7 @@ SHORT = [
 
 @pytest.fixture(scope="module", autouse=True)
 def own_lock(tmp_path_factory) -> Iterator[None]:
-    """The story's lane takes a runner lock of its own: it runs beside the other lane (its own
-    compose projects and port, tests/lanes.py), whose runs hold the usual one."""
-    with pytest.MonkeyPatch.context() as patch:
-        lock = tmp_path_factory.mktemp("lock") / "runner.lock"
-        patch.setenv("PLAYGROUND_LOCK", str(lock))
+    with own_runner_lock(tmp_path_factory):
         yield
 
 

@@ -297,6 +297,8 @@ def test_refreshes_can_be_switched_off(ol, capsys):
                 "--arrival",
                 "constant",
                 "--no-refresh",
+                "--engine",
+                "asyncio",
             ]
         )
     out = capsys.readouterr().out

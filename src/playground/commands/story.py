@@ -179,6 +179,12 @@ def add_parser(sub: Any) -> None:
         help="measure each target N times, each on a fresh bring-up; the report gives each "
         "headline figure as median and min-max (default 1)",
     )
+    p.add_argument(
+        "--engine",
+        choices=("tokio", "asyncio"),
+        default=DEFAULTS.engine,
+        help="who sends the open loop's schedule: the compiled sender (default) or Python's asyncio",
+    )
     p.set_defaults(handler=cmd_story)
 
 
@@ -208,7 +214,7 @@ def add_story_options(p: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> StorySettings:
     values = {attr: getattr(args, attr) for _, attr, _, _ in STORY_FLAGS}
-    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency)
+    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency, engine=args.engine)
     if args.no_refresh:
         values["max_attempts"] = 1
     return StorySettings(**values)

@@ -21,11 +21,6 @@ WARNING = "warning"
 INFO = "info"
 
 
-ERROR = "error"
-WARNING = "warning"
-INFO = "info"
-
-
 def _pct(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.0f}%"
 

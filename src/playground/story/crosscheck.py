@@ -81,6 +81,7 @@ def openloop_args(
     """The generator as oha runs: constant arrivals at `rate`, nobody reloads, the third party
     at `delay` throughout."""
     options = ["--arrival", "constant", "--timeout", plain_decimal(s.timeout), "--no-refresh"]
+    options += ["--engine", s.engine]
     return plan.openloop(
         target.url(delay=delay), rate=rate, duration=duration, options=options, out=out
     )

@@ -21,6 +21,12 @@ from playground.incident.verdict import word as word
 from playground.model import Finding
 from playground.storymodel import StoryRun, StoryTarget, SweepTarget
 
+#: A send is *late* when it left more than this after its intended time: the generator's own
+#: p99 bound (loadgen/openloop.py, MAX_SEND_LAG_P99_S; docs/story.md, "How far to trust the
+#: figures"), and one clock tick of /proc/stat's steal (a second with any steal lost at least
+#: this much of one CPU).
+LATE_SEND_S = 0.010
+
 
 def generator(check_valid: bool, reasons: Iterable[str], *, where: str) -> list[Finding]:
     """The generator's self-check: a run that did not keep its schedule is no headline."""
@@ -34,6 +40,65 @@ def generator(check_valid: bool, reasons: Iterable[str], *, where: str) -> list[
             message=f"{where}: the load generator did not keep its schedule ({why}); its "
             "latencies and goodput are not trusted",
             figures={"reasons": list(reasons)},
+        )
+    ]
+
+
+def steal(target: StoryTarget) -> list[Finding]:
+    """The host's steal during the run, and whether the late sends came with it."""
+    st = target.steal
+    if st is None or (st.late_sends == 0 and st.steal_s == 0):
+        return []
+    share = "-" if st.share is None else f"{100 * st.share:.1f}%"
+    message = (
+        f"the host stole {st.steal_s:.2f} CPU-s during the run ({share} of the machine's CPU "
+        f"time); {st.late_sends} sends left more than {LATE_SEND_S * 1000:g} ms late"
+    )
+    if st.late_sends:
+        message += (
+            f", {st.late_sends_with_steal} of them in seconds when the host stole at least "
+            "as much CPU time as they were late"
+        )
+    return [
+        Finding(
+            code="host-steal",
+            severity=INFO,
+            message=message,
+            figures={
+                "steal_s": st.steal_s,
+                "share": st.share,
+                "late_sends": st.late_sends,
+                "late_sends_with_steal": st.late_sends_with_steal,
+            },
+        )
+    ]
+
+
+def retried(target: StoryTarget) -> list[Finding]:
+    """A measurement made again because the generator's self-check marked it invalid."""
+    tries = target.invalid_tries
+    if not tries:
+        return []
+    lags = ", ".join(
+        "-"
+        if t.check is None or t.check.send_lag_p99_s is None
+        else f"{t.check.send_lag_p99_s * 1000:.1f} ms"
+        for t in tries
+    )
+    with_steal = sum(t.steal.late_sends_with_steal for t in tries if t.steal)
+    late = sum(t.steal.late_sends for t in tries if t.steal)
+    return [
+        Finding(
+            code="measured-again",
+            severity=INFO,
+            message=f"measured {len(tries) + 1} times: the {len(tries)} before this one were "
+            f"invalid by the generator's self-check (send lag p99 {lags}; {late} late sends, "
+            f"{with_steal} of them as late as the host's steal then), kept in raw/",
+            figures={
+                "invalid_tries": len(tries),
+                "late_sends": late,
+                "late_sends_with_steal": with_steal,
+            },
         )
     ]
 
@@ -56,6 +121,8 @@ def for_target(target: StoryTarget) -> list[Finding]:
     out: list[Finding] = []
     if target.check is not None:
         out += generator(target.check.valid, target.check.reasons, where="open loop")
+    out += retried(target)
+    out += steal(target)
     out += adds_up(target.adds_up, where="open loop")
     out += incident(target)
     if target.closed_loop is not None:

@@ -42,6 +42,7 @@ def users(s: StorySettings) -> list[str]:
         *("--arrival", s.arrival, "--seed", str(s.seed)),
         *("--timeout", num(s.timeout), "--refresh-delay", num(s.refresh_delay)),
         *("--refresh-backoff", num(s.refresh_backoff), "--max-attempts", str(s.max_attempts)),
+        *("--engine", s.engine),
     ]
 
 

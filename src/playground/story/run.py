@@ -10,6 +10,7 @@ run keeps the targets it finished.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -30,6 +31,7 @@ from playground.model import ModelError
 from playground.results import RunStore
 from playground.sampling import wait_for
 from playground.scenarios import Target
+from playground.steal import CpuTimes, StealSampler, over_run
 from playground.story import findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
@@ -41,13 +43,24 @@ from playground.story.serverside import (
     parse_calls_log,
     upstream_in_flight,
 )
-from playground.storymodel import ClosedLoop, Incident, StoryRun, StorySettings, StoryTarget
+from playground.storymodel import (
+    ClosedLoop,
+    HostSteal,
+    Incident,
+    InvalidTry,
+    StoryRun,
+    StorySettings,
+    StoryTarget,
+)
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
 # The generator goes first when the 2 cores are contended: a starved generator would measure
 # itself (its self-check would catch it and mark the run invalid).
 GENERATOR_CPU_SHARES = 4096
+# A measurement the generator's self-check marks invalid is measured again, by itself, at
+# most this many times in all; every try is kept (raw/ and `invalid_tries`) and counted.
+MAX_TRIES = 3
 
 
 @dataclass
@@ -187,6 +200,31 @@ def read_output(path: Path, what: str, proc: CompletedProcess[str]) -> analysis.
         raise DockerError(f"{what}: {path.name} is not the generator's output: {exc}") from None
 
 
+def host_steal(samples: Sequence[CpuTimes], output: analysis.GeneratorOutput) -> HostSteal | None:
+    """The host's steal over the generator's run, and how many of its late sends (later than
+    the self-check's p99 bound) waited through seconds in which the host stole at least as
+    much CPU time as they were late."""
+    ends = [a.end for a in output.attempts if math.isfinite(a.end)]
+    seconds = math.ceil(max(ends, default=0.0)) + 1
+    stolen = over_run(samples, t0=output.t0_monotonic, seconds=seconds)
+    if stolen is None:
+        return None
+    late = [a for a in output.attempts if a.sent - a.intended > findings.LATE_SEND_S]
+
+    def with_steal(intended: float, sent: float) -> bool:
+        """As much CPU time stolen in the seconds the send waited through as it was late."""
+        span = range(max(0, int(intended)), min(seconds, int(sent) + 1))
+        return sum(stolen.per_second_s[k] for k in span) >= sent - intended
+
+    return HostSteal(
+        steal_s=round(stolen.steal_s, 2),
+        share=None if stolen.share is None else round(stolen.share, 4),
+        per_second_s=stolen.per_second_s,
+        late_sends=len(late),
+        late_sends_with_steal=sum(with_steal(a.intended, a.sent) for a in late),
+    )
+
+
 def measure_incident(
     entry: StoryTarget,
     *,
@@ -195,9 +233,10 @@ def measure_incident(
     access_text: str,
     settings: StorySettings,
     calls_text: str = "",
+    steal: Sequence[CpuTimes] = (),
 ) -> StoryTarget:
-    """The target with its figures: the generator's attempts, the server samples and the
-    access log, as per-second rows and a summary, and whether they add up."""
+    """The target with its figures: the generator's attempts, the server samples, the host's
+    steal and the access log, as per-second rows and a summary, and whether they add up."""
     records = parse_access_log(access_text)
     access = [(r.end_wall - output.t0_wall, r.status) for r in records]
     rows = analysis.per_second(
@@ -226,11 +265,19 @@ def measure_incident(
         entry,
         check=output.check,
         loop=output.loop,
+        steal=host_steal(steal, output),
         incident=incident,
         adds_up=analysis.check_adds_up(output.attempts, rows),
         summary=summary,
         seconds=rows,
     )
+
+
+def _stem(target: Target, settings: StorySettings, entry: StoryTarget) -> str:
+    """How a measurement's raw files are named: target, delay, repeat, and the try after the
+    first."""
+    stem = f"{target.name}-{settings.incident_delay:g}s-{entry.repeat}"
+    return stem + (f"-try{len(entry.invalid_tries) + 1}" if entry.invalid_tries else "")
 
 
 def run_incident(
@@ -240,7 +287,7 @@ def run_incident(
     others: the cliff's incident delays)."""
     settings = settings or story.run.story
     docker = story.docker
-    stem = f"{target.name}-{settings.incident_delay:g}s-{entry.repeat}"
+    stem = _stem(target, settings, entry)
     out_name = f"openloop-{stem}.json"
     argv = generator(
         story,
@@ -257,7 +304,7 @@ def run_incident(
             f"{target.name}: {settings.duration:g} s of load, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
         )
-        with ServerSampler(servers) as sampler:
+        with ServerSampler(servers) as sampler, StealSampler() as stealing:
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
         access_text = _server_log(story, target, ACCESS_LOG, f"access-{stem}.log")
         calls_text = _server_log(story, target, CALLS_LOG, f"calls-{stem}.log")
@@ -271,7 +318,25 @@ def run_incident(
         access_text=access_text,
         settings=settings,
         calls_text=calls_text,
+        steal=stealing.samples,
     )
+
+
+def run_trusted(story: Story, target: Target, entry: StoryTarget) -> StoryTarget:
+    """The incident, measured again by itself while the generator's self-check marks it
+    invalid, at most MAX_TRIES times in all; each invalid try is kept in the one measured."""
+    tries: list[InvalidTry] = []
+    while True:
+        measured = run_incident(story, target, replace(entry, invalid_tries=list(tries)))
+        check = measured.check
+        if check is None or check.valid or len(tries) + 1 >= MAX_TRIES:
+            return measured
+        stem = _stem(target, story.run.story, measured)
+        tries.append(InvalidTry(check=check, steal=measured.steal, output=f"openloop-{stem}.json"))
+        story.warn(
+            f"{target.name}: the generator did not keep its schedule ({'; '.join(check.reasons)})"
+            f"; measuring it again by itself (try {len(tries) + 1} of at most {MAX_TRIES})"
+        )
 
 
 def _send_incident(url: str, sent: list[float]) -> None:
@@ -409,7 +474,7 @@ def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_l
     )
     if incident:
         try:
-            entry = run_incident(story, target, entry)
+            entry = run_trusted(story, target, entry)
         except DockerError as exc:
             story.warn(f"{target.name}: {exc}")
             entry.error = str(exc)
