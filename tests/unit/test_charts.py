@@ -21,7 +21,7 @@ def story_run() -> StoryRun:
 
 
 def test_a_story_chart_re_rendered_gives_the_same_bytes(tmp_path: Path) -> None:
-    from playground.story.charts import plot_overlay, plot_target
+    from playground.incident.charts import plot_overlay, plot_target
 
     run = story_run()
     target = run.targets[0]
@@ -42,7 +42,7 @@ def test_no_chart_uses_pyplot(tmp_path: Path) -> None:
     outlives its function unless closed, and its state is shared between reports."""
     if "matplotlib.pyplot" in sys.modules:
         pytest.skip("another test in this process imported pyplot")
-    from playground.story.charts import plot_target
+    from playground.incident.charts import plot_target
 
     run = story_run()
     plot_target(run.targets[0], run.story, tmp_path / "target.png")

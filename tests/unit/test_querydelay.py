@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
-
 from tests.strategies import FUZZ_MAX_DELAY, delay_values, documented_delay
+
+from querydelay import DEFAULT_DELAY, DelayError, format_delay, parse_delay
 
 
 def test_missing_delay_is_the_default():

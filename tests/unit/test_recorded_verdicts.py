@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from playground import diagnosis, results
+from playground import results
+from playground import verdicts
 from playground.model import Entry, Run
 from playground.story import findings
 from playground.storymodel import GeneratorCheck, StoryRun
@@ -51,7 +52,7 @@ def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
     judged = {
         (name, e.name, e.concurrency): (e.shape, e.keeps_scaling)
         for e in (
-            diagnosis.verdicts(dataclasses.replace(e, shape=None, keeps_scaling=None))
+            verdicts.verdicts(dataclasses.replace(e, shape=None, keeps_scaling=None))
             for e in entries(run)
         )
     }

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from playground import steal
-from playground.story import analysis, findings, run
+from playground.incident import analysis
+from playground.story import findings, run
 from playground.storymodel import GeneratorCheck, StoryTarget
 
 # /proc/stat as this machine writes it (2 CPUs; user nice system idle iowait irq softirq

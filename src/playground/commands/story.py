@@ -214,7 +214,12 @@ def add_story_options(p: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> StorySettings:
     values = {attr: getattr(args, attr) for _, attr, _, _ in STORY_FLAGS}
-    values.update(arrival=args.arrival, ab_concurrency=args.ab_concurrency, engine=args.engine)
+    values.update(
+        arrival=args.arrival,
+        ab_concurrency=args.ab_concurrency,
+        # playground predict takes the story's settings without a sender to choose.
+        engine=getattr(args, "engine", DEFAULTS.engine),
+    )
     if args.no_refresh:
         values["max_attempts"] = 1
     return StorySettings(**values)
