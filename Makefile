@@ -59,7 +59,7 @@ story: venv base-images
 	$(PLAYGROUND) story $(ARGS)
 
 ## remedies: the remedies table (docs/story.md): Gunicorn's thread pool as it is, gevent, and
-## every remedy that fits, through the same incident (about 28 minutes; it says before it starts)
+## every remedy that fits, through the same incident (about 32 minutes; it says before it starts)
 remedies: venv base-images
 	$(PLAYGROUND) story --remedies $(ARGS)
 
