@@ -21,7 +21,7 @@ from playground.story.run import as_run, measure_incident
 from playground.story.serverside import ServerSample
 from playground.storymodel import StorySettings, StoryTarget
 from tests.conftest import ROOT
-from tests.unit.test_story import ATTEMPTS, _result
+from tests.unit.test_story import ATTEMPTS, DATA, _result
 
 
 def test_every_remedy_fits_every_thread_pool_of_its_servers_and_no_gevent():
@@ -320,3 +320,30 @@ def test_the_split_goes_from_the_samples_into_the_summary_and_the_report():
     gevent = replace(t, name="story-gunicorn-gevent", model="gevent")
     row = dict(zip(report.COLUMNS, report.summary_row(gevent, settings.after_s), strict=True))
     assert row["connections per worker during (mean)"] == "-"
+
+
+def _captured(name: str) -> tuple[str, dict[int, set[int]]]:
+    """A /proc/net/tcp table and each worker's socket fds (`pid socket:[inode]`), captured from
+    an app container 32 s into a story run (mid incident); trimmed to the app's port."""
+    table = (DATA / f"proc_{name}_net_tcp.txt").read_text()
+    links: dict[int, list[str]] = {}
+    for line in (DATA / f"proc_{name}_fds.txt").read_text().splitlines():
+        pid, link = line.split()
+        links.setdefault(int(pid), []).append(link)
+    return table, {pid: serverside.socket_inodes(ls) for pid, ls in links.items()}
+
+
+def test_a_captured_uwsgi_pool_has_one_worker_full_while_connections_wait_in_the_kernel():
+    table, sockets = _captured("uwsgi_threads_incident")
+    # uWSGI 2 x 64 at 2.5 s: one worker with all 64 threads busy, the other with 30, while
+    # 101 connections waited in the listen queue (uWSGI's default 100, plus one).
+    assert serverside.worker_connections(table, sockets, port=3000) == [64, 30]
+    assert serverside.accept_queue(table, port=3000) == 101
+
+
+def test_a_captured_gthread_pool_behind_haproxy_holds_no_more_than_haproxys_maxconn():
+    table, sockets = _captured("gthread_haproxy_incident")
+    split = serverside.worker_connections(table, sockets, port=3000)
+    assert split == [57, 47] and sum(split) <= 2 * 64
+    # Gunicorn accepts at once: nothing waits in the kernel's queue.
+    assert serverside.accept_queue(table, port=3000) == 0
