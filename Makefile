@@ -59,7 +59,7 @@ story: venv base-images
 	$(PLAYGROUND) story $(ARGS)
 
 ## remedies: the remedies table (docs/story.md): Gunicorn's thread pool as it is, gevent, and
-## every remedy that fits, through the same incident (about 28 minutes; it says before it starts)
+## every remedy that fits, through the same incident (about 32 minutes; it says before it starts)
 remedies: venv base-images
 	$(PLAYGROUND) story --remedies $(ARGS)
 
@@ -113,11 +113,12 @@ offline-images:
 	bash offline/build-images.sh
 
 ## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos,
-## contenders), the six builds side by side: BuildKit builds a stage they share once, and on two
-## cores the long compile of the free-threaded CPython overlaps the others' downloads and
-## installs (times in docs/testing.md). Their output interleaves; a failing one stops `make`.
+## contenders, HAProxy for a remedy), the seven builds side by side: BuildKit builds a stage
+## they share once, and on two cores the long compile of the free-threaded CPython overlaps
+## the others' downloads and installs (times in docs/testing.md). Their output interleaves; a
+## failing one stops `make`.
 IMAGE_BUILDS := image-flask image-bonus image-loadgen image-demos image-contenders \
-	image-freethreaded
+	image-freethreaded image-haproxy
 images:
 	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
 
@@ -135,6 +136,9 @@ image-contenders:
 	docker compose $(ENV_FILE) -f contenders/gunicorn-gthread.yml build
 image-freethreaded:
 	docker compose $(ENV_FILE) -f contenders/freethreaded-gunicorn.yml build
+# HAProxy from Debian's package, for the remedy that puts it between nginx and the app.
+image-haproxy:
+	docker compose $(ENV_FILE) -f story/gunicorn-threads.yml -f story/remedies/haproxy.yml build haproxy
 
 ## lock: re-pin the images' Python requirements with the images' own Pythons: Python 3.13
 ## for all of them (offline/lock.sh), then the free-threaded contender's with the

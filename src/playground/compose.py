@@ -144,8 +144,9 @@ class Docker:
         return {"docker_version": server, "compose_version": compose}
 
     # --- images ---------------------------------------------------------------------------
-    def build(self, compose_files: Sequence[str]) -> None:
-        """Build every image the given files need, plus the load generator."""
+    def build(self, compose_files: Sequence[ComposeFiles]) -> None:
+        """Build every image the given files (each may come with overrides) need, plus the
+        load generator."""
         for compose_file in compose_files:
             self._build(self.compose(compose_file, "build"))
         self._build(["docker", "compose", *self.env_file_args(), "-f", LOADGEN_COMPOSE, "build"])

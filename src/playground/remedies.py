@@ -37,6 +37,7 @@ class Remedy:
     threads_factor: int = 1  # the pool it runs with, in multiples of --threads
     one_process: bool = False  # the whole pool (workers x threads) in one worker
     pool_bound: int | None = None  # a fixed number in the override that only fits this pool
+    builds: bool = False  # the override adds a service with an image of its own to build
 
     def shape(self, workers: int, threads: int) -> tuple[int, int]:
         """(workers, threads per worker) this remedy runs a pool of workers x threads with."""
@@ -162,6 +163,33 @@ REMEDIES: tuple[Remedy, ...] = (
         servers=frozenset({"Gunicorn"}),
         one_process=True,
     ),
+    Remedy(
+        "reuse-port",
+        "each worker its own socket (reuse_port)",
+        "story/remedies/reuse-port.yml",
+        "Gunicorn's reuse_port: from 24.0 each worker binds its own SO_REUSEPORT socket and "
+        "the kernel spreads connections between them",
+        "the kernel's hash spreads connections evenly, not to the worker with free threads; "
+        "connections waiting on a worker's socket when it exits are lost",
+        servers=frozenset({"Gunicorn"}),
+    ),
+    Remedy(
+        "thunder-lock",
+        "one accept lock across the workers (thunder-lock)",
+        "story/remedies/thunder-lock.yml",
+        "uWSGI's thunder-lock (serialises accept() across the processes, not only the threads)",
+        "off by default: it needs process-shared robust mutexes, which not every platform has",
+        servers=frozenset({"uWSGI"}),
+    ),
+    Remedy(
+        "haproxy",
+        "HAProxy's bounded queue behind nginx (maxconn = the pool, timeout queue 2 s, 503)",
+        "story/remedies/haproxy.yml",
+        "HAProxy's server maxconn and maxqueue, timeout queue and option abortonclose",
+        "one more proxy and hop; a 503 for a request that waited 2 s for a thread, though it "
+        "might have been answered in time",
+        builds=True,
+    ),
 )
 BY_NAME = {r.name: r for r in REMEDIES}
 
@@ -239,3 +267,9 @@ def check_settings(targets: list[Target], *, pool: int) -> None:
                 f"{t.name}: {remedy.name} caps at {remedy.pool_bound} (the story's 2 x 64 "
                 f"threads), but these settings run a pool of {pool}"
             )
+
+
+def own_images(targets: list[Target]) -> list[tuple[str, ...]]:
+    """The files (target and override) of each remedy that brings an image of its own, for
+    the runner to build beside the targets' own."""
+    return [t.compose_files for t in targets if (r := remedy_of(t)) is not None and r.builds]

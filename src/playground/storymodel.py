@@ -228,6 +228,10 @@ class StorySecond:
     busy_workers: int | None = _doc("uWSGI workers in a request")
     busy_cores: int | None = _doc("uWSGI threads or greenlets in a request")
     cores: int | None = _doc("uWSGI threads or greenlets in all")
+    worker_connections: list[int] | None = _doc(
+        "connections to the app each worker process holds, in order of pid: uWSGI's busy "
+        "threads; Gunicorn gthread's busy threads plus those queued inside the worker"
+    )
     nginx_active: int | None = _doc("connections nginx holds (stub_status)")
     nginx_reading: int | None = _doc("... reading a request")
     nginx_writing: int | None = _doc("... waiting for the app's answer or writing it")
@@ -288,6 +292,9 @@ class StorySummary:
     peak_listen_queue: float | None = _doc("longest kernel accept queue of the app")
     peak_uwsgi_listen_queue: float | None = _doc("uWSGI's longest listen-queue figure")
     peak_busy_cores: float | None = _doc("most uWSGI threads or greenlets busy at once")
+    worker_connections_during: list[float] | None = _doc(
+        "the split between workers: each worker's mean worker_connections during the incident"
+    )
     peak_upstream_in_flight: float | None = _doc("most calls waiting on the third party")
     peak_nginx_active: float | None = _doc("most connections nginx held")
     peak_threads: float | None = _doc("most OS threads of the app")

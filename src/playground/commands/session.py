@@ -12,7 +12,7 @@ from rich.console import Console
 
 from playground import results
 from playground.commands.options import ROOT
-from playground.compose import Docker
+from playground.compose import ComposeFiles, Docker
 from playground.errors import UsageError
 from playground.pinning import CpuPinning
 
@@ -54,13 +54,17 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
 
 
 def build(
-    docker: Docker, files: Sequence[str], *, args: argparse.Namespace, out: Console | None = None
+    docker: Docker,
+    files: Sequence[ComposeFiles],
+    *,
+    args: argparse.Namespace,
+    out: Console | None = None,
 ) -> None:
     """Build the images the files need, unless --no-build; `out` announces it."""
     if args.no_build:
         return
     if out is not None:
         out.print("building images (docker compose build)..." if not args.quiet else "", end="")
-    docker.build(sorted(set(files)))
+    docker.build(sorted(set(files), key=str))
     if out is not None:
         out.print("")

@@ -262,7 +262,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
         files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
-        build(docker, files, args=args, out=out)
+        build(docker, [*files, *remedies.own_images(targets)], args=args, out=out)
         run = StoryRun(
             run_id=results.new_run_id() + "-story",
             started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

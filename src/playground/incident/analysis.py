@@ -18,6 +18,7 @@ from playground.incident.records import (
     ServerSample,
     UpstreamCall,
     calls_for_nobody,
+    worker_split,
 )
 from playground.model import ModelError
 from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySummary
@@ -157,7 +158,7 @@ def per_second(
     latency users saw (by the second they arrived in), the servers' last sample in it, and
     nginx's 499s and 5xx by the second they ended (`access`: run second, status)."""
     n = max(seconds, 1 + int(max((a.end for a in attempts), default=0)))
-    counts = {
+    counts: dict[str, list[Any]] = {
         key: [0] * n
         for key in ("arrivals", "refreshes", "goodput", "timeouts", "errors", "in_flight")
     }
@@ -182,7 +183,7 @@ def per_second(
             if 0 <= s < n:
                 samples[s].update(sample.figures)
     # nginx's 499s and 5xx, where its log was read (None in every row where it was not)
-    nginx = {"nginx_499": [0] * n, "nginx_5xx": [0] * n} if access else {}
+    nginx: dict[str, list[Any]] = {"nginx_499": [0] * n, "nginx_5xx": [0] * n} if access else {}
     for t, status in access:
         if 0 <= (s := int(t)) < n:
             nginx["nginx_499"][s] += status == 499
@@ -332,6 +333,9 @@ def summarise(
         peak_listen_queue=peak("listen_queue"),
         peak_uwsgi_listen_queue=peak("uwsgi_listen_queue"),
         peak_busy_cores=peak("busy_cores"),
+        worker_connections_during=worker_split(
+            [r.worker_connections for r in rows], lo=incident_start, hi=incident_end
+        ),
         peak_upstream_in_flight=peak("upstream_in_flight"),
         peak_nginx_active=peak("nginx_active"),
         peak_threads=peak("threads"),

@@ -55,4 +55,5 @@ class ServerSample:
     server's, is left out."""
 
     monotonic: float  # the machine's monotonic clock, shared by every container
-    figures: dict[str, float] = field(default_factory=dict)
+    # worker_connections is a list (one per worker); the rest are numbers.
+    figures: dict[str, float | list[int]] = field(default_factory=dict)

@@ -44,6 +44,7 @@ COLUMNS = (
     "verdict",
     "arrivals/s",
     "goodput/s before → during → after",
+    "connections per worker during (mean)",
     "visits served during",
     "time to recover",
     "attempts/visit",
@@ -91,6 +92,14 @@ def _wasted(s: StorySummary) -> str:
     return f"{num(s.wasted_499)} / {num(s.calls_for_nobody)} of {num(s.upstream_calls)}"
 
 
+def _split(t: StoryTarget, s: StorySummary) -> str:
+    """A thread pool's split between its workers: each one's connections during the incident."""
+    split = s.worker_connections_during
+    if t.model != "threads" or not split:
+        return DASH
+    return " / ".join(num(v, 0) for v in split)
+
+
 def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list[str]:
     s = t.summary
     if s is None:
@@ -104,6 +113,7 @@ def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list
         verdict(t),
         num(s.arrival_rate),
         goodput(s),
+        _split(t, s),
         pct(s.visits_served_during),
         recovery(t, after_s),
         num(s.amplification, 2),

@@ -8,19 +8,35 @@ Containers are reached by their address on the scenario's network, which a Linux
 to. After the run, nginx's access log gives each request's end, status, time and id (499: the
 client had gone before the answer), and slow_api's calls log each call's id and when it was
 answered: joined, the calls answered after nginx had ended their request.
+
+The split between workers: for each worker process of the app (a child of the container's main
+process), the connections to the app's port it holds open, found by matching the socket inodes
+among its file descriptors (/proc/PID/fd) against the container's TCP table. A thread of
+uWSGI's accepts only when idle, so there it is the worker's busy threads; Gunicorn's gthread
+worker accepts whatever its threads, so there it is its busy threads plus the connections
+queued inside it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.request
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
-from playground.sampling import Periodic, ProcReader, StatsReader, reader_for
+from playground.sampling import (
+    Periodic,
+    ProcReader,
+    StatsReader,
+    cgroup_procs_path,
+    read_process,
+    reader_for,
+)
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
 POLL_TIMEOUT_S = 0.8
@@ -40,6 +56,75 @@ def accept_queue(net_tcp_text: str, *, port: int) -> int | None:
             continue
         found = (found or 0) + int(parts[4].split(":")[1], 16)
     return found
+
+
+def connection_inodes(net_tcp_text: str, *, port: int) -> set[int]:
+    """The socket inodes of the TCP connections whose local port is `port` (the listening
+    sockets left out), from a /proc/net/tcp table."""
+    found = set()
+    for line in net_tcp_text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 10 or parts[3] == TCP_LISTEN:
+            continue
+        if int(parts[1].rsplit(":", 1)[1], 16) == port and (inode := int(parts[9])):
+            found.add(inode)
+    return found
+
+
+def socket_inodes(fd_links: Sequence[str]) -> set[int]:
+    """The socket inodes among a process's file descriptors' link targets (`socket:[N]`)."""
+    return {
+        int(link[len("socket:[") : -1])
+        for link in fd_links
+        if link.startswith("socket:[") and link.endswith("]")
+    }
+
+
+def worker_connections(
+    net_tcp_text: str, sockets: Mapping[int, set[int]], *, port: int
+) -> list[int]:
+    """Per worker, in order of pid: the connections to `port` among the sockets it holds
+    (`sockets`: pid -> socket inodes)."""
+    held = connection_inodes(net_tcp_text, port=port)
+    return [len(sockets[pid] & held) for pid in sorted(sockets)]
+
+
+def fd_links(pid: int) -> list[str]:
+    """Where a process's file descriptors point; empty when it is gone."""
+    links = []
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as entries:
+            for entry in entries:
+                try:
+                    links.append(os.readlink(entry.path))
+                except OSError:  # closed since the listing
+                    continue
+    except OSError:
+        return []
+    return links
+
+
+def worker_pids(app_pid: int) -> list[int]:
+    """The app's worker processes: the children of the container's main process."""
+    path = cgroup_procs_path(app_pid)
+    try:
+        pids = [int(p) for p in path.read_text().split()] if path else []
+    except OSError:
+        return []
+    return [s.pid for p in pids if (s := read_process(p)) is not None and s.ppid == app_pid]
+
+
+def worker_split(
+    seconds: Sequence[Sequence[int] | None], *, lo: float = 0, hi: float = float("inf")
+) -> list[float] | None:
+    """Each worker's mean over the seconds [lo, hi) of a run's per-second splits (second 0
+    first; position i is the i-th worker by pid); None where no second had one."""
+    rows = [r for t, r in enumerate(seconds) if r and lo <= t < hi]
+    if not rows:
+        return None
+    width = max(len(r) for r in rows)
+    columns = [[r[i] for r in rows if i < len(r)] for i in range(width)]
+    return [round(sum(c) / len(c), 1) for c in columns]
 
 
 def uwsgi_figures(stats: dict[str, Any]) -> dict[str, int | None]:
@@ -153,11 +238,14 @@ class ServerSampler(Periodic):
 
     def sample_once(self) -> ServerSample:
         now = time.monotonic()
-        figures: dict[str, float | None] = {}
+        figures: dict[str, float | list[int] | None] = {}
         if self.t.app_pid:
             try:
                 text = Path(f"/proc/{self.t.app_pid}/net/tcp").read_text()
                 figures["listen_queue"] = accept_queue(text, port=APP_PORT)
+                sockets = {p: socket_inodes(fd_links(p)) for p in worker_pids(self.t.app_pid)}
+                if sockets:
+                    figures["worker_connections"] = worker_connections(text, sockets, port=APP_PORT)
             except OSError:
                 pass
         if self.t.uwsgi_stats and self.t.app_ip:
