@@ -15,10 +15,11 @@ import pytest
 
 from playground import cli, remedies
 from playground.errors import UsageError
+from playground.incident import analysis, records
+from playground.incident.records import ServerSample
 from playground.scenarios import REGISTRY, story_targets
-from playground.story import analysis, report, serverside
+from playground.story import report, serverside
 from playground.story.run import as_run, measure_incident
-from playground.story.serverside import ServerSample
 from playground.storymodel import StorySettings, StoryTarget
 from tests.conftest import ROOT
 from tests.unit.test_story import ATTEMPTS, DATA, _result
@@ -293,10 +294,10 @@ def test_each_worker_holds_the_app_connections_among_its_own_sockets():
 
 def test_the_split_is_each_workers_mean_over_the_incident():
     seconds = [[1, 1], [60, 20], [64, 30], None, [70, 22], [5, 5]]
-    assert serverside.worker_split(seconds, lo=1, hi=5) == [64.7, 24.0]
-    assert serverside.worker_split(seconds, lo=3, hi=4) is None
+    assert records.worker_split(seconds, lo=1, hi=5) == [64.7, 24.0]
+    assert records.worker_split(seconds, lo=3, hi=4) is None
     # A worker that came later (a restart) is averaged over the seconds it was there.
-    assert serverside.worker_split([[4], [6, 2]]) == [5.0, 2.0]
+    assert records.worker_split([[4], [6, 2]]) == [5.0, 2.0]
 
 
 def test_the_split_goes_from_the_samples_into_the_summary_and_the_report():

@@ -57,3 +57,16 @@ class ServerSample:
     monotonic: float  # the machine's monotonic clock, shared by every container
     # worker_connections is a list (one per worker); the rest are numbers.
     figures: dict[str, float | list[int]] = field(default_factory=dict)
+
+
+def worker_split(
+    seconds: Sequence[Sequence[int] | None], *, lo: float = 0, hi: float = float("inf")
+) -> list[float] | None:
+    """Each worker's mean over the seconds [lo, hi) of a run's per-second splits (second 0
+    first; position i is the i-th worker by pid); None where no second had one."""
+    rows = [r for t, r in enumerate(seconds) if r and lo <= t < hi]
+    if not rows:
+        return None
+    width = max(len(r) for r in rows)
+    columns = [[r[i] for r in rows if i < len(r)] for i in range(width)]
+    return [round(sum(c) / len(c), 1) for c in columns]

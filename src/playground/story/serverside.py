@@ -114,19 +114,6 @@ def worker_pids(app_pid: int) -> list[int]:
     return [s.pid for p in pids if (s := read_process(p)) is not None and s.ppid == app_pid]
 
 
-def worker_split(
-    seconds: Sequence[Sequence[int] | None], *, lo: float = 0, hi: float = float("inf")
-) -> list[float] | None:
-    """Each worker's mean over the seconds [lo, hi) of a run's per-second splits (second 0
-    first; position i is the i-th worker by pid); None where no second had one."""
-    rows = [r for t, r in enumerate(seconds) if r and lo <= t < hi]
-    if not rows:
-        return None
-    width = max(len(r) for r in rows)
-    columns = [[r[i] for r in rows if i < len(r)] for i in range(width)]
-    return [round(sum(c) / len(c), 1) for c in columns]
-
-
 def uwsgi_figures(stats: dict[str, Any]) -> dict[str, int | None]:
     """Busy workers, busy cores (threads or greenlets in a request) and uWSGI's listen queue."""
     workers = stats.get("workers") or []
