@@ -30,7 +30,8 @@ ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
 .PHONY: bench bench-ready bench-images demos contenders scale story remedies test unit-test \
-	integration-test lint venv runner-venv base-images offline-images images $(IMAGE_BUILDS) lock down clean
+	integration-test lint venv runner-venv base-images offline-images images $(IMAGE_BUILDS) \
+	lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report.
 ## From nothing, the runner's virtualenv (no test or lint tools) is made while the base images
