@@ -277,3 +277,184 @@ def test_every_figure_table_names_its_run_the_command_and_the_machine(page: Path
         if not (machine_page or MACHINE.search(section)):
             missing.append("the machine")
         assert not missing, f"{page.name} {title!r}, table {header[:50]!r}: no {', '.join(missing)}"
+
+
+# ---- by-hand commands ---------------------------------------------------------------------------
+# The runner is called one way on every page, the README's: `.venv/bin/playground ...`, which
+# works without activating the virtualenv. docs/results-schema.md is generated from the model.
+BARE_RUNNER = re.compile(r"(?<![\w/.-])playground (?=[a-z-])")
+INDENTED_CODE = re.compile(r"^(?: {4}|\t)(?![-*|] ).*$", re.MULTILINE)
+
+
+def bare_runner_calls(text: str) -> list[str]:
+    """The code of a page (fenced, indented or inline) that calls `playground` by its bare name."""
+    code = [m.group(0) for m in FENCE.finditer(text)]
+    code += [m.group(0) for m in INLINE_CODE.finditer(FENCE.sub("", text))]
+    code += INDENTED_CODE.findall(FENCE.sub("", text))
+    return [line.strip() for c in code for line in c.splitlines() if BARE_RUNNER.search(line)]
+
+
+def test_the_bare_call_finder_sees_code_and_not_the_project_or_paths() -> None:
+    text = (
+        "The playground runs `playground story --repeat 3` and `.venv/bin/playground list`.\n\n"
+        "    playground run gevent-pywsgi\n\n```sh\nmake bench   # .venv/bin/playground run\n"
+        "playground compare A B\n```\n`src/playground/story/` and `flask-playground/loadgen`\n"
+    )
+    assert bare_runner_calls(text) == [
+        "playground compare A B",
+        "`playground story --repeat 3`",
+        "playground run gevent-pywsgi",
+    ]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(
+            p,
+            marks=pytest.mark.xfail(
+                strict=True, reason="docs/story.md still calls the runner by its bare name"
+            )
+            if p.name == "story.md"
+            else (),
+        )
+        for p in markdown_files()
+        if p.name != "results-schema.md"
+    ],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_every_page_calls_the_runner_the_way_the_readme_does(page: Path) -> None:
+    assert bare_runner_calls(page.read_text(encoding="utf-8")) == []
+
+
+LOADGEN_RUN = re.compile(r"docker run\b[^`]*?flask-playground/loadgen", re.DOTALL)
+LOADGEN_BUILD = "docker compose -f compose/loadgen.yml build"
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_load_generator_is_built_before_a_page_first_runs_it(page: Path) -> None:
+    """`docker run ... flask-playground/loadgen` on a fresh clone fails with "pull access
+    denied" until the image is built: a page that runs it says how first (the integration test
+    test_by_hand_loadgen.py runs that step)."""
+    text = page.read_text(encoding="utf-8")
+    first_run = LOADGEN_RUN.search(text)
+    if first_run is None:
+        return
+    assert LOADGEN_BUILD in text[: first_run.start()], first_run.group(0)[:80]
+
+
+# ---- durations ----------------------------------------------------------------------------------
+DURATION = re.compile(r"\b\d+ min(?: \d+(?:\.\d+)? s)?|\b\d+(?:\.\d+)? s\b")
+
+
+def readme_durations(text: str) -> dict[str, str]:
+    """The README's "How long each command takes": each bullet's command and its first figure."""
+    block = text.split("How long each command takes", 1)[1].split("\n## ", 1)[0]
+    found = {}
+    for bullet in re.split(r"\n(?=- )", block):
+        command = re.match(r"- `([^`]+)`", bullet)
+        figure = DURATION.search(bullet)
+        if command and figure:
+            found[command.group(1)] = figure.group(0)
+    return found
+
+
+def measured_durations(text: str) -> dict[str, str]:
+    """docs/testing.md's latest measurements: each bullet's command and its bold figure."""
+    block = text.split("<!-- durations:", 1)[1].split("-->", 1)[1].split("\n\n", 1)[0]
+    found = {}
+    for bullet in re.split(r"\n(?=- )", block):
+        command = re.match(r"- \*\*`([^`]+)`\*\*", bullet)
+        figure = re.search(r"\*\*(" + DURATION.pattern + r")\*\*", bullet)
+        if command and figure:
+            found[command.group(1)] = figure.group(1)
+    return found
+
+
+def test_the_duration_finders_read_a_bullet_each() -> None:
+    readme = "How long each command takes:\n\n- `make test`: 18 min 44 s (see)\n- `x`: 7.5 s\n"
+    testing = "<!-- durations: -->\n- **`make test`** images built: **18 min 44 s** (21 s)\n\nmore"
+    assert readme_durations(readme) == {"make test": "18 min 44 s", "x": "7.5 s"}
+    assert measured_durations(testing) == {"make test": "18 min 44 s"}
+
+
+def test_the_readme_states_the_latest_measured_durations() -> None:
+    readme = readme_durations((ROOT / "README.md").read_text())
+    measured = measured_durations((ROOT / "docs" / "testing.md").read_text())
+    assert {"make bench", "make test", "make unit-test"} <= set(readme), readme
+    assert readme == measured
+
+
+# ---- the glossary -------------------------------------------------------------------------------
+# Each term as the pages write it, and its entry in docs/glossary.md.
+GLOSSARY_TERMS = {
+    r"goodput": "goodput",
+    r"open[ -]loop": "open-loop",
+    r"closed[ -]loop": "closed-loop",
+    r"collapsed?\b": "collapsed",
+    r"time to recover": "time-to-recover",
+    r"calls? (?:answered )?for nobody": "calls-for-nobody",
+    r"send lag": "send-lag",
+    r"coordinated omission": "coordinated-omission",
+    r"metastable": "metastable-failure",
+    r"backpressure": "backpressure",
+    r"steady (?:rps|rate)": "steady-rps",
+    r"efficiency": "efficiency",
+    r"(?-i:SPLIT)": "split",
+}
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
+
+
+def unlinked_first_uses(text: str) -> list[str]:
+    """The glossary's terms whose first use in a page's prose (outside code and headings) is
+    not a link to their entry."""
+    lines = [line for line in prose(text).splitlines() if not line.startswith("#")]
+    words = "\n".join(lines)
+    links = [(m.start(1), m.end(1), m.group(2)) for m in LINK.finditer(words)]
+    missing = []
+    for term, anchor in GLOSSARY_TERMS.items():
+        first = re.search(r"(?i)\b" + term, words)
+        if first is None:
+            continue
+        inside = [t for s, e, t in links if s <= first.start() < e]
+        if not (inside and inside[0].endswith(f"glossary.md#{anchor}")):
+            missing.append(first.group(0))
+    return missing
+
+
+def test_the_first_use_finder_wants_a_link_to_the_entry() -> None:
+    text = (
+        "# Goodput\n`goodput` in code, then [goodput](glossary.md#goodput) and goodput;\n"
+        "the open loop, [the closed loop](glossary.md#closed-loop), [SPLIT](other.md#split)\n"
+    )
+    assert unlinked_first_uses(text) == ["open loop", "SPLIT"]
+
+
+# The README and the reader's pages of docs/ (the war story links its own terms; the results
+# schema is generated from the model).
+GLOSSARY_PAGES = [ROOT / "README.md"] + [
+    ROOT / "docs" / f"{name}.md"
+    for name in (
+        "contenders",
+        "demos",
+        "faults",
+        "findings",
+        "offline-images",
+        "reading-the-numbers",
+        "scale",
+        "scenarios",
+        "testing",
+        "troubleshooting",
+    )
+]
+
+
+@pytest.mark.parametrize("page", GLOSSARY_PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_glossary_term_is_linked_where_a_page_first_uses_it(page: Path) -> None:
+    assert unlinked_first_uses(page.read_text(encoding="utf-8")) == []
+
+
+def test_the_glossary_has_every_entry_the_pages_link_to() -> None:
+    text = (ROOT / "docs" / "glossary.md").read_text()
+    anchors = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    assert set(GLOSSARY_TERMS.values()) <= anchors

@@ -31,6 +31,7 @@ __all__ = [
     "Paragraph",
     "Span",
     "Table",
+    "anchor",
     "render_html",
     "render_markdown",
 ]
@@ -38,11 +39,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Span:
-    """A run of inline text; ``bold``/``code`` are the only markup the report needs."""
+    """A run of inline text: ``bold``, ``code``, or a ``link`` to a heading of the same report
+    (``#how-to-read-this``, the heading's text as :func:`anchor` writes it)."""
 
     text: str
     bold: bool = False
     code: bool = False
+    link: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.link is not None and not _ANCHOR.fullmatch(self.link):
+            raise ValueError(f"a link goes to a heading of the report (#name), not {self.link!r}")
 
 
 Inline = str | Span | Sequence[str | Span]
@@ -97,8 +104,18 @@ def _spans(content: Inline) -> list[Span]:
     spans = []
     for item in items:
         span = Span(item) if isinstance(item, str) else item
-        spans.append(Span(" ".join(span.text.split("\n")), span.bold, span.code))
+        spans.append(Span(" ".join(span.text.split("\n")), span.bold, span.code, span.link))
     return spans
+
+
+# A heading's anchor, the way GitHub names it: lower case, spaces to hyphens, and nothing but
+# letters, digits, hyphens and underscores kept; a repeated one gets -1, -2, ...
+_ANCHOR = re.compile(r"#[a-z0-9_-]+")
+
+
+def anchor(text: str) -> str:
+    """``How to read this`` -> ``how-to-read-this``."""
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
 
 
 # ---- Markdown ------------------------------------------------------------------------------------
@@ -125,7 +142,8 @@ def md_inline(content: Inline) -> str:
         if not span.text:
             continue
         text = _md_code(span.text) if span.code else md_escape(span.text)
-        out.append(f"**{text}**" if span.bold else text)
+        text = f"**{text}**" if span.bold else text
+        out.append(f"[{text}]({span.link})" if span.link else text)
     return "".join(out)
 
 
@@ -195,13 +213,28 @@ def _markdown_it(images: dict[str, bytes]) -> MarkdownIt:
             )
         return renderer.image(parsed, idx, options, env)  # markdown-it's own, on the new src
 
+    def heading_open(
+        renderer: RendererHTML,
+        parsed: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
+        """Every heading gets the id a link to it names (:func:`anchor`), as on GitHub."""
+        name = anchor(parsed[idx + 1].content)
+        seen = env.setdefault("anchors", {})
+        seen[name] = seen.get(name, -1) + 1
+        parsed[idx].attrSet("id", f"{name}-{seen[name]}" if seen[name] else name)
+        return renderer.renderToken(parsed, idx, options, env)
+
     md.add_render_rule("image", image)
+    md.add_render_rule("heading_open", heading_open)
     return md
 
 
 def render_html(blocks: Sequence[Block], *, title: str, images: dict[str, bytes]) -> str:
     """A complete, self-contained HTML page from the Markdown of ``blocks``."""
-    body = _markdown_it(images).render(render_markdown(blocks))
+    body = _markdown_it(images).render(render_markdown(blocks), {})
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

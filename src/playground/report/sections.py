@@ -61,6 +61,19 @@ HOW_TO_READ = (
     "the entry is marked noisy. The calibration row is the same load aimed at the slow "
     "upstream alone; its steady rps is the harness ceiling no scenario can beat."
 )
+# The report opens with its first chart and these three lines; the rest is "How to read this".
+READING_GUIDE: tuple[Inline, ...] = (
+    "Steady rps (the dark bars) is what each server sustained with all c requests in flight; "
+    "the ideal is c / delay (the black line), and efficiency is steady over ideal.",
+    "ab's own rate (the light bars) stays below its cap (the red dashed line): ab sends its "
+    "first request alone. The star is the tutorial's 2020 figure, for comparison.",
+    [
+        "An entry marked INVALID (failed or non-2xx requests, a saturated load generator) is not "
+        "counted; Why says what went wrong, and ",
+        Span("How to read this", link="#how-to-read-this"),
+        " has the rest.",
+    ],
+)
 THROUGHPUT_HEADERS = (
     "entry",
     "n",
@@ -473,14 +486,22 @@ def environment_blocks(run: Run) -> list[Block]:
     ]
 
 
+def lead_blocks(charts: Sequence[tuple[str, str]]) -> list[Block]:
+    """What the report opens with: its first chart (the throughput one), and how to read it."""
+    return [*(Image(name, alt) for name, alt in charts[:1]), BulletList(READING_GUIDE)]
+
+
 def chart_blocks(
     charts: Sequence[tuple[str, str]], timelines: Sequence[tuple[str, str]]
 ) -> list[Block]:
-    """Charts by relative file name (the HTML swaps in data URIs): the comparison charts, then
-    per entry what `top -H` showed through the run."""
+    """Charts by relative file name (the HTML swaps in data URIs): the comparison charts after
+    the one the report opens with, then per entry what `top -H` showed through the run."""
     blocks: list[Block] = [Heading(2, "Charts")]
     if not charts and not timelines:
         return [*blocks, Paragraph("No chart: no entry has figures to plot.")]
+    if len(charts) == 1 and not timelines:
+        return [*blocks, Paragraph("The throughput chart is at the top of the report.")]
+    charts = charts[1:]
     blocks += [Image(name, alt) for name, alt in charts]
     if timelines:
         blocks += [
@@ -505,11 +526,12 @@ def document(
     shown in their section."""
     return [
         Heading(1, title(run)),
+        *lead_blocks(charts),
         *status_blocks(run),
-        *reproduce_blocks(run),
+        *summary_blocks(run),
         Heading(2, "How to read this"),
         Paragraph(HOW_TO_READ),
-        *summary_blocks(run),
+        *reproduce_blocks(run),
         *sweep_blocks(run),
         *scale_blocks(run),
         *contender_blocks(run, contenders_chart),
