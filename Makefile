@@ -110,11 +110,11 @@ offline-images:
 	bash offline/build-images.sh
 
 ## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos,
-## contenders), the six builds side by side: BuildKit builds a stage they share once, and on two
-## cores the long compile of the free-threaded CPython overlaps the others' downloads and
-## installs (times in docs/testing.md). Their output interleaves; a failing one stops `make`.
+## contenders, the delay proxy), the seven builds side by side: BuildKit builds a stage they
+## share once, and on two cores the long compile of the free-threaded CPython overlaps the
+## others' downloads and installs (times in docs/testing.md). Their output interleaves; a failing one stops `make`.
 IMAGE_BUILDS := image-flask image-bonus image-loadgen image-demos image-contenders \
-	image-freethreaded
+	image-freethreaded image-delayproxy
 images:
 	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
 
@@ -132,6 +132,9 @@ image-contenders:
 	docker compose $(ENV_FILE) -f contenders/gunicorn-gthread.yml build
 image-freethreaded:
 	docker compose $(ENV_FILE) -f contenders/freethreaded-gunicorn.yml build
+# The delay proxy of `playground story --url` (docs/your-service.md): nginx with its Lua module.
+image-delayproxy:
+	docker compose $(ENV_FILE) -f delayproxy/compose.yml build
 
 ## lock: re-pin the images' Python requirements with the images' own Pythons: Python 3.13
 ## for all of them (offline/lock.sh), then the free-threaded contender's with the
@@ -148,6 +151,9 @@ lock: base-images
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
 	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES) $(CONTENDER_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@# A delay proxy (docs/your-service.md) left by a `playground story --url` killed with SIGKILL.
+	@for c in $$(docker ps --all --quiet --filter label=flask-playground.delay-proxy); do \
+		echo "removing a delay proxy left behind: $$c"; docker rm --force $$c >/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from playground import environment, remedies, results
-from playground.commands import options
+from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
@@ -195,6 +195,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
     switch("--no-refresh", "users never reload")
+    outside.add_arguments(p)
     p.set_defaults(handler=cmd_story)
 
 
@@ -227,6 +228,8 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.url is not None:
+        return outside.cmd_outside(args, settings_from(args), out, err)
     # Everything a reader can get wrong is refused here, before Docker is touched.
     targets = _targets(args)
     settings = settings_from(args)

@@ -24,7 +24,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import charts, cliff, sweep
+from playground.story import charts, cliff, outsidereport, sweep
 from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
@@ -216,7 +216,7 @@ def document(
     after_s = run.story.after_s
     blocks: list[Block] = [
         Heading(1, "The war story: an incident at the third party, open-loop users"),
-        _settings(run),
+        outsidereport.settings(run) if outsidereport.all_outside(run.targets) else _settings(run),
         Paragraph(READING),
     ]
     if run.finished_at is None:
@@ -236,8 +236,11 @@ def document(
             *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
             Heading(2, "Every measurement"),
         ]
-    if measured:
-        blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
+    rows = [summary_row(t, after_s, label(t, run)) for t in measured]
+    if outsidereport.all_outside(measured):
+        blocks += outsidereport.summary_table(COLUMNS, rows)
+    elif measured:
+        blocks.append(Table(COLUMNS, rows))
     if overlay:
         blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
@@ -257,6 +260,7 @@ def document(
             BulletList([f.message for f in t.findings] or ["no findings"]),
             Image(chart, f"{t.name}: goodput, queues and latency per second"),
             CodeBlock("\n".join(t.commands)),
+            *outsidereport.target_blocks(t),
         ]
     blocks += [
         Heading(2, "Run"),
