@@ -2,7 +2,8 @@
 
 `make test` runs the integration tests in two lanes side by side (pytest-xdist, `-n 2`):
   - the story's lane: the war story's incident, closed loop, sweep and SIGTERM
-    (test_story.py), then the checks that only resolve compose files (nothing published);
+    (test_story.py), then the checks that only resolve compose files (nothing published),
+    and the delay proxy's (test_your_service.py: its own network, nothing published);
   - the other lane: everything else, one test at a time, in the order below.
 The story's tests bring up only their own compose projects (story-*), publish nginx on a port
 of their own (STORY_PORT, set by tests/integration/conftest.py) and take a runner lock of
@@ -19,7 +20,12 @@ from pathlib import Path
 
 STORY_LANE = "story"
 OTHER_LANE = "one-at-a-time"
-STORY_LANE_MODULES = ("test_story", "test_by_hand_commands", "test_compose_files")
+STORY_LANE_MODULES = (
+    "test_story",
+    "test_by_hand_commands",
+    "test_compose_files",
+    "test_your_service",
+)
 # The order: these first (the story's lane's long pole, the other lane's lightest), the rest
 # as collected (alphabetically), LAST last.
 FIRST = ("test_story", "test_faults", "test_fuzz", "test_runner_faults", "test_runner_e2e")

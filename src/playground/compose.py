@@ -28,8 +28,7 @@ LOADGEN_IMAGE = "flask-playground/loadgen"
 LOADGEN_COMPOSE = "compose/loadgen.yml"
 DELAY_PROXY_IMAGE = "flask-playground/delayproxy"
 DELAY_PROXY_COMPOSE = "delayproxy/compose.yml"
-# Every delay proxy carries this label (its value: the run it serves), so one left by a killed
-# command is found by the next one, and by `make down`.
+# On every delay proxy (value: RUN/PID), so one left by a killed command is found and removed.
 DELAY_PROXY_LABEL = "flask-playground.delay-proxy"
 WAIT_TIMEOUT_S = 120
 # A compose file, or a file with its overrides (`-f FILE -f OVERRIDE ...`).

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -199,3 +201,25 @@ def test_a_run_by_url_says_it_sampled_nothing_on_the_servers_side(tmp_path):
     # A story target of the playground's own keeps every column.
     own = StoryRun(run_id="r", targets=[StoryTarget(name="story-x", summary=None, error="x")])
     assert "peak listen queue" in render_markdown(story_report.document(own, {}, None))
+
+
+class _Labelled:
+    """Docker as remove_leftovers sees it: the labelled containers, and what it removed."""
+
+    def __init__(self, found):
+        self.found, self.removed = found, []
+
+    def labelled(self, label):
+        return self.found
+
+    def remove(self, container):
+        self.removed.append(container)
+
+
+def test_only_a_proxy_whose_command_is_gone_is_removed_as_a_leftover():
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    docker = _Labelled([("aaa", f"r1/{gone.pid}"), ("bbb", f"r2/{os.getpid()}")])
+    said: list[str] = []
+    assert delayproxy.remove_leftovers(docker, said.append) == ["aaa"]
+    assert docker.removed == ["aaa"] and "left behind by run r1" in said[0]
