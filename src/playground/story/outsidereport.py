@@ -19,8 +19,8 @@ SERVER_SIDE = (
     "Little's law: pool answers/s at the incident",
 )
 NOT_SAMPLED = (
-    "Measured by its URL (--url): the playground did not bring this service up, so nothing "
-    "was sampled on its side (no proxy log, no calls counted at the dependency, no listen "
+    "Measured from the users' side only (by its URL, or a by-hand generator run): the "
+    "playground did not bring this service up, so nothing was sampled on its side (no proxy log, no calls counted at the dependency, no listen "
     "queue, threads or memory) and those columns are left out; every figure here is the "
     "users', as the load generator saw them."
 )
@@ -51,6 +51,10 @@ def _incident(o: OutsideTarget) -> str:
     return "nothing was done to the service (no incident was made)"
 
 
+def _network(o: OutsideTarget | None) -> str:
+    return f" (from the network {o.network})" if o and o.network != "-" else ""
+
+
 def settings(run: StoryRun) -> Paragraph:
     """The users and the incident, as a `--url` run made them."""
     s = run.story
@@ -58,7 +62,7 @@ def settings(run: StoryRun) -> Paragraph:
     incident = _incident(first) if first else "-"
     return Paragraph(
         f"{s.rate:g} visits/s ({s.arrival}, seed {s.seed}) for {s.duration:g} s against "
-        f"{first.url if first else '-'} (from the network {first.network if first else '-'}); "
+        f"{first.url if first else '-'}{_network(first)}; "
         f"from second {s.before_s:g} for {s.incident_s:g} s {incident}. A user gives up "
         f"after {s.timeout:g} s, waits {s.refresh_delay:g} s and reloads, up to "
         f"{s.max_attempts} attempts."
