@@ -139,8 +139,9 @@ def _wait_ready(docker: Docker, dep: Dependency, *, container: str, network: str
         state = docker.state(container)
         if state is None or state.status not in ("created", "running"):
             _, logs = docker.container_logs(container)
+            said = logs.strip().splitlines()
             raise DockerError(
-                f"the delay proxy for {dep.url} did not start: {logs.strip()[-400:] or 'no log'}"
+                f"the delay proxy for {dep.url} did not start: {said[-1] if said else 'no log'}"
             )
         status, body = docker.fetch(network=network, url=dep.admin("/reach"), timeout_s=5)
         if status == 200:
