@@ -280,3 +280,14 @@ def test_a_proxy_left_by_sigkill_is_found_and_removed_by_the_next_command(networ
     assert "no such Docker network" in after.stderr
     assert "removed a delay proxy left behind" in after.stdout and left[:12] in after.stdout
     assert proxies() == []
+
+
+def test_a_dependency_the_proxy_cannot_reach_is_refused_before_any_load(network, tmp_path):
+    argv = story_url(tmp_path)
+    argv[argv.index("slowdep=http://slow_api:4000")] = "slowdep=http://slow_api:4999"
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot reach the dependency" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert proxies() == []  # removed on the error's way out too
+    assert not list(tmp_path.glob("*-story/raw/openloop-*"))  # no load was sent
