@@ -134,12 +134,12 @@ offline-images:
 	bash offline/build-images.sh
 
 ## images: build the project's images (the Flask image, bonus, slow_api, load generator, demos,
-## contenders, HAProxy for a remedy), the seven builds side by side: BuildKit builds a stage
-## they share once, and on two cores the long compile of the free-threaded CPython overlaps
-## the others' downloads and installs (times in docs/testing.md). Their output interleaves; a
-## failing one stops `make`.
+## contenders, HAProxy for a remedy, the delay proxy), the eight builds side by side: BuildKit
+## builds a stage they share once, and on two cores the long compile of the free-threaded
+## CPython overlaps the others' downloads and installs (times in docs/testing.md). Their output
+## interleaves; a failing one stops `make`.
 IMAGE_BUILDS := image-flask image-bonus image-loadgen image-demos image-contenders \
-	image-freethreaded image-haproxy
+	image-freethreaded image-haproxy image-delayproxy
 images:
 	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
 
@@ -160,6 +160,9 @@ image-freethreaded:
 # HAProxy from Debian's package, for the remedy that puts it between nginx and the app.
 image-haproxy:
 	docker compose $(ENV_FILE) -f story/gunicorn-threads.yml -f story/remedies/haproxy.yml build haproxy
+# The delay proxy of `playground story --url` (docs/your-service.md): nginx with its Lua module.
+image-delayproxy:
+	docker compose $(ENV_FILE) -f delayproxy/compose.yml build
 
 ## lock: re-pin the images' Python requirements with the images' own Pythons: Python 3.13
 ## for all of them (offline/lock.sh), then the free-threaded contender's with the
@@ -176,6 +179,9 @@ lock: base-images
 ## down: stop every scenario of the playground, whatever state it was left in
 down:
 	@for f in $(SCENARIO_FILES) $(DEMO_FILES) $(STORY_FILES) $(CONTENDER_FILES); do docker compose -f $$f down --volumes --remove-orphans --timeout 5 2>/dev/null; done; true
+	@# A delay proxy (docs/your-service.md) left by a `playground story --url` killed with SIGKILL.
+	@for c in $$(docker ps --all --quiet --filter label=flask-playground.delay-proxy); do \
+		echo "removing a delay proxy left behind: $$c"; docker rm --force $$c >/dev/null; done; true
 
 clean: down
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -3,7 +3,8 @@
 `make test` runs the integration tests in two lanes side by side (pytest-xdist, `-n 2`):
   - the story's lane: the war story's incident, closed loop, sweep and SIGTERM
     (test_story.py), the remedies through a deeper incident (test_story_remedies.py), then
-    the checks that only resolve compose files (nothing published);
+    the checks that only resolve compose files (nothing published), and the delay proxy's
+    (test_your_service.py: its own network, nothing published);
   - the other lane: everything else, one test at a time, in the order below.
 The story's tests bring up only their own compose projects (story-*), publish nginx on a port
 of their own (STORY_PORT, set by tests/integration/conftest.py) and take a runner lock of
@@ -25,6 +26,7 @@ STORY_LANE_MODULES = (
     "test_story_remedies",
     "test_by_hand_commands",
     "test_compose_files",
+    "test_your_service",
 )
 # The order: these first (the story's lane's long pole, the other lane's lightest), the rest
 # as collected (alphabetically).

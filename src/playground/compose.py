@@ -25,6 +25,10 @@ from playground.signals import deferred_signals
 
 LOADGEN_IMAGE = "flask-playground/loadgen"
 LOADGEN_COMPOSE = "compose/loadgen.yml"
+DELAY_PROXY_IMAGE = "flask-playground/delayproxy"
+DELAY_PROXY_COMPOSE = "delayproxy/compose.yml"
+# On every delay proxy (value: RUN/PID), so one left by a killed command is found and removed.
+DELAY_PROXY_LABEL = "flask-playground.delay-proxy"
 WAIT_TIMEOUT_S = 120
 # A compose file, or a file with its overrides (`-f FILE -f OVERRIDE ...`).
 ComposeFiles = str | Sequence[str]
@@ -494,6 +498,19 @@ class Docker:
     def container_logs(self, name: str) -> tuple[str, str]:
         proc = self.run(["docker", "logs", name], check=False, quiet=True)
         return proc.stdout, proc.stderr
+
+    # --- containers the playground starts beside a service it does not own ----------------
+    def network_exists(self, name: str) -> bool:
+        proc = self.run(["docker", "network", "inspect", name], check=False, quiet=True)
+        return proc.returncode == 0
+
+    def labelled(self, label: str) -> list[tuple[str, str]]:
+        """(id, the label's value) of every container, running or not, with the label."""
+        fmt = f'{{{{.ID}}}} {{{{.Label "{label}"}}}}'
+        argv = ["docker", "ps", "--all", "--filter", f"label={label}", "--format", fmt]
+        proc = self.run(argv, check=False, quiet=True, timeout=60)
+        pairs = (line.split(None, 1) for line in proc.stdout.splitlines())
+        return [(p[0], p[1] if len(p) > 1 else "") for p in pairs if p]
 
     def remove(self, name: str) -> None:
         self.run(

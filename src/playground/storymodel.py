@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from playground.errors import UsageError
 from playground.model import SCHEMA_VERSION as SCHEMA_VERSION
 from playground.model import Finding, ModelError, RunHeader, _doc, _from_json
+from playground.outsidemodel import IncidentCommand, OutsideTarget
 
 #: slow_api refuses a longer delay (its MAX_DELAY).
 MAX_UPSTREAM_DELAY_S = 60.0
@@ -416,6 +417,7 @@ class StoryTarget:
     )
     error: str | None = _doc("why the target could not be measured")
     wall_s: float | None = _doc("seconds the target took, bring-up to teardown")
+    outside: OutsideTarget | None = _doc("with --url: the service measured by its URL")
     extra: dict[str, Any] = _doc("keys this version does not know", factory=dict)
 
 
@@ -677,6 +679,8 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (StorySummary, "StorySummary (`summary`)"),
     (PredictedFigures, "PredictedFigures (`predicted`)"),
     (StorySecond, "StorySecond (each of `seconds`)"),
+    (OutsideTarget, "OutsideTarget (`outside`)"),
+    (IncidentCommand, "IncidentCommand (each of `outside.commands`)"),
     (ClosedLoop, "ClosedLoop (`closed_loop`)"),
     (AbPhase, "AbPhase (each of `closed_loop.phases`)"),
     (Sweep, "Sweep (`sweep`)"),

@@ -82,5 +82,6 @@ def test_the_integration_tests_run_in_two_lanes() -> None:
         "test_story_remedies",
         "test_by_hand_commands",
         "test_compose_files",
+        "test_your_service",
     }
     assert modules[:3] == ["test_story", "test_story_remedies", "test_faults"], modules

@@ -13,6 +13,7 @@ from playground.commands import options
 from playground.model import Run
 from playground.predict import beside
 from playground.results import ResultsError
+from playground.story import byhand
 from playground.story import compare as story_compare
 from playground.story import findings as story_findings
 from playground.story import report as story_report
@@ -39,7 +40,14 @@ def add_parser(sub: Any) -> None:
         help="write a run's report again from its results.json",
         parents=[options.results_dir()],
     )
-    rep.add_argument("run", nargs="?", default="latest")
+    rep.add_argument(
+        "run",
+        nargs="?",
+        default="latest",
+        help="a run id, `latest`, or a by-hand generator's output (docs/your-service.md), "
+        "which is kept as a new story run first",
+    )
+    rep.add_argument("--name", help="the by-hand run's target name (default: the file's stem)")
     rep.set_defaults(handler=cmd_report)
 
 
@@ -99,6 +107,14 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     run_dir = results.resolve_run(args.results_dir, args.run)
+    if byhand.is_generator_output(run_dir):
+        run_dir = byhand.keep(
+            run_dir,
+            results_dir=args.results_dir,
+            name=args.name or run_dir.stem,
+            command=args.command_line,
+        )
+        out.print(f"kept as run {run_dir.name}")
     run = results.load_run(run_dir)
     if isinstance(run, StoryRun):
         if any(t.summary and t.predicted is None for t in run.targets):

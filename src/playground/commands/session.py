@@ -15,6 +15,7 @@ from playground.commands.options import ROOT
 from playground.compose import ComposeFiles, Docker
 from playground.errors import UsageError
 from playground.pinning import CpuPinning
+from playground.story import delayproxy
 
 
 def interrupt_on_sigterm() -> None:
@@ -47,6 +48,7 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
             "the load runs on this host (use taskset -c 0 ab ... by hand)"
         )
     docker.preflight()
+    delayproxy.remove_leftovers(docker, lambda line: out.print(line, highlight=False))
     if getattr(args, "pin_cpus", False):
         docker.pinning = CpuPinning.halves(docker.cpus())
     with results.exclusive(args.results_dir):

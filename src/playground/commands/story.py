@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from playground import environment, remedies, results
-from playground.commands import options
+from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.predict import beside
 from playground.results import RunStore
@@ -185,6 +185,7 @@ def add_parser(sub: Any) -> None:
         default=DEFAULTS.engine,
         help="who sends the open loop's schedule: the compiled sender (default) or Python's asyncio",
     )
+    outside.add_arguments(p)
     p.set_defaults(handler=cmd_story)
 
 
@@ -246,6 +247,8 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.url is not None:
+        return outside.cmd_outside(args, settings_from(args), out, err)
     # Everything a reader can get wrong is refused here, before Docker is touched.
     targets = _targets(args)
     settings = settings_from(args)

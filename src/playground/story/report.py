@@ -25,7 +25,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import cliff, sweep
+from playground.story import cliff, outsidereport, sweep
 from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
@@ -228,7 +228,7 @@ def document(
     after_s = run.story.after_s
     blocks: list[Block] = [
         Heading(1, "The war story: an incident at the third party, open-loop users"),
-        _settings(run),
+        outsidereport.settings(run) if outsidereport.all_outside(run.targets) else _settings(run),
         Paragraph(READING),
     ]
     if run.predicted:
@@ -250,9 +250,14 @@ def document(
             *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
             Heading(2, "Every measurement"),
         ]
-    if measured:
-        blocks.append(Table(COLUMNS, [summary_row(t, after_s, label(t, run)) for t in measured]))
-    if not run.predicted:
+    rows = [summary_row(t, after_s, label(t, run)) for t in measured]
+    outside = outsidereport.all_outside(measured)
+    if outside:
+        blocks += outsidereport.summary_table(COLUMNS, rows)
+    elif measured:
+        blocks.append(Table(COLUMNS, rows))
+    # The model knows the playground's own targets, not a service measured by its URL.
+    if not run.predicted and not outside:
         blocks += predicted_blocks(run)
     if overlay:
         blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
@@ -273,6 +278,7 @@ def document(
             BulletList([f.message for f in t.findings] or ["no findings"]),
             Image(chart, f"{t.name}: goodput, queues and latency per second"),
             CodeBlock("\n".join(t.commands)),
+            *outsidereport.target_blocks(t),
         ]
     blocks += [
         Heading(2, "Run"),
