@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
-from playground import verdicts
+from playground import results, verdicts
 from playground.model import Entry, Run
 from playground.story import findings
 from playground.storymodel import GeneratorCheck, StoryRun

@@ -17,10 +17,11 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from playground.incident import analysis
 from playground.model import ModelError
 from playground.outsidemodel import OutsideTarget
 from playground.results import RunStore, new_run_id
-from playground.story import analysis, findings
+from playground.story import findings
 from playground.story.run import measure_incident
 from playground.storymodel import StoryError, StoryRun, StorySettings, StoryTarget
 
