@@ -140,6 +140,8 @@ def _generator_run(tmp_path: Path) -> Path:
         args = [
             *("--url", url + "?delay=0.05", "--rate", "20", "--duration", "6"),
             *("--timeout", "0.4", "--max-attempts", "1", "--processes", "1"),
+            # The compiled sender lives in the load generator's image, not on the host.
+            *("--engine", "asyncio"),
             *("--at", f"2:POST:{url}?extra=0.55&seconds=2", "--out", str(out)),
         ]
         ol.main(args)
