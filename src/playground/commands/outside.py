@@ -13,9 +13,10 @@ from rich.console import Console
 from playground import environment, results
 from playground.commands import options
 from playground.commands.session import session
+from playground.commands.storyoutcome import print_outcome
 from playground.compose import DELAY_PROXY_COMPOSE
 from playground.results import RunStore
-from playground.story import cells, findings, report
+from playground.story import report
 from playground.story.delayproxy import Dependency
 from playground.story.external import OutsideSettings, preflight, run_outside
 from playground.story.netem import NetemTarget
@@ -119,12 +120,4 @@ def cmd_outside(
         run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
-    for t in run.targets:
-        out.print(f"{t.name}: {cells.verdict(t)}")
-    out.print(f"results: {story.store.path}")
-    for path in paths[:2]:
-        out.print(f"         {path}")
-    if bad := findings.failed(run):
-        err.print(f"[red]not measured or not trusted: {', '.join(bad)}[/red]", highlight=False)
-        return 1
-    return 0
+    return print_outcome(run, results=story.store.path, paths=paths, out=out, err=err)

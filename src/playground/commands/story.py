@@ -22,10 +22,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from playground import environment, remedies, results
 from playground.commands import options, outside
 from playground.commands.session import build, session
+from playground.commands.storyoutcome import print_outcome
 from playground.predict import beside
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
-from playground.story import cells, findings, report
+from playground.story import report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
@@ -329,12 +330,4 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         beside.attach(run)  # the model's figures beside each measured target
         story.save()
         paths = report.write_report(run_dir=story.store.run_dir, run=run)
-    for t in run.targets:
-        out.print(f"{t.name}: {cells.verdict(t)}")
-    out.print(f"results: {story.store.path}")
-    for path in paths[:2]:
-        out.print(f"         {path}")
-    if bad := findings.failed(run):
-        err.print(f"[red]not measured or not trusted: {', '.join(bad)}[/red]", highlight=False)
-        return 1
-    return 0
+    return print_outcome(run, results=story.store.path, paths=paths, out=out, err=err)
