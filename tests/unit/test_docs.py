@@ -310,14 +310,7 @@ def test_the_bare_call_finder_sees_code_and_not_the_project_or_paths() -> None:
 @pytest.mark.parametrize(
     "page",
     [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                strict=True, reason="docs/story.md still calls the runner by its bare name"
-            )
-            if p.name == "story.md"
-            else (),
-        )
+        p
         for p in markdown_files()
         if p.name != "results-schema.md"
     ],
@@ -430,8 +423,7 @@ def test_the_first_use_finder_wants_a_link_to_the_entry() -> None:
     assert unlinked_first_uses(text) == ["open loop", "SPLIT"]
 
 
-# The README and the reader's pages of docs/ (the war story links its own terms; the results
-# schema is generated from the model).
+# The README and the reader's pages of docs/ (the results schema is generated from the model).
 GLOSSARY_PAGES = [ROOT / "README.md"] + [
     ROOT / "docs" / f"{name}.md"
     for name in (
@@ -443,6 +435,8 @@ GLOSSARY_PAGES = [ROOT / "README.md"] + [
         "reading-the-numbers",
         "scale",
         "scenarios",
+        "story",
+        "story-internals",
         "testing",
         "troubleshooting",
     )
