@@ -309,11 +309,7 @@ def test_the_bare_call_finder_sees_code_and_not_the_project_or_paths() -> None:
 
 @pytest.mark.parametrize(
     "page",
-    [
-        p
-        for p in markdown_files()
-        if p.name != "results-schema.md"
-    ],
+    [p for p in markdown_files() if p.name != "results-schema.md"],
     ids=lambda p: p.relative_to(ROOT).as_posix(),
 )
 def test_every_page_calls_the_runner_the_way_the_readme_does(page: Path) -> None:
