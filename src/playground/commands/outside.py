@@ -10,10 +10,8 @@ import time
 
 from rich.console import Console
 
-from playground import environment, results
-from playground.commands import options
 from playground.commands.session import session
-from playground.commands.storyoutcome import print_outcome
+from playground.commands.storyoutcome import new_story_run, print_outcome
 from playground.compose import DELAY_PROXY_COMPOSE
 from playground.results import RunStore
 from playground.story import report
@@ -21,7 +19,7 @@ from playground.story.delayproxy import Dependency
 from playground.story.external import OutsideSettings, preflight, run_outside
 from playground.story.netem import NetemTarget
 from playground.story.run import Story
-from playground.storymodel import StoryError, StoryRun, StorySettings
+from playground.storymodel import StoryError, StorySettings
 
 # Flags of the story that --url does not go with: they bring the story's own targets up.
 NOT_WITH_URL = (
@@ -96,15 +94,7 @@ def cmd_outside(
         if not args.no_build:
             docker.build([DELAY_PROXY_COMPOSE])
         preflight(docker, outside)
-        run = StoryRun(
-            run_id=results.new_run_id() + "-story",
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            command=args.command_line,
-            environment=environment.collect(
-                root=options.ROOT, docker=docker, tool="openloop", tool_version=None
-            ),
-            story=settings,
-        )
+        run = new_story_run(args, docker, settings)
         story = Story(
             run=run,
             store=RunStore.create_run(results_dir=args.results_dir, run=run),

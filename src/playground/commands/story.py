@@ -19,10 +19,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from playground import environment, remedies, results
+from playground import remedies
 from playground.commands import options, outside
 from playground.commands.session import build, session
-from playground.commands.storyoutcome import print_outcome
+from playground.commands.storyoutcome import new_story_run, print_outcome
 from playground.predict import beside
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
@@ -31,7 +31,7 @@ from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
 from playground.story.sweep import run_sweep
-from playground.storymodel import StoryError, StoryRun, StorySettings, SweepSettings
+from playground.storymodel import StoryError, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()
@@ -267,16 +267,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         docker.env.update(settings.compose_env())
         files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
         build(docker, [*files, *remedies.own_images(targets)], args=args, out=out)
-        run = StoryRun(
-            run_id=results.new_run_id() + "-story",
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            command=args.command_line,
-            environment=environment.collect(
-                root=options.ROOT, docker=docker, tool="openloop", tool_version=None
-            ),
-            story=settings,
-            repeat=args.repeat,
-        )
+        run = new_story_run(args, docker, settings, repeat=args.repeat)
         measurements = len(targets) * args.repeat if not args.no_incident or args.closed_loop else 0
         seconds = expected_seconds(
             settings,

@@ -1,15 +1,35 @@
-"""What `playground story` prints when a run ends, measured by the playground or by URL: each
-target's verdict, where the results are, and the exit status (1 when a target was not measured
-or not trusted)."""
+"""A `playground story` run's start and end, measured by the playground or by URL: the new run
+with its environment, and what is printed when it ends (each target's verdict, where the
+results are, and the exit status: 1 when a target was not measured or not trusted)."""
 
 from __future__ import annotations
 
+import argparse
+import time
 from pathlib import Path
 
 from rich.console import Console
 
+from playground import environment, results
+from playground.commands import options
+from playground.compose import Docker
 from playground.story import cells, findings
-from playground.storymodel import StoryRun
+from playground.storymodel import StoryRun, StorySettings
+
+
+def new_story_run(
+    args: argparse.Namespace, docker: Docker, settings: StorySettings, *, repeat: int = 1
+) -> StoryRun:
+    return StoryRun(
+        run_id=results.new_run_id() + "-story",
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        command=args.command_line,
+        environment=environment.collect(
+            root=options.ROOT, docker=docker, tool="openloop", tool_version=None
+        ),
+        story=settings,
+        repeat=repeat,
+    )
 
 
 def print_outcome(
