@@ -189,11 +189,14 @@ def test_overload_crashes_nothing_and_says_where_load_was_shed(app_faults, name)
     assert_shed_names_what_ab_counted(target)
     assert ab["latency_ms"]["p50"] >= DELAY * 1000  # a real load: every answer took the delay
     if name == "gunicorn-threads":
-        # The tutorial's rule: a pool answers at most threads / delay a second. 2000 clients on
-        # 4 x 50 threads wait ten waves of the delay for the last, five for the median: at
-        # least 4 s whatever the machine (7.8 s measured, docs/findings.md). The report says so.
+        # The tutorial's rule: a pool answers at most threads / delay a second, whatever the
+        # machine (a slower one answers fewer). 2000 clients on 4 x 50 threads wait ten waves
+        # of the delay for the last: the slowest tenth waits at least half of that. The median
+        # is no bound: ab starts its 2000 clients over a second or two on a busy machine, and
+        # a client's wait counts from its own start (3.8 s on one run, 7.8 s on another).
         waves = OVERLOAD_C / POOL
-        assert ab["latency_ms"]["p50"] >= 0.4 * waves * DELAY * 1000, ab["latency_ms"]
+        assert ab["rps"] <= 1.25 * POOL / DELAY, ab
+        assert ab["latency_ms"]["p90"] >= 0.5 * waves * DELAY * 1000, ab["latency_ms"]
         assert any("queue" in line for line in target["shed"]), target["shed"]
     assert not [
         k
