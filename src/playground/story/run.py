@@ -57,7 +57,7 @@ from playground.storymodel import (
 SLACK_S = 120
 # The generator goes first when the 2 cores are contended: a starved generator would measure
 # itself (its self-check would catch it and mark the run invalid).
-GENERATOR_CPU_SHARES = 4096
+GENERATOR_CPU_SHARES = 262144
 # A measurement the generator's self-check marks invalid is measured again, by itself, at
 # most this many times in all; every try is kept (raw/ and `invalid_tries`) and counted.
 MAX_TRIES = 3
