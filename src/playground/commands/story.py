@@ -1,7 +1,7 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
 The path of an option, from here to the chart: this module turns the options into the
-settings (:mod:`playground.storymodel`) and the registry's targets, takes the machine for
+settings (:mod:`playground.storysettings`) and the registry's targets, takes the machine for
 every bring-up (:mod:`.session`), and hands both to the part that measures:
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
@@ -31,7 +31,7 @@ from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
 from playground.story.sweep import run_sweep
-from playground.storymodel import StoryError, StorySettings, SweepSettings
+from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()
