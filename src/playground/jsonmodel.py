@@ -37,6 +37,13 @@ def doc(text: str, default: Any = None, factory: Any = None, *, omit_none: bool 
     return field(default=default, metadata=metadata)
 
 
+def field_doc(cls: type, name: str) -> str:
+    """The description a field of ``cls`` was declared with (:func:`doc`)."""
+    found = next(f for f in fields(cls) if f.name == name)
+    text: str = found.metadata["doc"]
+    return text
+
+
 def to_json(obj: Any) -> Any:
     """A dataclass (and what it holds) as JSON values, its ``extra`` keys written back."""
     if is_dataclass(obj):

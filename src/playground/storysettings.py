@@ -1,7 +1,7 @@
 """The story's settings: the incident and its users (:class:`StorySettings`), and the sweep of
 offered load (:class:`SweepSettings`).
 
-The command line builds them, the runner
+The command line builds them (each flag's help is its field's description here), the runner
 reads them, the results file keeps them (:class:`playground.storymodel.StoryRun`'s ``story``
 and ``sweep.settings``), and the report reads them back; a value no story can run with is
 refused with a reason (:class:`StoryError`).
@@ -30,7 +30,7 @@ class StorySettings:
 
     rate: float = doc("visits per second, the same before, during and after", 60.0)
     normal_delay: float = doc("seconds the third party takes normally", 0.7)
-    incident_delay: float = doc("... and during the incident", 2.0)
+    incident_delay: float = doc("seconds the third party takes during the incident", 2.0)
     before_s: float = doc("seconds of normal load before the incident", 20.0)
     incident_s: float = doc("seconds the incident lasts", 30.0)
     after_s: float = doc("seconds of normal load after it: time to recover", 40.0)
@@ -38,15 +38,15 @@ class StorySettings:
     refresh_delay: float = doc("seconds a user waits before reloading", 1.0)
     refresh_backoff: float = doc(
         "users who back off: each reload waits this many times longer than the one before, "
-        "with jitter; 1 = everyone reloads after refresh_delay",
+        "with jitter; 1 = everyone reloads after the refresh delay",
         1.0,
     )
     max_attempts: int = doc("attempts per visit, the first included; 1 = nobody reloads", 3)
     arrival: str = doc("`poisson` or `constant` arrivals", "poisson")
     seed: int = doc("seed of the arrivals: the same seed gives the same visits", 1)
     workers: int = doc("processes per app server", 2)
-    threads: int = doc("threads per process (the thread-pool targets)", 64)
-    async_cores: int = doc("greenlets per process (the gevent targets)", 1000)
+    threads: int = doc("threads per process of the thread-pool targets", 64)
+    async_cores: int = doc("greenlets per process of the gevent targets", 1000)
     listen: int = doc("uWSGI's listen queue", 100)
     ab_concurrency: int | None = doc(
         "ab's connections for the closed loop; null: what the open loop keeps in flight "
@@ -126,10 +126,10 @@ class SweepSettings:
     rates: list[float] = doc(
         "offered visits per second, one step each", factory=lambda: [20.0, 40.0, 60.0, 80.0, 100.0]
     )
-    delay: float = doc("seconds the third party takes, throughout", 2.0)
-    warmup_s: float = doc("load before each step's measured window (not counted), s", 5.0)
-    measure_s: float = doc("each step's measured window, s", 20.0)
-    settle_s: float = doc("at most this long between steps for the servers to drain, s", 30.0)
+    delay: float = doc("seconds the third party takes, throughout the sweep", 2.0)
+    warmup_s: float = doc("seconds of load before each step's measured window (not counted)", 5.0)
+    measure_s: float = doc("seconds in each step's measured window", 20.0)
+    settle_s: float = doc("at most this many seconds between steps for the servers to drain", 30.0)
 
     def __post_init__(self) -> None:
         if not self.rates:
