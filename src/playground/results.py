@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playground.model import SCHEMA_VERSION, Entry, ResultsError, Run
+from playground.jsonmodel import ResultsError
+from playground.model import SCHEMA_VERSION, Entry, Run
 from playground.storymodel import StoryRun
 from playground.verdicts import upgrade
 

@@ -17,7 +17,8 @@ import pytest
 
 from playground import cli, results
 from playground.story import findings
-from playground.storymodel import GeneratorCheck, StoryRun
+from playground.storymodel import StoryRun
+from playground.storyrecords import GeneratorCheck
 
 ATTEMPTS = 2  # the run, and once more if its generator did not keep its schedule
 

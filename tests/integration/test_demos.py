@@ -15,7 +15,7 @@ import time
 import pytest
 
 from playground.demos import DEMO_FILES
-from playground.load import WrkTool
+from playground.tools.wrk import WrkTool
 from tests.integration.conftest import concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration

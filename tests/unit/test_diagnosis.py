@@ -18,8 +18,8 @@ from playground.bench.diagnosis import (
     saturated_load_generator,
     steady_state,
 )
-from playground.load import LoadResult
 from playground.model import Sample
+from playground.tools.output import LoadResult
 from playground.verdicts import NOISY_SPREAD, SYN_RETRANSMIT_MS
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
@@ -248,7 +248,7 @@ DATA = SRC.parents[1] / "tests" / "data"
 
 
 def captured(stem: str) -> LoadResult:
-    from playground.load import AbTool
+    from playground.tools.abreport import AbTool
 
     return AbTool().parse(
         stdout=(DATA / f"{stem}.txt").read_text(),

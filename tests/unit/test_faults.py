@@ -13,7 +13,7 @@ import pytest
 
 from playground import faults
 from playground.faults import Burst, Outcome, PhaseStats, ServerState, analysis, render
-from playground.load import LoadResult
+from playground.tools.output import LoadResult
 from tests.unit.conftest import free_port, serve_slow_api
 
 

@@ -25,16 +25,7 @@ DOCUMENT_MODEL = "playground.report.document"
 TOP = ("commands", "cli")
 
 #: Circles that today's code still has, as the edges (importer, imported) that close them.
-KNOWN_CIRCLES: dict[tuple[str, str], str] = {
-    ("playground.storymodel", "playground.load"): (
-        "the story's model reads ab's concurrency cap (AB_MAX_CONCURRENCY) from load.py, which "
-        "builds the story's ToolFigures: one of the two moves into a module of its own"
-    ),
-    ("playground.model", "playground.storymodel"): (
-        "model.schema_markdown documents the story's model too, and storymodel builds on "
-        "model's private field helpers: the JSON machinery becomes a module of its own"
-    ),
-}
+KNOWN_CIRCLES: dict[tuple[str, str], str] = {}
 #: Imports across the layers that today's code still makes: (importer, imported): why.
 KNOWN_CROSSINGS: dict[tuple[str, str], str] = {}
 

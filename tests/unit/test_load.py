@@ -69,20 +69,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.bench.diagnosis import load_findings
-from playground.load import (
-    TOOLS,
-    AbTool,
-    LoadOutputError,
-    LoadResult,
-    WrkTool,
-    ab_cap_rps,
-    ab_requests,
-    ab_rows,
-    ab_unwritten,
-    ideal_rps,
-    steady_rps_from_ab,
-    tool_version,
-)
+from playground.load import TOOLS, ideal_rps, tool_version
+from playground.tools.ab import ab_cap_rps, ab_requests
+from playground.tools.abreport import AbTool
+from playground.tools.abrequests import ab_rows, ab_unwritten, steady_rps_from_ab
+from playground.tools.output import LoadOutputError, LoadResult
+from playground.tools.wrk import WrkTool
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -827,7 +819,7 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
     """ab -c 6 -t 30 through the story's incident (the third party 0.2 s, then 2 s for 15 s):
     every finished request is a row, each with its start second and total time; the rows are
     sorted by total time, not by start."""
-    from playground.load import ab_rows
+    from playground.tools.abrequests import ab_rows
 
     rows = ab_rows((DATA / "ab_story_incident_c6.tsv").read_text())
     result = AbTool().parse(
@@ -875,7 +867,7 @@ def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
 
 
 def test_connect_gap_needs_rows() -> None:
-    from playground.load import AbRequest, connect_gap_ms
+    from playground.tools.abrequests import AbRequest, connect_gap_ms
 
     assert connect_gap_ms([]) is None
     rows = [AbRequest(start_s=0, total_ms=1.0, wait_ms=1.0, connect_ms=c) for c in (0, 3, 1004)]

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Entry, Finding, ModelError, Run, schema_markdown
+from playground.jsonmodel import ModelError
+from playground.model import Entry, Finding, Run
+from playground.schema import schema_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -81,7 +83,7 @@ def test_another_schema_version_is_refused_clearly():
 def test_the_schema_document_is_generated_from_the_model():
     doc = (ROOT / "docs" / "results-schema.md").read_text()
     assert doc == schema_markdown(), (
-        "regenerate: python -m playground.model > docs/results-schema.md"
+        "regenerate: python -m playground.schema > docs/results-schema.md"
     )
     for name in (f.name for f in fields(Entry) if f.name != "extra"):
         assert f"| `{name}` |" in doc

@@ -19,7 +19,8 @@ from playground.predict.beside import differences
 from playground.predict.run import predict_target
 from playground.predict.simulate import Simulation
 from playground.predict.system import system_for
-from playground.storymodel import StorySettings, StorySummary
+from playground.storyrecords import StorySummary
+from playground.storysettings import StorySettings
 from tests.conftest import load_module
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"

@@ -12,7 +12,8 @@ import pytest
 from playground import results, verdicts
 from playground.model import Entry, Run
 from playground.story import findings
-from playground.storymodel import GeneratorCheck, StoryRun
+from playground.storymodel import StoryRun
+from playground.storyrecords import GeneratorCheck
 from tests.integration import storyruns
 
 DATA = Path(__file__).resolve().parents[1] / "data"

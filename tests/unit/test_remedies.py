@@ -20,7 +20,8 @@ from playground.incident.records import ServerSample
 from playground.scenarios import REGISTRY, story_targets
 from playground.story import report, serverside
 from playground.story.run import as_run, measure_incident
-from playground.storymodel import StorySettings, StoryTarget
+from playground.storymodel import StoryTarget
+from playground.storysettings import StorySettings
 from tests.conftest import ROOT
 from tests.unit.test_story import ATTEMPTS, DATA, _result
 

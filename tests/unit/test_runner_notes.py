@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from playground.bench.diagnosis import lockstep_waves
-from playground.load import LoadResult
 from playground.model import Sample
+from playground.tools.output import LoadResult
 
 
 def result(p50_ms: float) -> LoadResult:

@@ -10,7 +10,8 @@ import pytest
 from playground import steal
 from playground.incident import analysis
 from playground.story import findings, run
-from playground.storymodel import GeneratorCheck, StoryTarget
+from playground.storymodel import StoryTarget
+from playground.storyrecords import GeneratorCheck
 
 # /proc/stat as this machine writes it (2 CPUs; user nice system idle iowait irq softirq
 # steal guest guest_nice), clock ticks of 1/100 s.

@@ -25,16 +25,9 @@ from playground.story.serverside import (
     uwsgi_figures,
 )
 from playground.story.sweep import step_args, summarise_step
-from playground.storymodel import (
-    GeneratorCheck,
-    StoryError,
-    StoryRun,
-    StorySettings,
-    StoryTarget,
-    Sweep,
-    SweepSettings,
-    SweepTarget,
-)
+from playground.storymodel import StoryRun, StoryTarget, Sweep, SweepTarget
+from playground.storyrecords import GeneratorCheck
+from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 UWSGI_THREADS = REGISTRY["story-uwsgi-threads"]
 
@@ -476,7 +469,8 @@ def test_a_sweep_step_reports_an_invalid_generator_and_a_lost_attempt():
 
 # --- the closed loop through the incident -------------------------------------------------
 def _ab(tsv: str, stdout: str):
-    from playground.load import AbTool, ab_rows
+    from playground.tools.abreport import AbTool
+    from playground.tools.abrequests import ab_rows
 
     rows = ab_rows(tsv)
     return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=6)
@@ -751,8 +745,8 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
     --no-refresh`."""
     import json
 
-    from playground.load import oha_figures
     from playground.story import crosscheck
+    from playground.tools.oha import oha_figures
 
     oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
     output = analysis.generator_output(
@@ -769,7 +763,8 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
 
 
 def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency():
-    from playground.load import LoadOutputError, oha_figures
+    from playground.tools.oha import oha_figures
+    from playground.tools.output import LoadOutputError
 
     f = oha_figures((DATA / "oha_q20_z3s_all_timeout.json").read_text(), duration_s=3)
     assert (f.ok, f.requests, f.errors) == (0, 60, {"timeout": 60})
@@ -781,9 +776,9 @@ def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency(
 def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_reported(tmp_path):
     import json
 
-    from playground.load import oha_figures
     from playground.story import crosscheck
     from playground.storymodel import CrossCheck
+    from playground.tools.oha import oha_figures
 
     # 2 x 64 threads at 2 s answer 64/s: half of it, all of it, half as much again.
     assert crosscheck.rates(pool=128, delay=2.0) == [32.0, 64.0, 96.0]

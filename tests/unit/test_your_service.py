@@ -21,7 +21,8 @@ from playground.story import byhand, delayproxy, external
 from playground.story import report as story_report
 from playground.story.delayproxy import Dependency
 from playground.story.netem import NetemTarget
-from playground.storymodel import StoryError, StoryRun, StorySettings, StoryTarget
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storysettings import StoryError, StorySettings
 from tests.conftest import load_module
 from tests.unit.test_openloop import serve
 

@@ -13,8 +13,10 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from playground.load import LoadResult, ab_cap_rps, ideal_rps
+from playground.load import ideal_rps
 from playground.model import Finding, Sample
+from playground.tools.ab import ab_cap_rps
+from playground.tools.output import LoadResult
 from playground.verdicts import (
     MIN_STEADY_WAVES,
     NOISY_SPREAD,

@@ -21,6 +21,8 @@ from playground.bench.steady import Timeline, waves
 from playground.model import Entry, Finding, Repeat, Sample, Spread
 from playground.sampling import Series, combine
 from playground.scenarios import REGISTRY, Target
+from playground.tools.ab import ab_cap_rps
+from playground.tools.output import LoadResult
 from playground.verdicts import verdicts
 
 
@@ -28,7 +30,7 @@ from playground.verdicts import verdicts
 class Measured:
     """One repeat: the tool's result, its per-request timeline and the samples around it."""
 
-    result: loadmod.LoadResult
+    result: LoadResult
     timeline: Timeline | None
     series: dict[str, Series]  # the app's containers through the load, by service
     before: dict[str, Series]  # the same before any load
@@ -86,9 +88,7 @@ def new_entry(target: Target, *, tool: str, **figures: Any) -> Entry:
         tool=tool,
         ideal_rps=loadmod.ideal_rps(concurrency=target.concurrency, delay=delay),
         ab_cap_rps=(
-            loadmod.ab_cap_rps(
-                requests=target.requests, concurrency=target.concurrency, delay=delay
-            )
+            ab_cap_rps(requests=target.requests, concurrency=target.concurrency, delay=delay)
             if tool == "ab"
             else None
         ),
@@ -215,7 +215,7 @@ def _invalid_reasons(
 
 
 def _sample_figures(
-    target: Target, *, during: list[Sample], before: list[Sample], r: loadmod.LoadResult
+    target: Target, *, during: list[Sample], before: list[Sample], r: LoadResult
 ) -> dict[str, Any]:
     """Threads, processes, memory and CPU, from the samples before and through the load."""
     cpu_s = cpu_seconds(during)

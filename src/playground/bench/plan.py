@@ -6,11 +6,11 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from playground import load as loadmod
 from playground.bench.diagnosis import MIN_STEADY_ROUNDS
 from playground.compose import WAIT_TIMEOUT_S
 from playground.results import entry_key
 from playground.scenarios import Target
+from playground.tools.ab import ab_requests
 
 MIN_LOAD_S = 10.0
 
@@ -69,7 +69,7 @@ class Plan:
                     base,
                     concurrency=c,
                     delay=delay,
-                    requests=self.requests or loadmod.ab_requests(rounds=waves, concurrency=c),
+                    requests=self.requests or ab_requests(rounds=waves, concurrency=c),
                 )
             )
         return loads

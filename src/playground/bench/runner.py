@@ -33,6 +33,7 @@ from playground.sampling import (
 )
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
+from playground.tools.output import LoadOutputError, LoadResult
 
 WARMUP_REQUESTS = 20
 # The readers of the app's containers, by service.
@@ -233,7 +234,7 @@ class Runner:
             result = self.tool(target).parse(
                 stdout=output, per_request=tsv, concurrency=target.concurrency
             )
-        except loadmod.LoadOutputError as exc:
+        except LoadOutputError as exc:
             return Failed(
                 "; ".join([f"{self.tool_name(target)} exited {exit_code}: {exc}", *host_notes])
             )
@@ -407,7 +408,7 @@ class Runner:
 
 
 def _measured(
-    result: loadmod.LoadResult,
+    result: LoadResult,
     *,
     tsv: str | None,
     sampler: Sampler,
@@ -418,7 +419,7 @@ def _measured(
     loadgen = sampler.series.pop("__loadgen__")
     try:
         timeline = parse_timeline(tsv) if tsv else None
-    except loadmod.LoadOutputError:
+    except LoadOutputError:
         timeline = None  # the tool's report stands; only the steady figure is lost
     return Measured(
         result=result,

@@ -19,7 +19,7 @@ from playground.story.delayproxy import Dependency
 from playground.story.external import OutsideSettings, preflight, run_outside
 from playground.story.netem import NetemTarget
 from playground.story.run import Story
-from playground.storymodel import StoryError, StorySettings
+from playground.storysettings import StoryError, StorySettings
 
 # Flags of the story that --url does not go with: they bring the story's own targets up.
 NOT_WITH_URL = (

@@ -29,14 +29,8 @@ from playground.predict.system import system_for
 from playground.results import RunStore
 from playground.scenarios import Target
 from playground.story import cells, report
-from playground.storymodel import (
-    Cliff,
-    CliffTarget,
-    StoryRun,
-    StorySettings,
-    Sweep,
-    SweepSettings,
-)
+from playground.storymodel import Cliff, CliffTarget, StoryRun, Sweep
+from playground.storysettings import StorySettings, SweepSettings
 
 #: `--sweep rate`: offered load from 40% to 140% of Little's capacity, in 5% steps.
 RATE_SHARES = [round(0.40 + 0.05 * k, 2) for k in range(21)]

@@ -1,7 +1,7 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
 The path of an option, from here to the chart: this module turns the options into the
-settings (:mod:`playground.storymodel`) and the registry's targets, takes the machine for
+settings (:mod:`playground.storysettings`) and the registry's targets, takes the machine for
 every bring-up (:mod:`.session`), and hands both to the part that measures:
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
@@ -23,6 +23,7 @@ from playground import remedies
 from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.commands.storyoutcome import new_story_run, print_outcome
+from playground.jsonmodel import field_doc
 from playground.predict import beside
 from playground.results import RunStore
 from playground.scenarios import STORY_CONTENDERS, Target, story_targets
@@ -31,7 +32,7 @@ from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
 from playground.story.sweep import run_sweep
-from playground.storymodel import StoryError, StorySettings, SweepSettings
+from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()
@@ -54,35 +55,39 @@ def _rates(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected rates like 20,40,60, got {text!r}") from None
 
 
-# The settings a flag sets: (flag, StorySettings field, type, help).
-STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
-    ("--rate", "rate", float, "visits per second"),
-    ("--normal-delay", "normal_delay", float, "the third party's normal answer time"),
-    ("--incident-delay", "incident_delay", float, "... and during the incident"),
-    ("--before", "before_s", float, "seconds of normal load before the incident"),
-    ("--incident", "incident_s", float, "seconds the incident lasts"),
-    ("--after", "after_s", float, "seconds of normal load after it"),
-    ("--timeout", "timeout", float, "seconds a user waits before giving up"),
-    ("--refresh-delay", "refresh_delay", float, "seconds before a user reloads"),
-    (
-        "--refresh-backoff",
-        "refresh_backoff",
-        float,
-        "users back off: each reload waits this many times longer, with jitter",
-    ),
-    ("--max-attempts", "max_attempts", int, "attempts per visit, the first included"),
-    ("--seed", "seed", int, "seed of the Poisson arrivals"),
-    ("--workers", "workers", int, "processes per app server"),
-    ("--threads", "threads", int, "threads per process (thread-pool targets)"),
-    ("--async-cores", "async_cores", int, "greenlets per process (gevent targets)"),
-    ("--listen", "listen", int, "uWSGI's listen queue"),
+# The settings a flag sets: (flag, StorySettings field, type); each flag's help is the field's
+# description (storysettings.py), so the command line and the schema page say the same.
+STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    ("--rate", "rate", float),
+    ("--normal-delay", "normal_delay", float),
+    ("--incident-delay", "incident_delay", float),
+    ("--before", "before_s", float),
+    ("--incident", "incident_s", float),
+    ("--after", "after_s", float),
+    ("--timeout", "timeout", float),
+    ("--refresh-delay", "refresh_delay", float),
+    ("--refresh-backoff", "refresh_backoff", float),
+    ("--max-attempts", "max_attempts", int),
+    ("--seed", "seed", int),
+    ("--workers", "workers", int),
+    ("--threads", "threads", int),
+    ("--async-cores", "async_cores", int),
+    ("--listen", "listen", int),
 )
-SWEEP_FLAGS: tuple[tuple[str, str, str], ...] = (
-    ("--sweep-delay", "delay", "the third party's delay throughout the sweep"),
-    ("--sweep-warmup", "warmup_s", "seconds of load before each step's window"),
-    ("--sweep-measure", "measure_s", "seconds in each step's measured window"),
-    ("--sweep-settle", "settle_s", "at most this long to drain between steps"),
+# The sweep's: (flag, SweepSettings field), the help likewise its field's description.
+SWEEP_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--sweep-delay", "delay"),
+    ("--sweep-warmup", "warmup_s"),
+    ("--sweep-measure", "measure_s"),
+    ("--sweep-settle", "settle_s"),
 )
+
+
+def _help(cls: type, attr: str, default: str) -> str:
+    """A settings field's description as a flag's help (without the schema page's Markdown
+    quotes), with the default."""
+    text = field_doc(cls, attr).replace("`", "")
+    return f"{text} (default {default})".replace("%", "%%")
 
 
 def add_parser(sub: Any) -> None:
@@ -163,15 +168,15 @@ def add_parser(sub: Any) -> None:
         "--sweep-rates",
         type=_rates,
         default=w.rates,
-        help=f"offered visits/s, one step each (default {','.join(f'{r:g}' for r in w.rates)})",
+        help=_help(SweepSettings, "rates", ",".join(f"{r:g}" for r in w.rates)),
     )
-    for flag, attr, text in SWEEP_FLAGS:
+    for flag, attr in SWEEP_FLAGS:
         p.add_argument(
             flag,
             dest="sweep_" + attr,
             type=_number(float),
             default=getattr(w, attr),
-            help=f"{text} (default {getattr(w, attr):g})",
+            help=_help(SweepSettings, attr, f"{getattr(w, attr):g}"),
         )
     p.add_argument(
         "--repeat",
@@ -184,7 +189,7 @@ def add_parser(sub: Any) -> None:
         "--engine",
         choices=("tokio", "asyncio"),
         default=DEFAULTS.engine,
-        help="who sends the open loop's schedule: the compiled sender (default) or Python's asyncio",
+        help=_help(StorySettings, "engine", DEFAULTS.engine),
     )
     outside.add_arguments(p)
     p.set_defaults(handler=cmd_story)
@@ -202,20 +207,25 @@ def add_story_options(p: argparse.ArgumentParser) -> None:
         f"pool: TARGET+REMEDY, remedies {', '.join(remedies.BY_NAME)} (docs/story.md)",
     )
     d = DEFAULTS
-    for flag, attr, kind, text in STORY_FLAGS:
+    for flag, attr, kind in STORY_FLAGS:
         p.add_argument(
             flag,
             dest=attr,
             type=_number(kind),
             default=getattr(d, attr),
-            help=f"{text} (default {getattr(d, attr)})",
+            help=_help(StorySettings, attr, str(getattr(d, attr))),
         )
-    p.add_argument("--arrival", choices=("poisson", "constant"), default=d.arrival)
+    p.add_argument(
+        "--arrival",
+        choices=("poisson", "constant"),
+        default=d.arrival,
+        help=_help(StorySettings, "arrival", d.arrival),
+    )
     p.add_argument("--no-refresh", action="store_true", help="users never reload")
 
 
 def settings_from(args: argparse.Namespace) -> StorySettings:
-    values = {attr: getattr(args, attr) for _, attr, _, _ in STORY_FLAGS}
+    values = {attr: getattr(args, attr) for _, attr, _ in STORY_FLAGS}
     values.update(
         arrival=args.arrival,
         ab_concurrency=args.ab_concurrency,
@@ -229,7 +239,7 @@ def settings_from(args: argparse.Namespace) -> StorySettings:
 
 def sweep_from(args: argparse.Namespace) -> SweepSettings:
     return SweepSettings(
-        rates=list(args.sweep_rates), **{a: getattr(args, "sweep_" + a) for _, a, _ in SWEEP_FLAGS}
+        rates=list(args.sweep_rates), **{a: getattr(args, "sweep_" + a) for _, a in SWEEP_FLAGS}
     )
 
 

@@ -14,7 +14,8 @@ from playground import environment, results
 from playground.commands import options
 from playground.compose import Docker
 from playground.story import cells, findings
-from playground.storymodel import StoryRun, StorySettings
+from playground.storymodel import StoryRun
+from playground.storysettings import StorySettings
 
 
 def new_story_run(

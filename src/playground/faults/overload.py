@@ -24,6 +24,7 @@ from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Prob
 from playground.faults.session import FaultSettings, Session, probe_port, running
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
+from playground.tools.output import LoadOutputError, LoadResult
 from playground.verdicts import SYN_RETRANSMIT_MS
 
 OVERLOAD_PROBE_CONCURRENCY = 10
@@ -169,13 +170,13 @@ def _overload(
     )
 
 
-def _ab_report(output: str, *, concurrency: int) -> tuple[loadmod.LoadResult | None, str | None]:
+def _ab_report(output: str, *, concurrency: int) -> tuple[LoadResult | None, str | None]:
     """ab's report, or why there is none."""
     try:
         return loadmod.TOOLS["ab"].parse(
             stdout=output, per_request=None, concurrency=concurrency
         ), None
-    except loadmod.LoadOutputError as exc:
+    except LoadOutputError as exc:
         return None, str(exc)
 
 
@@ -204,7 +205,7 @@ def _settled(
 
 def shed_summary(
     *,
-    ab: loadmod.LoadResult | None,
+    ab: LoadResult | None,
     ab_error: str | None,
     probe: PhaseStats,
     delay: float,

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from playground import load as loadmod
 from playground.faults.analysis import PhaseStats, stuck_verdict, timeline
 from playground.faults.containers import ContainerCheck, check_problems, checks_json
 from playground.faults.probe import Burst, Outcome
 from playground.scenarios import Target
+from playground.tools.output import LoadResult
 
 Json = dict[str, Any]
 
@@ -172,7 +172,7 @@ class OverloadVerdict:
     what regular clients saw meanwhile, where the load was shed, and the drain afterwards."""
 
     probed: Probed
-    ab: loadmod.LoadResult | None
+    ab: LoadResult | None
     ab_exit_code: int
     ab_error: str | None
     probe: PhaseStats

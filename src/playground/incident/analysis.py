@@ -20,8 +20,8 @@ from playground.incident.records import (
     calls_for_nobody,
     worker_split,
 )
-from playground.model import ModelError
-from playground.storymodel import GeneratorCheck, Incident, StorySecond, StorySummary
+from playground.jsonmodel import ModelError
+from playground.storyrecords import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows

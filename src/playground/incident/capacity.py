@@ -22,7 +22,8 @@ shows the prediction beside what was measured, and says so.
 from __future__ import annotations
 
 from playground.scenarios import Target
-from playground.storymodel import PoolPrediction, StorySettings
+from playground.storymodel import PoolPrediction
+from playground.storysettings import StorySettings
 
 
 def predict(

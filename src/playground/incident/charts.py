@@ -10,7 +10,9 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from playground.charting import new_figure, save_png
-from playground.storymodel import StorySecond, StorySettings, StoryTarget
+from playground.storymodel import StoryTarget
+from playground.storyrecords import StorySecond
+from playground.storysettings import StorySettings
 
 
 def save(fig: Figure, path: Path) -> None:

@@ -8,7 +8,8 @@ from playground import remedies
 from playground.errors import PlaygroundError
 from playground.incident import verdict
 from playground.predict.run import predict_target
-from playground.storymodel import PredictedFigures, StoryRun, StorySummary, StoryTarget
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storyrecords import PredictedFigures, StorySummary
 
 #: Visits served during the incident further apart than this (percentage points) disagree.
 SERVED_POINTS = 10.0

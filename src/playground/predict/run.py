@@ -23,15 +23,9 @@ from playground.predict import schedule
 from playground.predict.simulate import Records, Simulation
 from playground.predict.system import system_for
 from playground.scenarios import Target
-from playground.storymodel import (
-    DelayStep,
-    Incident,
-    StorySecond,
-    StorySettings,
-    StoryTarget,
-    SweepStep,
-    SweepTarget,
-)
+from playground.storymodel import DelayStep, StoryTarget, SweepStep, SweepTarget
+from playground.storyrecords import Incident, StorySecond
+from playground.storysettings import StorySettings
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -28,7 +28,7 @@ from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
-from playground.storymodel import StorySettings
+from playground.storysettings import StorySettings
 
 #: Linux's first SYN retransmission, then doubling (TCP_TIMEOUT_INIT).
 SYN_RETRY_S = 1.0

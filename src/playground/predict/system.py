@@ -22,7 +22,7 @@ import yaml
 from playground import remedies
 from playground.errors import UsageError
 from playground.scenarios import Target
-from playground.storymodel import StorySettings
+from playground.storysettings import StorySettings
 
 ROOT = Path(__file__).resolve().parents[3]
 

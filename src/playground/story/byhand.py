@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from playground.incident import analysis
-from playground.model import ModelError
+from playground.jsonmodel import ModelError
 from playground.outsidemodel import OutsideTarget
 from playground.results import RunStore, new_run_id
 from playground.story import findings
 from playground.story.run import measure_incident
-from playground.storymodel import StoryError, StoryRun, StorySettings, StoryTarget
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storysettings import StoryError, StorySettings
 
 
 def is_generator_output(path: Path) -> bool:

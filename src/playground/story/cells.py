@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.story import findings
-from playground.storymodel import StoryRun, StorySummary, StoryTarget
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storyrecords import StorySummary
 
 DASH = "-"
 

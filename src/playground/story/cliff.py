@@ -35,10 +35,10 @@ from playground.storymodel import (
     StoryRun,
     StoryTarget,
     Sweep,
-    SweepSettings,
     SweepStep,
     SweepTarget,
 )
+from playground.storysettings import SweepSettings
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
 #: Where even the lowest share fell (a pool far below its prediction: Gunicorn's gthread over

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.incident.analysis import percentile
-from playground.load import AbRequest, LoadResult
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.story.cells import DASH, arrow, error, goodput, num
-from playground.storymodel import AbPhase, ClosedLoop, StoryRun, StoryTarget
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storyrecords import AbPhase, ClosedLoop
+from playground.tools.abrequests import AbRequest
+from playground.tools.output import LoadResult
 
 PHASES = ("before", "during", "after")
 

@@ -14,14 +14,17 @@ from collections.abc import Sequence
 
 from playground.compose import DockerError, shown
 from playground.incident.analysis import OK, GeneratorOutput, percentile
-from playground.load import LoadOutputError, oha_command, oha_figures
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.scenarios import Target, plain_decimal
 from playground.story import plan
 from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import Targets
-from playground.storymodel import CrossCheck, StorySettings, ToolFigures
+from playground.storymodel import CrossCheck
+from playground.storyrecords import ToolFigures
+from playground.storysettings import StorySettings
+from playground.tools.oha import oha_command, oha_figures
+from playground.tools.output import LoadOutputError
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from playground.compose import DELAY_PROXY_IMAGE, DELAY_PROXY_LABEL, Docker, DockerError
 from playground.scenarios import plain_decimal as num
-from playground.storymodel import StoryError
+from playground.storysettings import StoryError
 
 ADMIN_PORT = 9901
 #: How long the proxy may take to answer on its admin port and reach the dependency.

@@ -26,7 +26,8 @@ from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
 from playground.story.plan import openloop, users
 from playground.story.run import GENERATOR_CPU_SHARES, Story, bound, measure_incident, read_output
-from playground.storymodel import StoryError, StorySettings, StoryTarget
+from playground.storymodel import StoryTarget
+from playground.storysettings import StoryError, StorySettings
 
 #: How long the service may take to answer its URL with a 2xx before the load (it may be
 #: becoming healthy once the proxy it is pointed at has started).

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from playground.compose import DELAY_PROXY_IMAGE, Docker
-from playground.storymodel import StoryError
+from playground.storysettings import StoryError
 
 _TC = ["docker", "run", "--rm", "--user", "root", "--cap-add", "NET_ADMIN"]
 PROBE = [*_TC, "--network", "none", DELAY_PROXY_IMAGE, "tc", "qdisc", "add", "dev", "lo", "root"]

@@ -7,7 +7,7 @@ processes, one per core, x 64) for 60 visits/s. A third busy normally is 128 / 3
 per request, so the upstream normally answers in 0.7 s; during the incident it takes 2 s
 (60 x 2 = 120 of 128 threads). The gevent targets get the same 2 processes with 1000
 greenlets each. Users give up after a few seconds (4 s), wait 1 s and reload, up to 3
-attempts. The settings are :class:`playground.storymodel.StorySettings`; the targets are the
+attempts. The settings are :class:`playground.storysettings.StorySettings`; the targets are the
 registry's (kind `story`, :func:`playground.scenarios.story_targets`).
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
-from playground.load import AbTool
 from playground.scenarios import Target
 from playground.scenarios import plain_decimal as num
-from playground.storymodel import StorySettings
+from playground.storysettings import StorySettings
+from playground.tools.abreport import AbTool
 
 OPENLOOP = "/usr/local/bin/openloop.py"
 STATS_PORT = 1717

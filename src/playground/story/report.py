@@ -31,13 +31,9 @@ from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, trusted
 from playground.story.predicted import predicted_blocks
-from playground.storymodel import (
-    StoryRun,
-    StorySettings,
-    StorySummary,
-    StoryTarget,
-    TargetSpread,
-)
+from playground.storymodel import StoryRun, StoryTarget, TargetSpread
+from playground.storyrecords import StorySummary
+from playground.storysettings import StorySettings
 
 COLUMNS = (
     "target",

@@ -26,8 +26,7 @@ from playground import remedies
 from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
 from playground.incident import analysis, capacity
 from playground.incident.records import ServerSample
-from playground.load import AbTool, LoadOutputError, ab_rows
-from playground.model import ModelError
+from playground.jsonmodel import ModelError
 from playground.results import RunStore
 from playground.sampling import wait_for
 from playground.scenarios import Target
@@ -43,15 +42,12 @@ from playground.story.serverside import (
     parse_calls_log,
     upstream_in_flight,
 )
-from playground.storymodel import (
-    ClosedLoop,
-    HostSteal,
-    Incident,
-    InvalidTry,
-    StoryRun,
-    StorySettings,
-    StoryTarget,
-)
+from playground.storymodel import StoryRun, StoryTarget
+from playground.storyrecords import ClosedLoop, HostSteal, Incident, InvalidTry
+from playground.storysettings import StorySettings
+from playground.tools.abreport import AbTool
+from playground.tools.abrequests import ab_rows
+from playground.tools.output import LoadOutputError
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120

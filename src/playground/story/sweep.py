@@ -28,15 +28,9 @@ from playground.scenarios import Target
 from playground.story import findings, plan
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
-from playground.storymodel import (
-    GeneratorCheck,
-    StoryRun,
-    StorySettings,
-    Sweep,
-    SweepSettings,
-    SweepStep,
-    SweepTarget,
-)
+from playground.storymodel import StoryRun, Sweep, SweepStep, SweepTarget
+from playground.storyrecords import GeneratorCheck
+from playground.storysettings import StorySettings, SweepSettings
 
 
 def step_args(

@@ -1,0 +1,150 @@
+"""The JSON model machinery: typed dataclasses with one JSON form, each field documented.
+
+Every results dataclass (:mod:`playground.model`, :mod:`playground.storymodel` and the modules
+it builds on) declares its fields with :func:`doc`, converts with :func:`to_json` and
+:func:`from_json`, and is documented by :func:`schema_table` in ``docs/results-schema.md``.
+:func:`from_json` is the one place a file is checked: a missing key becomes its default (files
+written before a key existed still load), a value of the wrong type is a clear
+:class:`ModelError` naming where and which key, and keys this version does not know are kept
+(``extra``) and written back unchanged by :func:`to_json`.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from dataclasses import MISSING, field, fields, is_dataclass
+from typing import Any
+
+from playground.errors import PlaygroundError
+
+
+class ResultsError(PlaygroundError):
+    """A results file or directory cannot be used; the message says why."""
+
+
+class ModelError(ResultsError):
+    """A results file does not fit the model; the message names where and why."""
+
+
+def doc(text: str, default: Any = None, factory: Any = None, *, omit_none: bool = False) -> Any:
+    """A field with its description for the schema table; ``omit_none``: not written when None
+    (a key only some runs have)."""
+    metadata = {"doc": text, "omit_none": omit_none}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def field_doc(cls: type, name: str) -> str:
+    """The description a field of ``cls`` was declared with (:func:`doc`)."""
+    found = next(f for f in fields(cls) if f.name == name)
+    text: str = found.metadata["doc"]
+    return text
+
+
+def to_json(obj: Any) -> Any:
+    """A dataclass (and what it holds) as JSON values, its ``extra`` keys written back."""
+    if is_dataclass(obj):
+        out = {
+            f.name: to_json(getattr(obj, f.name))
+            for f in fields(obj)
+            if f.name != "extra"
+            and not (f.metadata.get("omit_none") and getattr(obj, f.name) is None)
+        }
+        out.update(getattr(obj, "extra", {}))
+        return out
+    if isinstance(obj, list):
+        return [to_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    return obj
+
+
+def from_json(cls: type, data: Any, where: str) -> Any:
+    """``data`` as a ``cls``, checked against its type hints; ``where`` starts every error."""
+    if not isinstance(data, dict):
+        raise ModelError(f"{where}: expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls) if f.name != "extra"}
+    label = where
+    if isinstance(data.get("name"), str):
+        label = f"{where} {data['name']!r}"
+    kwargs: dict[str, Any] = {}
+    for name, f in known.items():
+        if name in data:
+            kwargs[name] = _convert(hints[name], data[name], f"{label}: {name!r}")
+        elif f.default is MISSING and f.default_factory is MISSING:  # pragma: no cover
+            raise ModelError(f"{label}: missing {name!r}")
+    if "extra" in {f.name for f in fields(cls)}:
+        kwargs["extra"] = {k: v for k, v in data.items() if k not in known}
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in (o for o in options if o is not type(None)):
+            try:
+                return _convert(option, value, where)
+            except ModelError as exc:
+                errors.append(str(exc))
+        raise ModelError(errors[0])
+    if hint is Any:
+        return value
+    if isinstance(hint, type) and is_dataclass(hint):
+        return from_json(hint, value, where)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ModelError(f"{where} should be a list, got {value!r:.60}")
+        (item,) = typing.get_args(hint)
+        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ModelError(f"{where} should be an object, got {value!r:.60}")
+        _, item = typing.get_args(hint)
+        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ModelError(f"{where} should be true or false, got {value!r:.60}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ModelError(f"{where} should be a whole number, got {value!r:.60}")
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return float(value)
+        raise ModelError(f"{where} should be a number, got {value!r:.60}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ModelError(f"{where} should be text, got {value!r:.60}")
+    raise ModelError(f"{where}: no conversion for {hint!r}")  # pragma: no cover
+
+
+def _type_name(hint: Any) -> str:
+    text = str(hint).replace("<class '", "").replace("'>", "").replace("NoneType", "null")
+    return re.sub(r"[\w.]+\.(\w+)", r"\1", text)
+
+
+def schema_table(cls: type, heading: str) -> list[str]:
+    """One dataclass's section of the schema page: its heading, then a row per field."""
+    hints = typing.get_type_hints(cls)
+    lines = [f"## {heading}", "", "| key | type | meaning |", "|---|---|---|"]
+    for f in fields(cls):
+        if f.name == "extra":
+            continue
+        lines.append(
+            f"| `{f.name}` | {_type_name(hints[f.name]).replace('|', 'or')} | "
+            f"{f.metadata.get('doc', '')} |"
+        )
+    lines.append("")
+    return lines

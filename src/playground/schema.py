@@ -1,0 +1,66 @@
+"""The results-schema page (``docs/results-schema.md``), generated from the field descriptions of
+every results dataclass: the bench's (:mod:`playground.model`) and the story's
+(:mod:`playground.storymodel`, with :mod:`playground.storysettings` and
+:mod:`playground.storyrecords`). ``python -m playground.schema > docs/results-schema.md``
+writes it; a unit test checks it is current.
+"""
+
+from __future__ import annotations
+
+from playground import storymodel
+from playground.jsonmodel import schema_table
+from playground.model import SCHEMA_VERSION, Entry, Finding, Repeat, Run, Sample, Spread
+
+
+def schema_markdown() -> str:
+    """docs/results-schema.md, generated from the dataclasses' field descriptions."""
+    lines = [
+        "# results.json schema",
+        "",
+        f"Schema version {SCHEMA_VERSION}. Generated from the field descriptions in",
+        "`src/playground/model.py` and the story's model by",
+        "`python -m playground.schema > docs/results-schema.md`; a unit test checks it is",
+        "current. A key missing from an older file reads as null; keys this version does",
+        "not know are kept as they are.",
+        "",
+        "Changes from files written before the typed model (same schema version: every",
+        "key they have still means the same, except `steady_rps`):",
+        "",
+        "- `steady_rps` is null where the run did not reach a steady state (fewer than",
+        "  `verdicts.MIN_STEADY_WAVES` response times long, see `waves`) or where more",
+        "  than `diagnosis.MAX_ERROR_SHARE` of the answers were errors; earlier files",
+        "  hold c / mean response time for every ab run, which overstates short runs",
+        "  (the serial dev server at n=10 c=5: 1.4 against 0.98 served). `efficiency`",
+        "  follows it. `repeats[].steady_rps` likewise.",
+        "- New: `findings` (the diagnosis, structured; `notes` still carries their",
+        "  messages after the target's own notes), `waves`, `latency_distribution_ms`,",
+        "  `spread.relative`, `skipped` on every entry.",
+        "- Gone: `results.REQUIRED_KEYS`; the model is the schema.",
+        "",
+    ]
+    bench: tuple[tuple[type, str], ...] = (
+        (Run, "Run (the whole file of a bench or scale run)"),
+        (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
+        (Finding, "Finding (each of `findings`, in every kind of run)"),
+        (Repeat, "Repeat (each of `repeats`)"),
+        (Spread, "Spread (`spread`)"),
+        (Sample, "Sample (each of `samples`)"),
+    )
+    story_intro = [
+        "# A story run (`playground story`)",
+        "",
+        "The same file, `results/<run-id>/results.json`, with `kind` `story`: the header",
+        "above (`settings` is empty: the story's are `story`), then the incident's",
+        "settings, one entry per target and the sweep (`src/playground/storymodel.py`,",
+        "its settings in `storysettings.py`, what each target records in `storyrecords.py`).",
+        "",
+    ]
+    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES):
+        if cls is storymodel.StoryRun:
+            lines += story_intro
+        lines += schema_table(cls, heading)
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(schema_markdown(), end="")
