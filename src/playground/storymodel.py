@@ -355,14 +355,22 @@ class ClosedLoop:
 
 @dataclass(frozen=True)
 class PredictedFigures:
-    """What the model of the incident (`playground predict`) says for a measured target with
-    the run's own settings, beside what was measured."""
+    """What the model of the incident (`playground predict`) says for a measured target, or a
+    measured step of a sweep or of the cliff, with the run's own settings, beside what was
+    measured. For a rate step, "during" is its measured window."""
 
-    verdict: str = _doc("held, collapsed, or collapsed and did not recover", "")
+    verdict: str = _doc(
+        "held, collapsed, or collapsed and did not recover; a rate step: held or fell", ""
+    )
     visits_served_during: float | None = _doc("share of the visits during the incident served")
     goodput_during: float | None = _doc("2xx answers per second during it")
     recovery_s: float | None = _doc("seconds to recover after it; null: not within the run")
     amplification: float | None = _doc("attempts / visits")
+    lasted_s: float | None = _doc(
+        "a cliff's incident delay: seconds from the incident's start to the first second a "
+        "user gave up; null: nobody did, or not a delay step",
+        omit_none=True,
+    )
     differs: list[str] = _doc(
         "where it disagrees with the measurement: the verdict, or visits served during more "
         "than 10 points apart (empty: it agrees)",
@@ -445,6 +453,10 @@ class SweepStep:
         "settle time ran out (the step started anyway)",
         0.0,
     )
+    predicted: PredictedFigures | None = _doc(
+        "the model's figures for this step with the same settings (`playground predict`)",
+        omit_none=True,
+    )
 
     @property
     def valid(self) -> bool:
@@ -517,6 +529,10 @@ class DelayStep:
     )
     trusted: bool = _doc("no error finding (the generator kept its schedule)", False)
     error: str | None = _doc("why it could not be measured")
+    predicted: PredictedFigures | None = _doc(
+        "the model's figures for this delay with the same settings (`playground predict`)",
+        omit_none=True,
+    )
 
 
 @dataclass
@@ -677,7 +693,7 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (InvalidTry, "InvalidTry (each of `invalid_tries`)"),
     (Incident, "Incident (`incident`)"),
     (StorySummary, "StorySummary (`summary`)"),
-    (PredictedFigures, "PredictedFigures (`predicted`)"),
+    (PredictedFigures, "PredictedFigures (each `predicted`)"),
     (StorySecond, "StorySecond (each of `seconds`)"),
     (OutsideTarget, "OutsideTarget (`outside`)"),
     (IncidentCommand, "IncidentCommand (each of `outside.commands`)"),
