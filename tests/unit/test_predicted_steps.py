@@ -205,3 +205,27 @@ def test_the_report_command_adds_the_model_to_a_run_stored_without_it(tmp_path, 
     assert main(["report", run_dir.name, "--results-dir", str(tmp_path)]) == 0
     md = (run_dir / "report.md").read_text()
     assert row(md, "story-uwsgi-threads", "16", "fell / fell")
+
+
+def test_the_remedies_and_the_contenders_rows_carry_the_model_or_say_why_not():
+    """A remedy's row is predicted with its remedy; a contender the model does not cover says
+    so in one cell of its row."""
+    from playground.storymodel import StorySummary, StoryTarget
+
+    measured = StorySummary(visits_served_during=1.0, recovery_s=1.0)
+    run = StoryRun(
+        run_id="measured",
+        story=StorySettings(before_s=5, incident_s=10, after_s=10),
+        targets=[
+            StoryTarget(name="story-gunicorn-threads+breaker", summary=measured),
+            StoryTarget(name="story-granian", summary=measured),
+        ],
+    )
+    beside.attach(run)
+    remedy, granian = (t.predicted for t in run.targets)
+    assert remedy is not None and remedy.error is None and remedy.verdict
+    assert granian is not None and granian.error and "Granian" in granian.error
+    md = markdown(run)
+    (line,) = [line for line in row(md, "story-granian") if "not modelled" in line]
+    assert line.count("not modelled") == 1 and "the model covers" in line
+    assert row(md, "story-gunicorn-threads+breaker", "held / ")
