@@ -108,6 +108,10 @@ class SweepStep:
         "settle time ran out (the step started anyway)",
         0.0,
     )
+    predicted: PredictedFigures | None = doc(
+        "the model's figures for this step with the same settings (`playground predict`)",
+        omit_none=True,
+    )
 
     @property
     def valid(self) -> bool:
@@ -180,6 +184,10 @@ class DelayStep:
     )
     trusted: bool = doc("no error finding (the generator kept its schedule)", False)
     error: str | None = doc("why it could not be measured")
+    predicted: PredictedFigures | None = doc(
+        "the model's figures for this delay with the same settings (`playground predict`)",
+        omit_none=True,
+    )
 
 
 @dataclass
@@ -322,7 +330,7 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (InvalidTry, "InvalidTry (each of `invalid_tries`)"),
     (Incident, "Incident (`incident`)"),
     (StorySummary, "StorySummary (`summary`)"),
-    (PredictedFigures, "PredictedFigures (`predicted`)"),
+    (PredictedFigures, "PredictedFigures (each `predicted`)"),
     (StorySecond, "StorySecond (each of `seconds`)"),
     (OutsideTarget, "OutsideTarget (`outside`)"),
     (IncidentCommand, "IncidentCommand (each of `outside.commands`)"),

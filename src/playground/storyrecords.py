@@ -197,14 +197,22 @@ class ClosedLoop:
 
 @dataclass(frozen=True)
 class PredictedFigures:
-    """What the model of the incident (`playground predict`) says for a measured target with
-    the run's own settings, beside what was measured."""
+    """What the model of the incident (`playground predict`) says for a measured target, or a
+    measured step of a sweep or of the cliff, with the run's own settings, beside what was
+    measured. For a rate step, "during" is its measured window."""
 
-    verdict: str = doc("held, collapsed, or collapsed and did not recover", "")
+    verdict: str = doc(
+        "held, collapsed, or collapsed and did not recover; a rate step: held or fell", ""
+    )
     visits_served_during: float | None = doc("share of the visits during the incident served")
     goodput_during: float | None = doc("2xx answers per second during it")
     recovery_s: float | None = doc("seconds to recover after it; null: not within the run")
     amplification: float | None = doc("attempts / visits")
+    lasted_s: float | None = doc(
+        "a cliff's incident delay: seconds from the incident's start to the first second a "
+        "user gave up; null: nobody did, or not a delay step",
+        omit_none=True,
+    )
     differs: list[str] = doc(
         "where it disagrees with the measurement: the verdict, or visits served during more "
         "than 10 points apart (empty: it agrees)",

@@ -47,3 +47,27 @@ def test_no_chart_uses_pyplot(tmp_path: Path) -> None:
     run = story_run()
     plot_target(run.targets[0], run.story, tmp_path / "target.png")
     assert "matplotlib.pyplot" not in sys.modules
+
+
+def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model fills the busy threads/greenlets for Gunicorn too: the label names no server."""
+    from playground import remedies
+    from playground.incident import charts
+    from playground.predict.run import predict_target
+    from playground.storysettings import StorySettings
+
+    drawn = []
+    monkeypatch.setattr(charts, "save", lambda fig, path: drawn.append(fig))
+    (target,) = remedies.resolve(["gunicorn-threads"])
+    settings = StorySettings(before_s=5, incident_s=5, after_s=5)
+    entry = predict_target(target, settings)
+    assert any(r.busy_cores for r in entry.seconds)
+    charts.plot_target(entry, settings, tmp_path / "target.png")
+    (fig,) = drawn
+    labels = [
+        t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
+    ]
+    assert "busy threads/greenlets" in labels
+    assert not any("uWSGI" in label for label in labels)

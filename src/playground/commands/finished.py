@@ -117,7 +117,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(f"kept as run {run_dir.name}")
     run = results.load_run(run_dir)
     if isinstance(run, StoryRun):
-        if any(t.summary and t.predicted is None for t in run.targets):
+        if beside.missing(run):
             beside.attach(run)  # the model's figures beside a run measured before it had them
         paths = story_report.write_report(run_dir=run_dir, run=run)
     else:

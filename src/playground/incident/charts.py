@@ -58,7 +58,7 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
     for name, label, color, style in (
         ("upstream_in_flight", "waiting on the third party", "tab:purple", "-"),
         ("listen_queue", "app's listen queue (kernel)", "tab:brown", "-"),
-        ("busy_cores", "uWSGI busy threads/greenlets", "tab:olive", "--"),
+        ("busy_cores", "busy threads/greenlets", "tab:olive", "--"),
         ("threads", "OS threads (app)", "black", ":"),
     ):
         if any(getattr(r, name) is not None for r in rows):

@@ -8,7 +8,7 @@ say whether a measurement can be trusted) and for the model's prediction
 from __future__ import annotations
 
 from playground.model import Finding
-from playground.storymodel import StoryTarget
+from playground.storymodel import StoryTarget, SweepStep
 
 #: A target *held* through the incident when at least this share of the visits that arrived
 #: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,
@@ -94,6 +94,8 @@ def word(verdict: bool | None) -> str:
 
 
 HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not recover"
+#: A sweep step whose goodput fell below HELD_SHARE of the visits offered.
+FELL = "fell"
 
 
 def outcome(served: float | None, recovery_s: float | None) -> str:
@@ -104,3 +106,19 @@ def outcome(served: float | None, recovery_s: float | None) -> str:
     if served >= HELD_SHARE:
         return HELD
     return COLLAPSED if recovery_s is not None else NOT_RECOVERED
+
+
+def step_outcome(step: SweepStep) -> str:
+    """A sweep step's verdict: held where goodput was at least HELD_SHARE of what was offered
+    (the rule that finds a pool's edge), else fell."""
+    return HELD if step.goodput_per_s >= HELD_SHARE * step.offered_per_s else FELL
+
+
+def lasted(target: StoryTarget) -> float | None:
+    """Seconds from the incident's start to the first second with a user giving up in it;
+    None: nobody gave up during it."""
+    if target.incident is None:
+        return None
+    start, end = target.incident.start, target.incident.start + target.incident.seconds
+    first = next((r.t for r in target.seconds if start <= r.t < end and r.timeouts), None)
+    return None if first is None else max(0.0, first - start)

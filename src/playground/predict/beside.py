@@ -1,30 +1,53 @@
 """The model's prediction beside a measured story run: each target again, in the model, with
-the run's own settings, and where the two disagree (the verdict differs, or the visits served
-during the incident are more than :data:`SERVED_POINTS` points apart)."""
+the run's own settings, and each step of its sweep and of its cliff; and where the two disagree
+(the verdict differs, or the visits served during the incident, or in a rate step's window,
+are more than :data:`SERVED_POINTS` points apart).
+
+A target through the incident and a cliff's incident delay go through
+:func:`~playground.predict.run.predict_target` (the delay set as measured); a rate step of the
+sweep or of the cliff through :func:`~playground.predict.run.rate_step`, with the step's
+delay, windows and the run's arrivals and seed. Each step simulates its own length only, and
+the steps are spread over the cores (:func:`~playground.predict.run.each`).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from playground import remedies
 from playground.errors import PlaygroundError
 from playground.incident import verdict
-from playground.predict.run import predict_target
-from playground.storymodel import StoryRun, StoryTarget
+from playground.predict.run import each, predict_target, rate_step
+from playground.predict.system import system_for
+from playground.scenarios import Target
+from playground.storymodel import DelayStep, StoryRun, StoryTarget, SweepStep, SweepTarget
 from playground.storyrecords import PredictedFigures, StorySummary
+from playground.storysettings import StorySettings, SweepSettings
 
 #: Visits served during the incident further apart than this (percentage points) disagree.
 SERVED_POINTS = 10.0
 
 
-def differences(measured: StorySummary, predicted: StorySummary) -> list[str]:
+def _disagree(
+    *, saw: str, said: str, measured: float | None, predicted: float | None, what: str
+) -> list[str]:
     out = []
-    said = verdict.outcome(predicted.visits_served_during, predicted.recovery_s)
-    saw = verdict.outcome(measured.visits_served_during, measured.recovery_s)
     if said != saw:
         out.append(f"verdict: predicted {said}, measured {saw}")
-    a, b = measured.visits_served_during, predicted.visits_served_during
-    if a is not None and b is not None and abs(a - b) * 100 > SERVED_POINTS:
-        out.append(f"visits served during: predicted {100 * b:.0f}%, measured {100 * a:.0f}%")
+    if measured is not None and predicted is not None:
+        if abs(measured - predicted) * 100 > SERVED_POINTS:
+            out.append(f"{what}: predicted {100 * predicted:.0f}%, measured {100 * measured:.0f}%")
     return out
+
+
+def differences(measured: StorySummary, predicted: StorySummary) -> list[str]:
+    return _disagree(
+        saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
+        said=verdict.outcome(predicted.visits_served_during, predicted.recovery_s),
+        measured=measured.visits_served_during,
+        predicted=predicted.visits_served_during,
+        what="visits served during",
+    )
 
 
 def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigures | None:
@@ -45,25 +68,175 @@ def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigu
     )
 
 
-def _predict(name: str, run: StoryRun) -> StorySummary | str:
+def rate_figures(measured: SweepStep, predicted: SweepStep | str) -> PredictedFigures:
+    """The model's figures beside a measured rate step (`predicted`: the model's step, or why
+    it has none)."""
+    if isinstance(predicted, str):
+        return PredictedFigures(error=predicted)
+    p = predicted
+    said = verdict.step_outcome(p)
+    return PredictedFigures(
+        verdict=said,
+        visits_served_during=p.visits_served,
+        goodput_during=p.goodput_per_s,
+        amplification=p.attempts_per_s / p.offered_per_s if p.offered_per_s else None,
+        differs=_disagree(
+            saw=verdict.step_outcome(measured),
+            said=said,
+            measured=measured.visits_served,
+            predicted=p.visits_served,
+            what="visits served",
+        ),
+    )
+
+
+def delay_figures(measured: DelayStep, predicted: StoryTarget | str) -> PredictedFigures | None:
+    """The model's figures beside a cliff's measured incident delay; None for a delay that
+    was not measured."""
+    if measured.error is not None or measured.visits_served_during is None:
+        return None
+    if isinstance(predicted, str):
+        return PredictedFigures(error=predicted)
+    s = predicted.summary
+    assert s is not None
+    said = verdict.outcome(s.visits_served_during, s.recovery_s)
+    return PredictedFigures(
+        verdict=said,
+        visits_served_during=s.visits_served_during,
+        goodput_during=s.goodput_during,
+        recovery_s=s.recovery_s,
+        amplification=s.amplification,
+        lasted_s=verdict.lasted(predicted),
+        differs=_disagree(
+            saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
+            said=said,
+            measured=measured.visits_served_during,
+            predicted=s.visits_served_during,
+            what="visits served during",
+        ),
+    )
+
+
+def _modelled(name: str, settings: StorySettings) -> Target | str:
+    """The registry's target as the model runs it, or why the model cannot."""
     try:
         (registered,) = remedies.resolve([name])
-        summary = predict_target(registered, run.story).summary
+        system_for(registered, settings)
     except PlaygroundError as exc:
         return str(exc)
-    assert summary is not None
-    return summary
+    return registered
+
+
+@dataclass(frozen=True)
+class _Incident:
+    """One run through the incident in the model: a target, or a cliff's delay."""
+
+    target: Target
+    settings: StorySettings
+
+    def __call__(self) -> StoryTarget:
+        return predict_target(self.target, self.settings)
+
+
+@dataclass(frozen=True)
+class _Rate:
+    """One rate step in the model, as the sweep or the cliff measured it."""
+
+    target: Target
+    settings: StorySettings
+    rate: float
+    sweep: SweepSettings
+
+    def __call__(self) -> SweepStep:
+        w = self.sweep
+        return rate_step(
+            self.target,
+            self.settings,
+            self.rate,
+            delay=w.delay,
+            warmup_s=w.warmup_s,
+            measure_s=w.measure_s,
+            arrival=self.settings.arrival,
+        )
+
+
+def _call(job: _Incident | _Rate) -> StoryTarget | SweepStep:
+    return job()
+
+
+def _rate_steps(run: StoryRun) -> list[tuple[SweepTarget, SweepSettings]]:
+    """Every measured rate sweep with its settings: the sweep's, and each cliff target's (the
+    cliff's delay, the sweep's default windows, as the cliff measures them)."""
+    out = [(m, run.sweep.settings) for m in run.sweep.targets] if run.sweep else []
+    if run.cliff is not None:
+        at = SweepSettings(delay=run.cliff.delay)
+        out += [(c.rates, at) for c in run.cliff.targets if c.rates is not None]
+    return out
+
+
+def missing(run: StoryRun) -> bool:
+    """A measured row without the model's figures beside it (a run measured before they were
+    stored)."""
+    if run.predicted:
+        return False
+    return (
+        any(t.summary and t.predicted is None for t in run.targets)
+        or any(st.predicted is None for m, _ in _rate_steps(run) for st in m.steps)
+        or any(
+            d.predicted is None and d.error is None and d.visits_served_during is not None
+            for c in (run.cliff.targets if run.cliff else [])
+            for d in c.delays
+        )
+    )
 
 
 def attach(run: StoryRun) -> None:
     """Every measured target of the run gets the model's figures beside its own (each target
-    predicted once, whatever its repeats)."""
+    predicted once, whatever its repeats), and so does every step of its sweep and its cliff.
+    A target the model does not cover gets the reason instead."""
     if run.predicted:
         return
-    cache: dict[str, StorySummary | str] = {}
+    s = run.story
+    names = {t.name for t in run.targets if t.summary is not None}
+    names |= {m.name for m, _ in _rate_steps(run)}
+    names |= {c.name for c in (run.cliff.targets if run.cliff else [])}
+    modelled = {name: _modelled(name, s) for name in sorted(names)}
+    jobs: dict[tuple[object, ...], _Incident | _Rate] = {}
     for t in run.targets:
-        if t.summary is None:
-            continue
-        if t.name not in cache:
-            cache[t.name] = _predict(t.name, run)
-        t.predicted = figures(t, cache[t.name])
+        if t.summary is not None and isinstance(target := modelled[t.name], Target):
+            jobs[(t.name,)] = _Incident(target, s)
+    for m, w in _rate_steps(run):
+        if isinstance(target := modelled[m.name], Target):
+            for st in m.steps:
+                jobs[(m.name, w.delay, st.rate, w.warmup_s, w.measure_s)] = _Rate(
+                    target, s, st.rate, w
+                )
+    for c in run.cliff.targets if run.cliff else []:
+        if isinstance(target := modelled[c.name], Target):
+            for d in c.delays:
+                at = replace(s, incident_delay=d.incident_delay)
+                jobs[(c.name, d.incident_delay)] = _Incident(target, at)
+    keys = list(jobs)
+    done = dict(zip(keys, each(_call, [jobs[k] for k in keys]), strict=True))
+
+    def model(name: str, key: tuple[object, ...]) -> StoryTarget | SweepStep | str:
+        why = modelled[name]
+        return why if isinstance(why, str) else done[key]
+
+    for t in run.targets:
+        if t.summary is not None:
+            entry = model(t.name, (t.name,))
+            assert not isinstance(entry, SweepStep)
+            summary = entry if isinstance(entry, str) else entry.summary
+            assert summary is not None
+            t.predicted = figures(t, summary)
+    for m, w in _rate_steps(run):
+        for i, st in enumerate(m.steps):
+            step = model(m.name, (m.name, w.delay, st.rate, w.warmup_s, w.measure_s))
+            assert not isinstance(step, StoryTarget)
+            m.steps[i] = replace(st, predicted=rate_figures(st, step))
+    for c in run.cliff.targets if run.cliff else []:
+        for i, d in enumerate(c.delays):
+            entry = model(c.name, (c.name, d.incident_delay))
+            assert not isinstance(entry, SweepStep)
+            c.delays[i] = replace(d, predicted=delay_figures(d, entry))

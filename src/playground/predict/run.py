@@ -111,16 +111,19 @@ def rate_step(
     delay: float,
     warmup_s: float,
     measure_s: float,
+    arrival: str = "constant",
 ) -> SweepStep:
-    """One offered rate at a fixed delay, constant arrivals, no incident, as the sweep's step."""
+    """One offered rate at a fixed delay, no incident, as the sweep's step: arrivals for the
+    step's own length (warm-up and window, as the generator sends them), every visit followed
+    to its end. `arrival`: constant (`playground predict --sweep rate`), or the measured run's."""
     step = replace(
         settings,
         rate=rate,
         normal_delay=delay,
         incident_delay=delay + 1,
-        arrival="constant",
-        before_s=warmup_s + measure_s,
-        incident_s=1,
+        arrival=arrival,
+        before_s=warmup_s,
+        incident_s=measure_s,
         after_s=0,
     )
     records = simulate(target, step, incident=False)
@@ -170,7 +173,7 @@ def rate_sweep(
 
 def edge_rate(sweep: SweepTarget) -> float | None:
     """The lowest offered rate whose goodput fell below HELD_SHARE of what was offered."""
-    fell = [s.rate for s in sweep.steps if s.goodput_per_s < verdict.HELD_SHARE * s.offered_per_s]
+    fell = [s.rate for s in sweep.steps if verdict.step_outcome(s) == verdict.FELL]
     return min(fell) if fell else None
 
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from playground.compose import DockerError
-from playground.incident import capacity
+from playground.incident import capacity, verdict
 from playground.model import Finding
 from playground.report.document import Block, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
-from playground.story import findings
+from playground.story import findings, predicted
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, run_incident
 from playground.story.sweep import run_sweep_target
@@ -56,7 +56,7 @@ def edge(steps: Sequence[SweepStep]) -> tuple[float | None, float | None]:
     trusted = sorted((s for s in steps if s.valid), key=lambda s: s.rate)
     held = None
     for s in trusted:
-        if s.goodput_per_s < findings.HELD_SHARE * s.offered_per_s:
+        if verdict.step_outcome(s) == verdict.FELL:
             return s.rate, held
         held = s.rate
     return None, held
@@ -66,15 +66,6 @@ def below_range(steps: Sequence[SweepStep]) -> bool:
     """The lowest trusted step already fell: the edge is below the rates swept."""
     fell, held = edge(steps)
     return fell is not None and held is None
-
-
-def lasted(t: StoryTarget) -> float | None:
-    """Seconds from the incident's start to the first second with a user giving up in it."""
-    if t.incident is None:
-        return None
-    start, end = t.incident.start, t.incident.start + t.incident.seconds
-    first = next((r.t for r in t.seconds if start <= r.t < end and r.timeouts), None)
-    return None if first is None else max(0.0, first - start)
 
 
 def _step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> DelayStep:
@@ -87,7 +78,7 @@ def _step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> Dela
         visits_served_during=None if s is None else s.visits_served_during,
         goodput_during=None if s is None else s.goodput_during,
         predicted_lasts_s=predicted_lasts_s,
-        lasted_s=lasted(t),
+        lasted_s=verdict.lasted(t),
         trusted=findings.trusted(t),
         error=t.error,
     )
@@ -284,6 +275,9 @@ def cliff_blocks(run: StoryRun, cliff: Cliff, chart: str | None) -> list[Block]:
         blocks.append(Image(chart, "goodput against offered load, the predicted capacity marked"))
     blocks.append(Table(DELAY_COLUMNS, [r for c in cliff.targets for r in delay_rows(c)]))
     blocks += [Paragraph(f"{c.name}: {f.message}") for c in cliff.targets for f in c.findings]
+    rates = [c.rates for c in cliff.targets if c.rates is not None]
+    blocks += predicted.rate_blocks(rates, "The cliff's rate sweep")
+    blocks += predicted.delay_blocks(cliff.targets)
     return blocks
 
 

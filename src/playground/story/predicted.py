@@ -1,16 +1,29 @@
-"""The model's prediction beside each measured target, and the disagreements marked.
+"""The model's prediction beside each measured row, and the disagreements marked.
 
-The figures are stored with each target (``StoryTarget.predicted``, filled by the commands
-from the model of the incident); this module only shows them. A run that is itself a
-prediction (``StoryRun.predicted``) says so at the top instead.
+The figures are stored with each row (``StoryTarget.predicted``, ``SweepStep.predicted``,
+``DelayStep.predicted``, filled by the commands from the model of the incident); this module
+only shows them: the targets' table here, the steps' tables in the sweep's and the cliff's
+sections. A run that is itself a prediction (``StoryRun.predicted``) says so at the top
+instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from playground.incident import verdict
 from playground.incident.verdict import outcome
 from playground.report.document import Block, Callout, Heading, Paragraph, Table
 from playground.story.cells import DASH, label, num, pct
-from playground.storymodel import StoryRun, StoryTarget
+from playground.storyrecords import PredictedFigures
+from playground.storymodel import (
+    CliffTarget,
+    DelayStep,
+    StoryRun,
+    StoryTarget,
+    SweepStep,
+    SweepTarget,
+)
 
 COLUMNS = (
     "target",
@@ -39,8 +52,17 @@ def _row(t: StoryTarget, run: StoryRun) -> list[str]:
         f"{num(s.goodput_during)} / {num(p.goodput_during)}",
         f"{_recovery(s.recovery_s)} / {_recovery(p.recovery_s)}",
         f"{num(s.amplification, 2)} / {num(p.amplification, 2)}",
-        "yes" if not p.differs else "**NO**: " + "; ".join(p.differs),
+        _agrees(p),
     ]
+
+
+def _agrees(p: PredictedFigures) -> str:
+    return "yes" if not p.differs else "**NO**: " + "; ".join(p.differs)
+
+
+def _not_modelled(name: str, p: PredictedFigures, width: int) -> list[str]:
+    """One row for a target the model does not cover: the reason in its last cell."""
+    return [name, *([DASH] * (width - 2)), f"not modelled: {p.error}"]
 
 
 def predicted_blocks(run: StoryRun) -> list[Block]:
@@ -63,4 +85,115 @@ def predicted_blocks(run: StoryRun) -> list[Block]:
             "differ or the visits served during the incident are more than 10 points apart."
         ),
         Table(COLUMNS, rows),
+    ]
+
+
+AGREEMENT = (
+    "measured / predicted (the model of the incident, `playground predict`, with the same "
+    "settings, delay and arrivals); a step is marked where the verdicts differ or the visits "
+    "served are more than 10 points apart."
+)
+RATE_COLUMNS = (
+    "target",
+    "offered/s",
+    "verdict measured / predicted",
+    "goodput/s",
+    "visits served",
+    "attempts/visit",
+    "agrees",
+)
+
+
+def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[str]:
+    amplification = st.attempts_per_s / st.offered_per_s if st.offered_per_s else None
+    return [
+        name,
+        f"{st.rate:g}",
+        f"{verdict.step_outcome(st)} / {p.verdict}",
+        f"{num(st.goodput_per_s)} / {num(p.goodput_during)}",
+        f"{pct(st.visits_served)} / {pct(p.visits_served_during)}",
+        f"{num(amplification, 2)} / {num(p.amplification, 2)}",
+        _agrees(p),
+    ]
+
+
+def _rate_rows(m: SweepTarget) -> list[list[str]]:
+    shown = [(st, st.predicted) for st in m.steps if st.predicted is not None]
+    if not shown:
+        return []
+    if why := next((p for _, p in shown if p.error), None):
+        return [_not_modelled(m.name, why, len(RATE_COLUMNS))]
+    return [_rate_row(m.name, st, p) for st, p in shown]
+
+
+def model_edge(m: SweepTarget) -> float | None:
+    """The lowest offered rate at which the model's goodput fell below HELD_SHARE of it."""
+    fell = [st.rate for st in m.steps if st.predicted and st.predicted.verdict == verdict.FELL]
+    return min(fell, default=None)
+
+
+def rate_blocks(sweeps: Sequence[SweepTarget], what: str) -> list[Block]:
+    """The rate steps of `what` (the sweep, the cliff's rate sweep) beside the model's."""
+    rows = [row for m in sweeps for row in _rate_rows(m)]
+    if not rows:
+        return []
+    edges = [
+        f"{m.name} fell at {'none of them' if edge is None else f'{edge:g}/s'}"
+        for m in sweeps
+        if any(st.predicted and not st.predicted.error for st in m.steps)
+        for edge in [model_edge(m)]
+    ]
+    return [
+        Paragraph(
+            f"{what}, each step {AGREEMENT} A step held where goodput was at least "
+            f"{verdict.HELD_SHARE:.0%} of the visits offered. In the model: "
+            + "; ".join(edges or ["no target modelled"])
+            + "."
+        ),
+        Table(RATE_COLUMNS, rows),
+    ]
+
+
+DELAY_COLUMNS = (
+    "target",
+    "incident delay (s)",
+    "verdict measured / predicted",
+    "visits served during",
+    "goodput/s during",
+    "time to recover",
+    "until a user gave up",
+    "agrees",
+)
+
+
+def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[str]:
+    return [
+        name,
+        f"{d.incident_delay:g}",
+        f"{outcome(d.visits_served_during, d.recovery_s)} / {p.verdict}",
+        f"{pct(d.visits_served_during)} / {pct(p.visits_served_during)}",
+        f"{num(d.goodput_during)} / {num(p.goodput_during)}",
+        f"{_recovery(d.recovery_s)} / {_recovery(p.recovery_s)}",
+        f"{num(d.lasted_s, 0, ' s')} / {num(p.lasted_s, 0, ' s')}",
+        _agrees(p),
+    ]
+
+
+def _delay_rows(c: CliffTarget) -> list[list[str]]:
+    shown = [(d, d.predicted) for d in c.delays if d.predicted is not None]
+    if not shown:
+        return []
+    if why := next((p for _, p in shown if p.error), None):
+        return [_not_modelled(c.name, why, len(DELAY_COLUMNS))]
+    return [_delay_row(c.name, d, p) for d, p in shown]
+
+
+def delay_blocks(targets: Sequence[CliffTarget]) -> list[Block]:
+    """The cliff's incident delays beside the model's."""
+    rows = [row for c in targets for row in _delay_rows(c)]
+    if not rows:
+        return []
+    return [
+        Paragraph(f"The incident at each delay, {AGREEMENT}"),
+        Table(DELAY_COLUMNS, rows),
     ]

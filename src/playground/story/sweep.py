@@ -25,7 +25,7 @@ from playground.incident.analysis import Attempt, check_adds_up, per_second, per
 from playground.incident.charts import save
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.scenarios import Target
-from playground.story import findings, plan
+from playground.story import findings, plan, predicted
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.storymodel import StoryRun, Sweep, SweepStep, SweepTarget
@@ -203,6 +203,7 @@ def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
     if chart:
         blocks.append(Image(chart, "goodput against offered load"))
     blocks.append(Table(SWEEP_COLUMNS, sweep_rows(sweep)))
+    blocks += predicted.rate_blocks(sweep.targets, "The sweep")
     for m in sweep.targets:
         if m.commands:
             blocks += [
