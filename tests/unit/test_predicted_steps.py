@@ -18,7 +18,6 @@ from playground.predict import run as model
 from playground.report.document import render_markdown
 from playground.story.report import document
 from playground.story.sweep import summarise_step
-from playground.storysettings import StorySettings, SweepSettings
 from playground.storymodel import (
     Cliff,
     CliffTarget,
@@ -28,6 +27,7 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
+from playground.storysettings import StorySettings, SweepSettings
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

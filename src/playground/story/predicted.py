@@ -15,7 +15,6 @@ from playground.incident import verdict
 from playground.incident.verdict import outcome
 from playground.report.document import Block, Callout, Heading, Paragraph, Table
 from playground.story.cells import DASH, label, num, pct
-from playground.storyrecords import PredictedFigures
 from playground.storymodel import (
     CliffTarget,
     DelayStep,
@@ -24,6 +23,7 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
+from playground.storyrecords import PredictedFigures
 
 COLUMNS = (
     "target",
