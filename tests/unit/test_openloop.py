@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import socket
+import statistics
 import struct
 import subprocess
 import sys
@@ -502,8 +503,14 @@ def test_two_processes_send_the_same_visits_as_one_on_one_clock(ol):
     a, b = rows(one), rows(two)
     assert [(r["visit"], r["intended"]) for r in a] == [(r["visit"], r["intended"]) for r in b]
     assert {r["outcome"] for r in b} == {"ok"} and two["visits"] == len(b) == 50
-    # One clock: every send close to its intended time, whichever process sent it.
-    assert all(0 <= r["sent"] - r["intended"] < 0.05 for r in b), two["check"]
+    # One clock: no send before its time, and each process's sends at their times. A process
+    # on a clock of its own would be off on every send (by its start-up, a tenth of a second
+    # or more); a busy machine makes a few sends late, not the median, so the median is
+    # compared, not the last send.
+    assert all(r["sent"] >= r["intended"] for r in b), two["check"]
+    for shard in (0, 1):
+        lags = [r["sent"] - r["intended"] for r in b if r["visit"] % 2 == shard]
+        assert lags and statistics.median(lags) < 0.05, (shard, two["check"])
     assert seen.count("POST") == 1 and len(two["events"]) == 1
     assert [round(w["t"]) for w in two["watches"]] == [0, 1, 2]
     assert 1 <= two["peak_in_flight"] <= 50
