@@ -306,6 +306,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             info=(lambda line: None) if args.quiet else bar.console.print,
             warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
             done=lambda name: bar.advance(task),
+            wait_timeout_s=args.wait_timeout,
         )
         bar.start()
         try:

@@ -153,7 +153,7 @@ def run_crosscheck(
     offered = rates(pool=settings.workers * settings.threads, delay=delay)
     for base in targets:
         target = as_run(base, settings)
-        with brought_up(story.docker, target) as servers:
+        with brought_up(story, target) as servers:
             for rate in offered:
                 story.info(f"{target.name}: {rate:g}/s for {duration:g} s, openloop then oha")
                 try:

@@ -23,7 +23,14 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 from playground import remedies
-from playground.compose import LOADGEN_IMAGE, Docker, DockerError, shown
+from playground.compose import (
+    LOADGEN_IMAGE,
+    WAIT_TIMEOUT_S,
+    Docker,
+    DockerError,
+    scenario_up,
+    shown,
+)
 from playground.incident import analysis, capacity
 from playground.incident.records import ServerSample
 from playground.jsonmodel import ModelError
@@ -70,6 +77,8 @@ class Story:
     warn: Callable[[str], None]
     # Called once a measurement is saved (the command's progress bar).
     done: Callable[[str], None] = lambda name: None
+    # --wait-timeout: seconds a target may take to become healthy.
+    wait_timeout_s: int = WAIT_TIMEOUT_S
 
     @property
     def raw_dir(self) -> Path:
@@ -116,21 +125,32 @@ def _servers(docker: Docker, target: Target) -> Targets:
 
 
 @contextmanager
-def brought_up(docker: Docker, target: Target) -> Iterator[Targets]:
+def brought_up(story: Story, target: Target) -> Iterator[Targets]:
     """The target's files up (whatever was left of them brought down first) and its servers
-    found; down again on every way out, a signal's included (`Docker.down` is shielded)."""
+    found, through the bring-up every kind of run shares (`compose.scenario_up`): down again on
+    every way out, a signal's included. A Docker error, in the bring-up or in the work, comes
+    out of the block as one DockerError with its whole text (the last log lines included), for
+    the measurement to record as its error."""
+    docker = story.docker
     docker.down(target.compose_files)
-    try:
-        docker.up(target.compose_files)
-        servers = _servers(docker, target)
-        stub = f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status"
-        if servers.ingress_ip and not wait_for(
-            lambda: fetch_text(stub) is not None, timeout=30, step=0.2
-        ):
-            raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
-        yield servers
-    finally:
-        docker.down(target.compose_files)
+    texts: list[str] = []
+    with scenario_up(
+        docker,
+        target.compose_files,
+        failed=lambda line: None,
+        warn=texts.append,
+        wait_timeout_s=story.wait_timeout_s,
+    ) as up:
+        if up:
+            servers = _servers(docker, target)
+            stub = f"http://{servers.ingress_ip}:{STUB_STATUS_PORT}/stub_status"
+            if servers.ingress_ip and not wait_for(
+                lambda: fetch_text(stub) is not None, timeout=30, step=0.2
+            ):
+                raise DockerError(f"{target.name}: nginx's stub_status did not answer within 30 s")
+            yield servers
+    if texts:
+        raise DockerError(texts[0])
 
 
 def settle(servers: Targets, *, limit: float) -> float | None:
@@ -295,7 +315,7 @@ def run_incident(
         shown(docker.compose(target.compose_files, "up", "-d", "--wait")),
         shown(argv),
     ]
-    with brought_up(docker, target) as servers:
+    with brought_up(story, target) as servers:
         story.info(
             f"{target.name}: {settings.duration:g} s of load, the incident at "
             f"{settings.before_s:g} s for {settings.incident_s:g} s"
@@ -355,7 +375,7 @@ def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
         story, target, ab_args(settings, target, gnuplot=f"/out/{tsv}"), name=f"{target.name}-ab"
     )
     c = settings.closed_loop_concurrency
-    with brought_up(docker, target) as servers:
+    with brought_up(story, target) as servers:
         if not servers.api_ip:
             raise DockerError(f"{target.name}: slow_api has no address on its network")
         story.info(

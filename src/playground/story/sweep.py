@@ -91,7 +91,7 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
         capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
         commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
     )
-    with brought_up(docker, target) as servers:
+    with brought_up(story, target) as servers:
         for rate in sweep.rates:
             settled = settle(servers, limit=sweep.settle_s)
             out_name = f"sweep-{target.name}-{rate:g}.json"

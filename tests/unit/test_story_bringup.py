@@ -1,0 +1,96 @@
+"""The story brings a target up through the bring-up every kind of run shares
+(`compose.scenario_up`): its --wait-timeout reaches `docker compose up --wait`, the target comes
+down on every way out, and a Docker error, in the bring-up or in the measurement, reaches the
+measurement whole (its last log lines included) to be recorded as its error."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from playground.compose import Docker, DockerError
+from playground.story import run as story_run
+from playground.story.run import Story, brought_up
+
+
+class _Steps(Docker):
+    """Each step recorded; ``fail`` names the one that raises."""
+
+    def __init__(self, root, *, fail: str | None = None) -> None:
+        super().__init__(root=root, env={"PATH": str(root)})
+        self.fail, self.steps, self.waits = fail, [], []
+
+    def step(self, name: str) -> None:
+        self.steps.append(name)
+        if name == self.fail:
+            raise DockerError(f"{name} failed\n--- last log lines ---\nsomething")
+
+    def check_ports_free(self, compose_file, services=()) -> None:
+        self.step("ports")
+
+    def up(self, compose_file, services=(), *, wait_timeout=0) -> None:
+        self.waits.append(wait_timeout)
+        self.step("up")
+
+    def pin(self, compose_file, app_services) -> None:
+        self.step("pin")
+
+    def down(self, compose_file) -> None:
+        self.steps.append("down")
+
+
+def _story(docker: Docker) -> Story:
+    return Story(
+        run=None,  # type: ignore[arg-type]
+        store=None,  # type: ignore[arg-type]
+        docker=docker,
+        info=print,
+        warn=print,
+        wait_timeout_s=321,
+    )
+
+
+@pytest.fixture
+def no_servers(monkeypatch):
+    """The servers' addresses without Docker (no ingress: no stub_status to wait for)."""
+    monkeypatch.setattr(
+        story_run, "_servers", lambda docker, target: SimpleNamespace(ingress_ip=None)
+    )
+
+
+TARGET = SimpleNamespace(name="story-x", compose_files="x.yml")
+
+
+def test_a_target_comes_up_with_the_runs_wait_timeout_and_goes_down(tmp_path, no_servers):
+    docker = _Steps(tmp_path)
+    with brought_up(_story(docker), TARGET):  # type: ignore[arg-type]
+        docker.step("work")
+    # Whatever was left of an earlier run brought down first.
+    assert docker.steps == ["down", "ports", "up", "pin", "work", "down"]
+    assert docker.waits == [321]
+
+
+@pytest.mark.parametrize(
+    ("fail", "steps"),
+    [
+        ("up", ["down", "ports", "up", "down"]),
+        ("work", ["down", "ports", "up", "pin", "work", "down"]),
+    ],
+)
+def test_a_docker_error_reaches_the_measurement_whole(tmp_path, no_servers, fail, steps):
+    docker = _Steps(tmp_path, fail=fail)
+    worked = []
+    with pytest.raises(DockerError) as raised, brought_up(_story(docker), TARGET):  # type: ignore[arg-type]
+        docker.step("work")
+        worked.append(True)
+    assert str(raised.value) == f"{fail} failed\n--- last log lines ---\nsomething"
+    assert docker.steps == steps
+    assert worked == []
+
+
+def test_an_interrupt_goes_through_after_bringing_down(tmp_path, no_servers):
+    docker = _Steps(tmp_path)
+    with pytest.raises(KeyboardInterrupt), brought_up(_story(docker), TARGET):  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+    assert docker.steps == ["down", "ports", "up", "pin", "down"]
