@@ -4,10 +4,10 @@ during the incident are more than :data:`SERVED_POINTS` points apart)."""
 
 from __future__ import annotations
 
-from playground import remedies
 from playground.errors import PlaygroundError
 from playground.incident import verdict
 from playground.predict.run import predict_target
+from playground.scenarios import resolve_story
 from playground.storymodel import PredictedFigures, StoryRun, StorySummary, StoryTarget
 
 #: Visits served during the incident further apart than this (percentage points) disagree.
@@ -46,7 +46,7 @@ def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigu
 
 def _predict(name: str, run: StoryRun) -> StorySummary | str:
     try:
-        (registered,) = remedies.resolve([name])
+        (registered,) = resolve_story([name])
         summary = predict_target(registered, run.story).summary
     except PlaygroundError as exc:
         return str(exc)
