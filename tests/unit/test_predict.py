@@ -246,9 +246,13 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
     assert "Predicted beside measured" in text and "**NO**" in text
 
 
-def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys):
+def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys, monkeypatch):
+    from playground import results
     from playground.results import runs
 
+    # A run's id is the second it started: two predictions within one second would share it.
+    ids = iter(["20261126-120000", "20261126-120001"])
+    monkeypatch.setattr(results, "new_run_id", lambda: next(ids))
     for argv in (["uwsgi-threads"], ["--incident-delay", "2.5", "uwsgi-threads"]):
         assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
     a, b = sorted(path.name for path, _ in runs(tmp_path))
