@@ -94,14 +94,16 @@ unit-test: venv
 integration-test: venv base-images images
 	$(PYTEST) tests/integration $(LANES) $(ARGS)
 
-## lint: ruff (lint and format check) over the whole repository, the apps included (loadgen/
-## not yet), and mypy on src/ and the apps it can follow (configured in pyproject.toml)
+## lint: ruff (lint and format check) over the whole repository, the apps and the load
+## generator included, and mypy on src/, the apps and loadgen/openloop.py (configured in
+## pyproject.toml; the generator's Rust sender is checked by its own compiler)
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	MYPYPATH=common $(VENV)/bin/mypy common slow_api offline/debian_mirror.py
 	MYPYPATH=common:flask_app $(VENV)/bin/mypy flask_app/app.py
+	$(VENV)/bin/mypy loadgen/openloop.py
 
 ## venv: the runner with the test and lint tools (make test, make lint); runner-venv: the
 ## runner alone, what every run needs (make bench, story, ...): no pytest, hypothesis, ruff, mypy

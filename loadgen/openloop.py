@@ -141,8 +141,9 @@ def validate(s: Settings) -> None:
     if not (math.isfinite(s.refresh_backoff) and s.refresh_backoff >= 1):
         raise SettingsError(f"refresh backoff must be 1 or more, got {s.refresh_backoff}")
     if s.max_attempts < 1:
-        raise SettingsError(f"max attempts must be at least 1 (1 = no refresh), got "
-                            f"{s.max_attempts}")
+        raise SettingsError(
+            f"max attempts must be at least 1 (1 = no refresh), got {s.max_attempts}"
+        )
     if not 1 <= s.processes <= MAX_PROCESSES:
         raise SettingsError(f"processes must be 1 to {MAX_PROCESSES}, got {s.processes}")
     if s.engine not in ENGINES:
@@ -162,14 +163,12 @@ def validate(s: Settings) -> None:
             raise SettingsError(f"phase {i + 1}: only the last phase may run to the end")
     fixed = sum(p.seconds or 0 for p in s.phases)
     if fixed > s.duration + 1e-9:
-        raise SettingsError(f"the schedule ({fixed:g} s) is longer than the run "
-                            f"({s.duration:g} s)")
+        raise SettingsError(f"the schedule ({fixed:g} s) is longer than the run ({s.duration:g} s)")
     for e in s.events:
         if not 0 <= e.at <= s.duration:
             raise SettingsError(f"event at {e.at:g} s is outside the run (0 to {s.duration:g} s)")
         if e.method not in ("GET", "POST", "PUT", "DELETE"):
-            raise SettingsError(f"event method must be GET, POST, PUT or DELETE, got "
-                                f"{e.method!r}")
+            raise SettingsError(f"event method must be GET, POST, PUT or DELETE, got {e.method!r}")
 
 
 # --- the schedule ---------------------------------------------------------------------------
@@ -238,10 +237,12 @@ def classify(exc: BaseException) -> tuple[str, str]:
     cause = exc
     for _ in range(4):  # aiohttp wraps the OSError; look through a few layers
         if isinstance(cause, ConnectionRefusedError) or (
-                isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED):
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
             return "refused", str(exc)[:120]
         if isinstance(cause, ConnectionResetError | BrokenPipeError) or (
-                isinstance(cause, OSError) and cause.errno in (errno.ECONNRESET, errno.EPIPE)):
+            isinstance(cause, OSError) and cause.errno in (errno.ECONNRESET, errno.EPIPE)
+        ):
             return "reset", str(exc)[:120]
         nxt = getattr(cause, "os_error", None) or cause.__cause__ or cause.__context__
         if nxt is None or nxt is cause:
@@ -278,8 +279,9 @@ class Generator:
         if delay > 0:
             await asyncio.sleep(delay)
 
-    async def _attempt(self, session: aiohttp.ClientSession, visit: int, n: int,
-                       intended: float) -> Attempt:
+    async def _attempt(
+        self, session: aiohttp.ClientSession, visit: int, n: int, intended: float
+    ) -> Attempt:
         row = Attempt(visit=visit, attempt=n, intended=intended, sent=self.now())
         self.attempts.append(row)
         if self.s.dry:
@@ -294,11 +296,13 @@ class Generator:
                 await resp.read()
                 row.status = resp.status
                 row.outcome = (
-                    "status" if not 200 <= resp.status < 300
-                    else DEGRADED if resp.headers.get("X-Degraded")
+                    "status"
+                    if not 200 <= resp.status < 300
+                    else DEGRADED
+                    if resp.headers.get("X-Degraded")
                     else SUCCESS
                 )
-        except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             row.outcome, row.detail = classify(exc)
         finally:
             row.end = self.now()
@@ -320,10 +324,11 @@ class Generator:
         await self._sleep_until(event.at)
         record = {"at": event.at, "sent": self.now(), "method": event.method, "url": event.url}
         try:
-            async with session.request(event.method, event.url,
-                                       timeout=aiohttp.ClientTimeout(total=EVENT_TIMEOUT_S)) as resp:
+            async with session.request(
+                event.method, event.url, timeout=aiohttp.ClientTimeout(total=EVENT_TIMEOUT_S)
+            ) as resp:
                 record.update(status=resp.status, body=(await resp.text())[:500])
-        except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             record.update(status=0, body=f"{type(exc).__name__}: {exc}"[:500])
         record["end"] = self.now()
         self.events.append(record)
@@ -337,10 +342,11 @@ class Generator:
             sent = self.now()
             record = {"name": watch.name, "t": sent}
             try:
-                async with session.get(watch.url, timeout=aiohttp.ClientTimeout(
-                        total=WATCH_TIMEOUT_S)) as resp:
+                async with session.get(
+                    watch.url, timeout=aiohttp.ClientTimeout(total=WATCH_TIMEOUT_S)
+                ) as resp:
                     record.update(status=resp.status, body=await resp.text())
-            except (asyncio.TimeoutError, aiohttp.ClientError, OSError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 record.update(status=0, body=f"{type(exc).__name__}: {exc}"[:200])
             self.watches.append(record)
             tick += 1
@@ -352,16 +358,19 @@ class Generator:
         # the attempt ends (a timed-out user's connection is closed, as a closed tab's is).
         connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True)
         timeout = aiohttp.ClientTimeout(total=s.timeout)
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session, \
-                aiohttp.ClientSession(timeout=timeout) as side:
+        async with (
+            aiohttp.ClientSession(connector=connector, timeout=timeout) as session,
+            aiohttp.ClientSession(timeout=timeout) as side,
+        ):
             self.loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
             self._t0 = time.monotonic() if self._start_at is None else self._start_at
             self.t0_wall = time.time() + (self._t0 - time.monotonic())
             side_tasks = []
             if self.shard == 0:
                 side_tasks += [asyncio.ensure_future(self._event(side, e)) for e in s.events]
-                side_tasks += [asyncio.ensure_future(self._watch(side, w, s.duration))
-                               for w in s.watches]
+                side_tasks += [
+                    asyncio.ensure_future(self._watch(side, w, s.duration)) for w in s.watches
+                ]
             visits = []
             for visit, start in enumerate(schedule):
                 if visit % s.processes != self.shard:
@@ -377,17 +386,39 @@ class Generator:
         return self.result(schedule_len=len(schedule), sent_all=sent_all, finished=finished)
 
     def result(self, *, schedule_len: int, sent_all: float, finished: float) -> dict:
-        rows = [[getattr(a, c) for c in COLUMNS] for a in
-                sorted(self.attempts, key=lambda a: (a.intended, a.visit, a.attempt))]
-        return assemble(self.s, loop=self.loop_name, t0=self._t0, t0_wall=self.t0_wall,
-                        visits=schedule_len, sent_all=sent_all, finished=finished,
-                        peak_in_flight=self.peak_in_flight, attempts=rows, events=self.events,
-                        watches=self.watches)
+        rows = [
+            [getattr(a, c) for c in COLUMNS]
+            for a in sorted(self.attempts, key=lambda a: (a.intended, a.visit, a.attempt))
+        ]
+        return assemble(
+            self.s,
+            loop=self.loop_name,
+            t0=self._t0,
+            t0_wall=self.t0_wall,
+            visits=schedule_len,
+            sent_all=sent_all,
+            finished=finished,
+            peak_in_flight=self.peak_in_flight,
+            attempts=rows,
+            events=self.events,
+            watches=self.watches,
+        )
 
 
-def assemble(s: Settings, *, loop: str, t0: float, t0_wall: float, visits: int,
-             sent_all: float, finished: float, peak_in_flight: int, attempts: list[list],
-             events: list[dict], watches: list[dict]) -> dict:
+def assemble(
+    s: Settings,
+    *,
+    loop: str,
+    t0: float,
+    t0_wall: float,
+    visits: int,
+    sent_all: float,
+    finished: float,
+    peak_in_flight: int,
+    attempts: list[list],
+    events: list[dict],
+    watches: list[dict],
+) -> dict:
     """The result, whichever engine sent it: every attempt (rows in COLUMNS' order, sorted by
     intended send) and the self-check over their send lags."""
     lags = sorted(r[3] - r[2] for r in attempts)
@@ -428,10 +459,17 @@ def self_check(sorted_lags: list[float]) -> dict:
     if sorted_lags and p99 > MAX_SEND_LAG_P99_S:
         reasons.append(f"send lag p99 {p99 * 1000:.1f} ms > {MAX_SEND_LAG_P99_S * 1000:g} ms")
     if sorted_lags and worst > MAX_SEND_LAG_S:
-        reasons.append(f"schedule not kept: a send lagged {worst * 1000:.0f} ms "
-                       f"(> {MAX_SEND_LAG_S * 1000:g} ms)")
-    return {"valid": not reasons, "reasons": reasons, "send_lag_p50_s": p50,
-            "send_lag_p99_s": p99, "send_lag_max_s": worst}
+        reasons.append(
+            f"schedule not kept: a send lagged {worst * 1000:.0f} ms "
+            f"(> {MAX_SEND_LAG_S * 1000:g} ms)"
+        )
+    return {
+        "valid": not reasons,
+        "reasons": reasons,
+        "send_lag_p50_s": p50,
+        "send_lag_p99_s": p99,
+        "send_lag_max_s": worst,
+    }
 
 
 def settings_dict(s: Settings) -> dict:
@@ -453,12 +491,21 @@ def compiled_plan(s: Settings, *, t0: float) -> dict:
     reload's wait), the clock's second 0, the events and watches."""
     schedule = arrival_times(s)
     return {
-        "url": s.url, "timeout": s.timeout, "t0_monotonic": t0, "duration": s.duration,
-        "dry": s.dry, "threads": s.processes, "visits": list(enumerate(schedule)),
-        "waits": [[refresh_wait(s, visit=v, attempt=n) for n in range(1, s.max_attempts)]
-                  for v in range(len(schedule))],
-        "events": [asdict(e) for e in s.events], "watches": [asdict(w) for w in s.watches],
-        "watch_interval": WATCH_INTERVAL_S, "watch_timeout": WATCH_TIMEOUT_S,
+        "url": s.url,
+        "timeout": s.timeout,
+        "t0_monotonic": t0,
+        "duration": s.duration,
+        "dry": s.dry,
+        "threads": s.processes,
+        "visits": list(enumerate(schedule)),
+        "waits": [
+            [refresh_wait(s, visit=v, attempt=n) for n in range(1, s.max_attempts)]
+            for v in range(len(schedule))
+        ],
+        "events": [asdict(e) for e in s.events],
+        "watches": [asdict(w) for w in s.watches],
+        "watch_interval": WATCH_INTERVAL_S,
+        "watch_timeout": WATCH_TIMEOUT_S,
         "event_timeout": EVENT_TIMEOUT_S,
     }
 
@@ -467,21 +514,32 @@ def run_compiled(s: Settings) -> dict:
     """The schedule sent by the compiled sender; this process only waits for it."""
     sender = shutil.which(SENDER)
     if sender is None:
-        raise SenderError(f"the tokio engine needs {SENDER} on PATH (the load generator's "
-                          "image has it); --engine asyncio runs without it")
+        raise SenderError(
+            f"the tokio engine needs {SENDER} on PATH (the load generator's "
+            "image has it); --engine asyncio runs without it"
+        )
     t0 = time.monotonic() + START_AFTER_S
     t0_wall = time.time() + (t0 - time.monotonic())
     plan = compiled_plan(s, t0=t0)
-    proc = subprocess.run([sender], input=json.dumps(plan), capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [sender], input=json.dumps(plan), capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
-        raise SenderError(f"{SENDER} failed (exit {proc.returncode}): "
-                          f"{proc.stderr.strip()[-500:]}")
+        raise SenderError(f"{SENDER} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
     out = json.loads(proc.stdout)
-    return assemble(s, loop=out["engine"], t0=t0, t0_wall=t0_wall, visits=len(plan["visits"]),
-                    sent_all=out["sent_all_s"], finished=out["finished_s"],
-                    peak_in_flight=out["peak_in_flight"], attempts=out["attempts"],
-                    events=out["events"], watches=out["watches"])
+    return assemble(
+        s,
+        loop=out["engine"],
+        t0=t0,
+        t0_wall=t0_wall,
+        visits=len(plan["visits"]),
+        sent_all=out["sent_all_s"],
+        finished=out["finished_s"],
+        peak_in_flight=out["peak_in_flight"],
+        attempts=out["attempts"],
+        events=out["events"],
+        watches=out["watches"],
+    )
 
 
 def run(settings: Settings) -> dict:
@@ -501,9 +559,12 @@ def merge(parts: list[dict]) -> dict:
     flight over all of them, the events and watches of the first."""
     cols = parts[0]["columns"]
     i_visit, i_attempt, i_intended, i_sent, i_end = (
-        cols.index(c) for c in ("visit", "attempt", "intended", "sent", "end"))
-    attempts = sorted((row for p in parts for row in p["attempts"]),
-                      key=lambda r: (r[i_intended], r[i_visit], r[i_attempt]))
+        cols.index(c) for c in ("visit", "attempt", "intended", "sent", "end")
+    )
+    attempts = sorted(
+        (row for p in parts for row in p["attempts"]),
+        key=lambda r: (r[i_intended], r[i_visit], r[i_attempt]),
+    )
     edges = sorted([(r[i_sent], 1) for r in attempts] + [(r[i_end], -1) for r in attempts])
     peak = now = 0
     for _, step in edges:
@@ -556,41 +617,81 @@ def parse_watch(text: str) -> Watch:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="openloop", description=__doc__.split("\n\n")[0])
     p.add_argument("--url", required=True, help="the page the users ask for")
-    p.add_argument("--rate", required=True,
-                   help="visits/s: RATE, or phases RATE@SECONDS,...,RATE (last to the end)")
+    p.add_argument(
+        "--rate",
+        required=True,
+        help="visits/s: RATE, or phases RATE@SECONDS,...,RATE (last to the end)",
+    )
     p.add_argument("--duration", type=float, required=True, help="seconds of arrivals")
     p.add_argument("--arrival", choices=ARRIVALS, default="poisson")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, required=True,
-                   help="seconds a user waits for an answer before giving up")
-    p.add_argument("--refresh-backoff", type=float, default=1.0,
-                   help="users back off: each reload waits this many times longer than the "
-                        "one before, with jitter (default 1: no backoff)")
-    p.add_argument("--refresh-delay", type=float, default=1.0,
-                   help="seconds a user waits after giving up before reloading")
-    p.add_argument("--max-attempts", type=int, default=3,
-                   help="attempts per visit, the first included")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        required=True,
+        help="seconds a user waits for an answer before giving up",
+    )
+    p.add_argument(
+        "--refresh-backoff",
+        type=float,
+        default=1.0,
+        help="users back off: each reload waits this many times longer than the "
+        "one before, with jitter (default 1: no backoff)",
+    )
+    p.add_argument(
+        "--refresh-delay",
+        type=float,
+        default=1.0,
+        help="seconds a user waits after giving up before reloading",
+    )
+    p.add_argument(
+        "--max-attempts", type=int, default=3, help="attempts per visit, the first included"
+    )
     p.add_argument("--no-refresh", action="store_true", help="same as --max-attempts 1")
-    p.add_argument("--at", action="append", default=[], metavar="SECONDS:METHOD:URL",
-                   help="send one request at a fixed time of the run (repeatable)")
-    p.add_argument("--watch", action="append", default=[], metavar="NAME=URL",
-                   help="poll a status URL every second during the run (repeatable)")
-    p.add_argument("--processes", type=int, default=2,
-                   help="deal the visits to this many processes, an event loop each "
-                        f"(1 to {MAX_PROCESSES}; default 2)")
-    p.add_argument("--engine", choices=ENGINES, default="tokio",
-                   help="who sends: the compiled sender (tokio, default) or this file's own "
-                        "asyncio loops")
-    p.add_argument("--dry", action="store_true",
-                   help="keep the schedule but send nothing: the send lag of the machine alone")
+    p.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="SECONDS:METHOD:URL",
+        help="send one request at a fixed time of the run (repeatable)",
+    )
+    p.add_argument(
+        "--watch",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="poll a status URL every second during the run (repeatable)",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="deal the visits to this many processes, an event loop each "
+        f"(1 to {MAX_PROCESSES}; default 2)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="tokio",
+        help="who sends: the compiled sender (tokio, default) or this file's own asyncio loops",
+    )
+    p.add_argument(
+        "--dry",
+        action="store_true",
+        help="keep the schedule but send nothing: the send lag of the machine alone",
+    )
     p.add_argument("--out", help="write the JSON result here (default: stdout)")
     return p
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(
-        url=args.url, phases=parse_phases(args.rate), duration=args.duration,
-        timeout=args.timeout, arrival=args.arrival, seed=args.seed,
+        url=args.url,
+        phases=parse_phases(args.rate),
+        duration=args.duration,
+        timeout=args.timeout,
+        arrival=args.arrival,
+        seed=args.seed,
         refresh_delay=args.refresh_delay,
         refresh_backoff=args.refresh_backoff,
         max_attempts=1 if args.no_refresh else args.max_attempts,
@@ -621,10 +722,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(text)
     c = result["check"]
-    print(f"openloop: {len(result['attempts'])} attempts for {result['visits']} visits; "
-          f"send lag p99 {c['send_lag_p99_s'] * 1000:.2f} ms; "
-          f"{'valid' if c['valid'] else 'INVALID: ' + '; '.join(c['reasons'])}",
-          file=sys.stderr)
+    print(
+        f"openloop: {len(result['attempts'])} attempts for {result['visits']} visits; "
+        f"send lag p99 {c['send_lag_p99_s'] * 1000:.2f} ms; "
+        f"{'valid' if c['valid'] else 'INVALID: ' + '; '.join(c['reasons'])}",
+        file=sys.stderr,
+    )
     return 0 if c["valid"] else 3
 
 

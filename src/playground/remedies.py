@@ -1,27 +1,23 @@
-"""The remedies for a thread pool under a slow third party, as registry targets.
+"""The remedies for a thread pool under a slow third party, as frozen data.
 
 Each remedy is a compose override under `story/remedies/`, layered on a thread-pool story
 target (`docker compose -f story/uwsgi-threads.yml -f story/remedies/timeout-3.yml up`), so
 the same incident with the same arrivals (same seed) shows what it changes. Each names the
-knob in its server's own documentation and what it costs. The variants are registered as
-targets of kind `story`, named `<target>+<remedy>` (`story-uwsgi-threads+timeout-3`), and
-`playground story uwsgi-threads+timeout-3` runs one; :func:`resolve` refuses an unknown
-remedy, or one that does not fit the target, with the reason, before anything is brought up.
+knob in its server's own documentation and what it costs. :func:`variants` gives every remedy
+that fits each story target as a target of kind `story`, named `<target>+<remedy>`
+(`story-uwsgi-threads+timeout-3`); the registry (`playground.scenarios`) lists them, and
+`playground story uwsgi-threads+timeout-3` runs one. `scenarios.resolve_story` refuses an
+unknown remedy, or one that does not fit the target, with the reason, before anything is
+brought up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from playground.errors import UsageError
-from playground.scenarios import (
-    REGISTRY,
-    STORY_TARGETS,
-    Target,
-    UnknownTargetError,
-    register,
-    resolve_story,
-)
+from playground.target import Target
 
 THREADS = "threads"
 
@@ -208,54 +204,14 @@ def variant(target: Target, remedy: Remedy) -> Target:
     return replace(shaped, workers=workers, per_worker=per_worker)
 
 
-VARIANTS: tuple[Target, ...] = tuple(
-    variant(t, r) for t in STORY_TARGETS for r in REMEDIES if r.fits(t) is None
-)
-register(*VARIANTS)
+def variants(targets: Iterable[Target]) -> tuple[Target, ...]:
+    """Each target with every remedy that fits it layered on, in the registry's form."""
+    return tuple(variant(t, r) for t in targets for r in REMEDIES if r.fits(t) is None)
 
 
 def remedy_of(target: Target) -> Remedy | None:
     _, plus, name = target.name.partition("+")
     return BY_NAME.get(name) if plus else None
-
-
-def resolve(names: list[str]) -> list[Target]:
-    """Story targets by name, remedies included (`uwsgi-threads+timeout-3`); an unknown
-    target or remedy, or a remedy that does not fit its target, is refused with the reason."""
-    out: list[Target] = []
-    for name in names:
-        base, plus, remedy_name = name.partition("+")
-        if not plus:
-            out += resolve_story([name])
-            continue
-        (target,) = resolve_story([base])
-        remedy = BY_NAME.get(remedy_name)
-        if remedy is None:
-            raise UnknownTargetError(
-                f"unknown remedy {remedy_name!r}; remedies: {', '.join(BY_NAME)}"
-            )
-        if (why := remedy.fits(target)) is not None:
-            raise UsageError(f"{name}: {why}")
-        out.append(variant_of(target, remedy))
-    return out or resolve_story([])
-
-
-def table(bases: list[Target]) -> list[Target]:
-    """The remedies table's rows for each thread-pool target: the pool as it is, gevent on the
-    same server, then every remedy that fits it."""
-    rows: list[Target] = []
-    for base in bases:
-        if base.model != THREADS:
-            raise UsageError(
-                f"--remedies compares remedies for a thread pool; {base.name} runs gevent"
-            )
-        twin = next(t for t in STORY_TARGETS if t.server == base.server and t.model != THREADS)
-        rows += [base, twin, *(variant_of(base, r) for r in REMEDIES if r.fits(base) is None)]
-    return list(dict.fromkeys(rows))
-
-
-def variant_of(target: Target, remedy: Remedy) -> Target:
-    return REGISTRY[f"{target.name}+{remedy.name}"]
 
 
 def check_settings(targets: list[Target], *, pool: int) -> None:

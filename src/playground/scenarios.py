@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from playground import contenders, demos
+from playground import contenders, demos, remedies
 from playground.errors import UsageError
 from playground.target import FLASK_BODY as FLASK_BODY
 from playground.target import Target as Target
@@ -385,19 +385,11 @@ STORY_CONTENDERS: tuple[Target, ...] = (
 )
 
 
-def register(*targets: Target) -> None:
-    """Add targets to the registry; a name is never reused."""
-    for target in targets:
-        if REGISTRY.get(target.name, target) is not target:
-            raise ValueError(f"a target named {target.name!r} is registered already")
-        REGISTRY[target.name] = target
-
-
 #: Where the registry's targets come from, in the order `playground list` shows them: the
 #: tutorial's scenarios, the harness ceiling, the c-ares variants, the war story's targets and
-#: contenders, the 2026 contenders, the companion demos (their default and published loads).
-#: The remedies' variants of the story's targets are built from these in remedies.py, which
-#: adds them when it is imported.
+#: contenders, the 2026 contenders, the companion demos (their default and published loads),
+#: and the remedies layered on the story's targets. This is the only place the registry is
+#: filled: importing any of these modules adds nothing to it.
 SOURCES: tuple[tuple[Target, ...], ...] = (
     SCENARIOS,
     (CALIBRATION,),
@@ -407,9 +399,21 @@ SOURCES: tuple[tuple[Target, ...], ...] = (
     contenders.CONTENDERS,
     demos.DEMOS,
     demos.PUBLISHED,
+    remedies.variants(STORY_TARGETS),
 )
-REGISTRY: dict[str, Target] = {}
-register(*(target for source in SOURCES for target in source))
+
+
+def registry_of(*sources: tuple[Target, ...]) -> dict[str, Target]:
+    """The registry's table, by name, of every target of the sources; a name is never reused."""
+    registry: dict[str, Target] = {}
+    for target in (target for source in sources for target in source):
+        if registry.get(target.name, target) is not target:
+            raise ValueError(f"a target named {target.name!r} is registered already")
+        registry[target.name] = target
+    return registry
+
+
+REGISTRY: dict[str, Target] = registry_of(*SOURCES)
 
 
 class UnknownTargetError(UsageError):
@@ -432,18 +436,57 @@ def story_targets() -> list[Target]:
     return list(STORY_TARGETS)
 
 
-def resolve_story(names: list[str]) -> list[Target]:
-    """Story targets by name, `story-` optional (`uwsgi-threads` is `story-uwsgi-threads`);
-    all of them for no names; anything else is refused with the names it could have been."""
+def _story_target(name: str) -> Target:
+    """A story target by name, `story-` optional (`uwsgi-threads` is `story-uwsgi-threads`)."""
     known = {t.name: t for t in REGISTRY.values() if t.kind == STORY_KIND}
-    picked = []
+    target = known.get(name) or known.get(f"story-{name}")
+    if target is None:
+        raise UnknownTargetError(
+            f"unknown story target {name!r}; story targets: "
+            + ", ".join(t.name.removeprefix("story-") for t in story_targets())
+            + " (and TARGET+REMEDY, see `playground story --help`)"
+        )
+    return target
+
+
+def resolve_story(names: list[str]) -> list[Target]:
+    """Story targets by name, `story-` optional, remedies included (`uwsgi-threads+timeout-3`);
+    all of the story's own for no names. An unknown target or remedy, or a remedy that does not
+    fit its target, is refused with the reason (or the names it could have been)."""
+    out: list[Target] = []
     for name in names:
-        target = known.get(name) or known.get(f"story-{name}")
-        if target is None:
+        base, plus, remedy_name = name.partition("+")
+        if not plus:
+            out.append(_story_target(name))
+            continue
+        target = _story_target(base)
+        remedy = remedies.BY_NAME.get(remedy_name)
+        if remedy is None:
             raise UnknownTargetError(
-                f"unknown story target {name!r}; story targets: "
-                + ", ".join(t.name.removeprefix("story-") for t in story_targets())
-                + " (and TARGET+REMEDY, see `playground story --help`)"
+                f"unknown remedy {remedy_name!r}; remedies: {', '.join(remedies.BY_NAME)}"
             )
-        picked.append(target)
-    return picked or story_targets()
+        if (why := remedy.fits(target)) is not None:
+            raise UsageError(f"{name}: {why}")
+        out.append(_variant_of(target, remedy))
+    return out or story_targets()
+
+
+def remedies_table(bases: list[Target]) -> list[Target]:
+    """The remedies table's rows for each thread-pool target: the pool as it is, gevent on the
+    same server, then every remedy that fits it."""
+    rows: list[Target] = []
+    for base in bases:
+        if base.model != remedies.THREADS:
+            raise UsageError(
+                f"--remedies compares remedies for a thread pool; {base.name} runs gevent"
+            )
+        twin = next(
+            t for t in STORY_TARGETS if t.server == base.server and t.model != remedies.THREADS
+        )
+        fitting = (r for r in remedies.REMEDIES if r.fits(base) is None)
+        rows += [base, twin, *(_variant_of(base, r) for r in fitting)]
+    return list(dict.fromkeys(rows))
+
+
+def _variant_of(target: Target, remedy: remedies.Remedy) -> Target:
+    return REGISTRY[f"{target.name}+{remedy.name}"]

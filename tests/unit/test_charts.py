@@ -53,14 +53,14 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model fills the busy threads/greenlets for Gunicorn too: the label names no server."""
-    from playground import remedies
     from playground.incident import charts
     from playground.predict.run import predict_target
+    from playground.scenarios import resolve_story
     from playground.storysettings import StorySettings
 
     drawn = []
     monkeypatch.setattr(charts, "save", lambda fig, path: drawn.append(fig))
-    (target,) = remedies.resolve(["gunicorn-threads"])
+    (target,) = resolve_story(["gunicorn-threads"])
     settings = StorySettings(before_s=5, incident_s=5, after_s=5)
     entry = predict_target(target, settings)
     assert any(r.busy_cores for r in entry.seconds)

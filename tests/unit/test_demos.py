@@ -29,7 +29,7 @@ ALL = (*demos.DEMOS, *demos.PUBLISHED)
 def test_names_are_unique_and_never_shadow_a_scenario():
     names = [t.name for t in ALL]
     assert len(set(names)) == len(names)
-    # A demo called like a scenario would be refused by register().
+    # A demo called like a scenario would be refused by the registry (scenarios.registry_of).
     assert not set(names) & {t.name for t in SCENARIOS}
     assert all(REGISTRY[t.name] is t for t in ALL)
 

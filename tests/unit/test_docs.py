@@ -18,8 +18,9 @@ DATA = ROOT / "tests" / "data"
 
 
 def markdown_files() -> list[Path]:
-    """Every Markdown file of the repository: git's list where there is one, else a walk that
-    leaves out what git ignores here (the virtualenv, results, builds)."""
+    """Every Markdown page of the repository: git's list where there is one, else a walk that
+    leaves out what git ignores here (the virtualenv, results, builds). The recorded output
+    under tests/data (the reference reports) is data, not a page."""
     try:
         listed = subprocess.run(
             ["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -27,12 +28,13 @@ def markdown_files() -> list[Path]:
     except (OSError, subprocess.CalledProcessError):
         listed = []
     if listed:
-        return [ROOT / name for name in listed]
+        return [ROOT / name for name in listed if not (ROOT / name).is_relative_to(DATA)]
     skip = {"results", "build", "node_modules"}
     return [
         path
         for path in ROOT.rglob("*.md")
         if not any(p.startswith(".") or p in skip or p.endswith(".egg-info") for p in path.parts)
+        and not path.is_relative_to(DATA)
     ]
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from playground import remedies
 from playground.cli import main
 from playground.incident import verdict
 from playground.predict import schedule
@@ -19,6 +18,7 @@ from playground.predict.beside import differences
 from playground.predict.run import predict_target
 from playground.predict.simulate import Simulation
 from playground.predict.system import system_for
+from playground.scenarios import resolve_story
 from playground.storyrecords import StorySummary
 from playground.storysettings import StorySettings
 from tests.conftest import load_module
@@ -28,7 +28,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
 def _pool(workers: int, threads: int, **changes):
     """uWSGI's pool as the model runs it, with nothing of the app's own: no CPU, no remedy."""
-    (target,) = remedies.resolve(["uwsgi-threads"])
+    (target,) = resolve_story(["uwsgi-threads"])
     s = StorySettings(workers=workers, threads=threads)
     return replace(system_for(target, s), cpu_s=0.0, listen=10**9, **changes)
 
@@ -90,7 +90,7 @@ def test_an_overloaded_fifo_grows_at_lambda_minus_mu():
 
 
 def _predict(name: str, **settings) -> StorySummary:
-    (target,) = remedies.resolve([name])
+    (target,) = resolve_story([name])
     summary = predict_target(target, StorySettings(**settings)).summary
     assert summary is not None
     return summary
@@ -234,7 +234,7 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
     settings = StorySettings()
     run = StoryRun(run_id="measured", story=settings)
     for name, served in (("uwsgi-threads", 1.0), ("gunicorn-gevent", 0.5)):
-        (target,) = remedies.resolve([name])
+        (target,) = resolve_story([name])
         measured = predict_target(target, settings)
         assert measured.summary is not None
         measured.summary = replace(measured.summary, visits_served_during=served)
@@ -247,9 +247,13 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
     assert "Predicted beside measured" in text and "**NO**" in text
 
 
-def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys):
+def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys, monkeypatch):
+    from playground import results
     from playground.results import runs
 
+    # A run's id is the second it started: two predictions within one second would share it.
+    ids = iter(["20261126-120000", "20261126-120001"])
+    monkeypatch.setattr(results, "new_run_id", lambda: next(ids))
     for argv in (["uwsgi-threads"], ["--incident-delay", "2.5", "uwsgi-threads"]):
         assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
     a, b = sorted(path.name for path, _ in runs(tmp_path))

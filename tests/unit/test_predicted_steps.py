@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from playground import remedies
 from playground.cli import main
 from playground.incident import analysis
 from playground.predict import beside
 from playground.predict import run as model
 from playground.report.document import render_markdown
+from playground.scenarios import resolve_story
 from playground.story.report import document
 from playground.story.sweep import summarise_step
 from playground.storymodel import (
@@ -88,7 +88,7 @@ def test_a_recorded_sweep_step_gets_the_models_figures_made_as_a_predicted_step(
     p = step.predicted
     assert p is not None and p.error is None
     assert p.verdict == "fell" and p.differs == []
-    (target,) = remedies.resolve(["uwsgi-threads"])
+    (target,) = resolve_story(["uwsgi-threads"])
     own = model.rate_step(
         target, SETTINGS, 16, delay=1.0, warmup_s=3, measure_s=8, arrival="poisson"
     )
@@ -190,7 +190,7 @@ def test_a_rate_step_simulates_its_own_length_only(monkeypatch: pytest.MonkeyPat
         return simulate(target, settings, incident=incident)
 
     monkeypatch.setattr(model, "simulate", spy)
-    (target,) = remedies.resolve(["uwsgi-threads"])
+    (target,) = resolve_story(["uwsgi-threads"])
     model.rate_step(target, StorySettings(), 20, delay=1.0, warmup_s=3, measure_s=8)
     (settings,) = seen
     assert settings.duration == 11 and settings.arrival == "constant"

@@ -17,7 +17,7 @@ from playground import cli, remedies
 from playground.errors import UsageError
 from playground.incident import analysis, records
 from playground.incident.records import ServerSample
-from playground.scenarios import REGISTRY, story_targets
+from playground.scenarios import REGISTRY, remedies_table, resolve_story, story_targets
 from playground.story import report, serverside
 from playground.story.run import as_run, measure_incident
 from playground.storymodel import StoryTarget
@@ -42,9 +42,9 @@ def test_every_remedy_fits_every_thread_pool_of_its_servers_and_no_gevent():
 
 
 def test_a_target_with_a_remedy_resolves_and_the_default_is_the_four_targets():
-    (v,) = remedies.resolve(["uwsgi-threads+deadline"])
+    (v,) = resolve_story(["uwsgi-threads+deadline"])
     assert v.name == "story-uwsgi-threads+deadline"
-    assert [t.name for t in remedies.resolve([])] == [t.name for t in story_targets()]
+    assert [t.name for t in resolve_story([])] == [t.name for t in story_targets()]
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_a_target_with_a_remedy_resolves_and_the_default_is_the_four_targets():
 )
 def test_an_unknown_or_unfitting_remedy_is_refused_with_the_reason(name, says):
     with pytest.raises(UsageError, match=says.replace("+", r"\+")):
-        remedies.resolve([name])
+        resolve_story([name])
 
 
 def test_the_story_command_refuses_before_touching_docker(capsys, monkeypatch):
@@ -93,7 +93,7 @@ def test_one_worker_runs_the_whole_pool_in_one_gunicorn_process():
     assert (v.workers, v.per_worker) == (1, 128)
     # uWSGI's workers share one listen queue: the remedy is Gunicorn's alone.
     with pytest.raises(UsageError, match="runs uWSGI"):
-        remedies.resolve(["uwsgi-threads+one-worker"])
+        resolve_story(["uwsgi-threads+one-worker"])
 
 
 def _layered(target_file: str, override: str, env: dict[str, str] | None = None) -> dict:
@@ -135,15 +135,15 @@ def test_each_override_layers_on_its_targets_as_written(remedy):
 
 
 def test_the_remedies_table_is_the_pool_gevent_then_every_remedy_that_fits():
-    (base,) = remedies.resolve(["gunicorn-threads"])
-    rows = remedies.table([base])
+    (base,) = resolve_story(["gunicorn-threads"])
+    rows = remedies_table([base])
     assert [r.name for r in rows[:2]] == ["story-gunicorn-threads", "story-gunicorn-gevent"]
     assert {r.name.split("+")[1] for r in rows[2:]} == {
         r.name for r in remedies.REMEDIES if r.fits(base) is None
     }
     assert "gunicorn-bounded-queue" in {r.name.split("+")[1] for r in rows[2:]}
     with pytest.raises(UsageError, match="runs gevent"):
-        remedies.table(remedies.resolve(["uwsgi-gevent"]))
+        remedies_table(resolve_story(["uwsgi-gevent"]))
 
 
 def test_a_target_is_titled_with_the_pool_it_runs():
@@ -240,7 +240,7 @@ def test_haproxys_nginx_is_the_storys_nginx_but_for_its_upstream():
 
 
 def test_only_haproxy_brings_an_image_for_the_runner_to_build():
-    targets = remedies.resolve(
+    targets = resolve_story(
         ["gunicorn-threads", "gunicorn-threads+reuse-port", "uwsgi-threads+haproxy"]
     )
     assert remedies.own_images(targets) == [
@@ -254,7 +254,7 @@ def test_make_images_builds_haproxy_and_the_three_are_in_the_remedies_table():
     assert builds and "image-haproxy" in builds.group(1).split()
     assert re.search(r"^image-haproxy:\n\t.*remedies/haproxy\.yml build haproxy", makefile, re.M)
     for base, mine in (("gunicorn-threads", "reuse-port"), ("uwsgi-threads", "thunder-lock")):
-        rows = {t.name for t in remedies.table(remedies.resolve([base]))}
+        rows = {t.name for t in remedies_table(resolve_story([base]))}
         assert {f"story-{base}+{mine}", f"story-{base}+haproxy"} <= rows
 
 

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 
 from playground.demos import DEMO_FILES
 from playground.errors import UsageError
-from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS, Target, register, resolve
+from playground.scenarios import (
+    REGISTRY,
+    SCENARIO_FILES,
+    SCENARIOS,
+    Target,
+    registry_of,
+    resolve,
+)
 from tests.conftest import ROOT
 
 from querydelay import parse_delay
@@ -39,8 +49,68 @@ def test_a_name_cannot_be_registered_twice():
         concurrency=1,
     )
     with pytest.raises(ValueError, match="registered already"):
-        register(clash)
+        registry_of(SCENARIOS, (clash,))
     assert REGISTRY["gevent-pywsgi"].compose_file == "async-gevent-pywsgi.yml"
+
+
+# A fresh interpreter for each order: what this test process imported already cannot count.
+_NAMES_AFTER = """
+import importlib, json, sys
+names = []
+for module in sys.argv[1:]:
+    importlib.import_module(module)
+    names.append(list(importlib.import_module("playground.scenarios").REGISTRY))
+print(json.dumps(names))
+"""
+
+
+def registry_names_after(*modules: str, tmp_path) -> list[list[str]]:
+    """The registry's names after importing each module in turn, in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NAMES_AFTER, *modules],
+        cwd=tmp_path,  # not the repository root, whose folders would shadow packages
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_registry_is_complete_alone_and_no_import_changes_it(tmp_path):
+    from playground import contenders, demos, remedies
+    from playground import scenarios as s
+
+    every = [
+        *s.SCENARIOS,
+        s.CALIBRATION,
+        *s.ARES_VARIANTS,
+        *s.STORY_TARGETS,
+        *s.STORY_CONTENDERS,
+        *contenders.CONTENDERS,
+        *demos.DEMOS,
+        *demos.PUBLISHED,
+        *remedies.variants(s.STORY_TARGETS),
+    ]
+    assert "story-uwsgi-threads+timeout-3" in {t.name for t in every}
+    alone, *after = registry_names_after(
+        "playground.scenarios",
+        "playground.demos",
+        "playground.contenders",
+        "playground.remedies",
+        "playground.cli",  # every command, so every module a run imports
+        tmp_path=tmp_path,
+    )
+    assert alone == [t.name for t in every]
+    assert after == [alone] * len(after)
+    # The other way round: the sources first, then the registry, is the same registry.
+    (*_, remedies_first) = registry_names_after(
+        "playground.remedies",
+        "playground.contenders",
+        "playground.demos",
+        "playground.scenarios",
+        tmp_path=tmp_path,
+    )
+    assert remedies_first == alone
 
 
 # --- the registry is the one home of the scenario facts ------------------------------------

@@ -26,7 +26,13 @@ from playground.commands.storyoutcome import new_story_run, print_outcome
 from playground.jsonmodel import field_doc
 from playground.predict import beside
 from playground.results import RunStore
-from playground.scenarios import STORY_CONTENDERS, Target, story_targets
+from playground.scenarios import (
+    STORY_CONTENDERS,
+    Target,
+    remedies_table,
+    resolve_story,
+    story_targets,
+)
 from playground.story import report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
@@ -245,15 +251,13 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
 
 def _targets(args: argparse.Namespace) -> list[Target]:
     """The targets named, with the contenders or the remedies added where asked."""
-    targets = remedies.resolve(args.targets)
+    targets = resolve_story(args.targets)
     if args.contenders:
         named = targets if args.targets else []
-        baseline = remedies.resolve(["gunicorn-threads", "gunicorn-gevent"])
+        baseline = resolve_story(["gunicorn-threads", "gunicorn-gevent"])
         targets = list(dict.fromkeys([*baseline, *STORY_CONTENDERS, *named]))
     if args.remedies:
-        targets = remedies.table(
-            targets if args.targets else remedies.resolve(["gunicorn-threads"])
-        )
+        targets = remedies_table(targets if args.targets else resolve_story(["gunicorn-threads"]))
     return targets
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from playground import remedies
 from playground.errors import PlaygroundError
 from playground.incident import verdict
 from playground.predict.run import each, predict_target, rate_step
 from playground.predict.system import system_for
-from playground.scenarios import Target
+from playground.scenarios import Target, resolve_story
 from playground.storymodel import DelayStep, StoryRun, StoryTarget, SweepStep, SweepTarget
 from playground.storyrecords import PredictedFigures, StorySummary
 from playground.storysettings import StorySettings, SweepSettings
@@ -120,7 +119,7 @@ def delay_figures(measured: DelayStep, predicted: StoryTarget | str) -> Predicte
 def _modelled(name: str, settings: StorySettings) -> Target | str:
     """The registry's target as the model runs it, or why the model cannot."""
     try:
-        (registered,) = remedies.resolve([name])
+        (registered,) = resolve_story([name])
         system_for(registered, settings)
     except PlaygroundError as exc:
         return str(exc)
