@@ -44,7 +44,7 @@ from playground.faults.overload import shed_summary
 from playground.faults.probe import Burst, Outcome, Prober, burst, request_once, timed_request
 from playground.faults.render import render_markdown, write_report
 from playground.faults.run import FAULTS, KINDS, applies, run_faults
-from playground.faults.session import FaultSettings, Session
+from playground.faults.session import FaultSession, FaultSettings
 from playground.faults.store import FaultStore, problems
 
 __all__ = [
@@ -53,13 +53,13 @@ __all__ = [
     "UPSTREAM_GRACE_S",
     "Burst",
     "ContainerCheck",
+    "FaultSession",
     "FaultSettings",
     "FaultStore",
     "Outcome",
     "PhaseStats",
     "Prober",
     "ServerState",
-    "Session",
     "applies",
     "burst",
     "compare_states",

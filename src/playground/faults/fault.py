@@ -1,7 +1,7 @@
 """What every fault is: a name, the scenarios it applies to, and a run that returns its record.
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
-on a :class:`~playground.faults.session.Session` and checks what the prober saw against what a
+on a :class:`~playground.faults.session.FaultSession` and checks what the prober saw against what a
 serving mode must do, returning its verdict on each (:mod:`.records`).
 """
 
@@ -15,7 +15,7 @@ from typing import ClassVar
 from playground.faults.containers import ContainerCheck, container_checks
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import FaultRun, Verdict
-from playground.faults.session import Session, running
+from playground.faults.session import FaultSession, running
 from playground.scenarios import Target
 
 
@@ -38,7 +38,7 @@ class Fault:
     def applies(self, target: Target) -> bool:
         return True
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
+    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultRun:
         """Probe every target through the fault's phases, then judge each target against
         what it did before the fault (a burst, its server state)."""
         s, skip = session.settings, self.stopped_service
@@ -68,17 +68,17 @@ class Fault:
         ]
         return FaultRun(fault=self.name, stopped_service=skip, containers=containers, targets=out)
 
-    def describe(self, session: Session) -> None:
+    def describe(self, session: FaultSession) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
+    def phases(self, session: FaultSession, probers: Sequence[Prober]) -> Phases:
         """Drive the fault while the probers run; when each of its phases began."""
         raise NotImplementedError
 
     def judge(
         self,
         *,
-        session: Session,
+        session: FaultSession,
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],

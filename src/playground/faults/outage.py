@@ -23,7 +23,7 @@ from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, OutageVerdict, Probed
-from playground.faults.session import Session, sleep_until
+from playground.faults.session import FaultSession, sleep_until
 from playground.scenarios import Target
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
@@ -34,7 +34,7 @@ UPSTREAM_GRACE_S = 5.0
 class Outage(Fault):
     stopped_service: ClassVar[str]
 
-    def describe(self, session: Session) -> None:
+    def describe(self, session: FaultSession) -> None:
         s, service = session.settings, self.stopped_service
         session.record("stop", service)
         session.commands += [
@@ -44,7 +44,7 @@ class Outage(Fault):
         ]
         session.record("start", service)
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
+    def phases(self, session: FaultSession, probers: Sequence[Prober]) -> Phases:
         """Stop the service under load, start it again."""
         s, service = session.settings, self.stopped_service
         start = session.mark("probe started")
@@ -63,7 +63,7 @@ class Outage(Fault):
     def judge(
         self,
         *,
-        session: Session,
+        session: FaultSession,
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],

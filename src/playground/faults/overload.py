@@ -21,7 +21,7 @@ from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Burst, Outcome, Prober, timed_request
 from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
-from playground.faults.session import FaultSettings, Session, probe_port, running
+from playground.faults.session import FaultSession, FaultSettings, probe_port, running
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
 from playground.tools.output import LoadOutputError, LoadResult
@@ -50,7 +50,7 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
 class Overload(Fault):
     name = "overload"
 
-    def run(self, *, session: Session, run_id: str, raw_dir: Path | None) -> FaultRun:
+    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultRun:
         """ab at c=2000 from inside the network, one target at a time."""
         out = [
             self.one(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
@@ -60,7 +60,7 @@ class Overload(Fault):
         return FaultRun(fault=self.name, stopped_service=None, containers=containers, targets=out)
 
     def one(
-        self, *, session: Session, target: Target, run_id: str, raw_dir: Path | None
+        self, *, session: FaultSession, target: Target, run_id: str, raw_dir: Path | None
     ) -> OverloadVerdict:
         s = session.settings
         before_burst = session.burst(target)
@@ -132,7 +132,7 @@ class _Overloaded:
 
 
 def _overload(
-    *, session: Session, target: Target, run_id: str, raw_dir: Path | None
+    *, session: FaultSession, target: Target, run_id: str, raw_dir: Path | None
 ) -> _Overloaded:
     """ab at c=2000 in its own container on the scenario's network, with a few regular clients
     probing from the host meanwhile; ab's report kept under raw/."""
@@ -181,7 +181,7 @@ def _ab_report(output: str, *, concurrency: int) -> tuple[LoadResult | None, str
 
 
 def _settled(
-    *, session: Session, target: Target, before_burst: Burst
+    *, session: FaultSession, target: Target, before_burst: Burst
 ) -> tuple[Burst, bool, str, list[str]]:
     """A burst of regular requests after the overload, against the one before it: stuck or not,
     and why; measured again while a slow first burst may be a backlog draining."""

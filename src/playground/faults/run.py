@@ -11,7 +11,7 @@ from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
 from playground.faults.records import FaultFailed, FaultRecord
-from playground.faults.session import FaultSettings, Session, probe_port
+from playground.faults.session import FaultSession, FaultSettings, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
 from playground.faults.store import FaultStore
 from playground.scenarios import Target
@@ -62,7 +62,7 @@ def run_faults(
             wait_timeout_s=settings.wait_timeout_s,
         ) as up:
             for fault in todo if up else ():
-                session = Session(
+                session = FaultSession(
                     docker=docker,
                     compose_file=compose_file,
                     targets=tuple(t for t in group if applies(fault, t)),
@@ -87,7 +87,7 @@ def _failed(
 
 
 def one_fault(
-    *, session: Session, fault: Fault, store: FaultStore, info: Callable[[str], None]
+    *, session: FaultSession, fault: Fault, store: FaultStore, info: Callable[[str], None]
 ) -> FaultRecord:
     s = session.settings
     info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))

@@ -35,7 +35,7 @@ class FaultSettings:
 
 
 @dataclass
-class Session:
+class FaultSession:
     """One compose file, up, with a clock shared by its probers and its marks."""
 
     docker: Docker
@@ -114,7 +114,7 @@ def running(probers: Sequence[Prober]) -> Iterator[None]:
         raise
 
 
-def sleep_until(session: Session, t: float) -> None:
+def sleep_until(session: FaultSession, t: float) -> None:
     remaining = t - session.now()
     if remaining > 0:
         time.sleep(remaining)

@@ -17,14 +17,14 @@ from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Burst, Outcome, Prober
 from playground.faults.records import Aftermath, Probed, SlowdownVerdict
-from playground.faults.session import Session, sleep_until
+from playground.faults.session import FaultSession, sleep_until
 from playground.scenarios import Target
 
 
 class UpstreamSlowdown(Fault):
     name = "upstream-slowdown"
 
-    def describe(self, session: Session) -> None:
+    def describe(self, session: FaultSession) -> None:
         s = session.settings
         session.commands.append(
             f"# after {s.baseline_s:g} s, the same load at "
@@ -32,7 +32,7 @@ class UpstreamSlowdown(Fault):
             f"?delay={s.delay:g} again"
         )
 
-    def phases(self, session: Session, probers: Sequence[Prober]) -> Phases:
+    def phases(self, session: FaultSession, probers: Sequence[Prober]) -> Phases:
         """Raise the requested delay mid-run (1 s -> 5 s) and lower it again."""
         s = session.settings
         start = session.mark(f"probe started at delay={s.delay:g}")
@@ -51,7 +51,7 @@ class UpstreamSlowdown(Fault):
     def judge(
         self,
         *,
-        session: Session,
+        session: FaultSession,
         target: Target,
         clients: int,
         outcomes: Sequence[Outcome],

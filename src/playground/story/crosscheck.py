@@ -19,7 +19,7 @@ from playground.scenarios import Target, plain_decimal
 from playground.story import plan
 from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
-from playground.story.serverside import Targets
+from playground.story.serverside import ServerAddresses
 from playground.storymodel import CrossCheck
 from playground.storyrecords import ToolFigures
 from playground.storysettings import StorySettings
@@ -96,7 +96,13 @@ def rates(*, pool: int, delay: float) -> list[float]:
 
 
 def _one(
-    story: Story, target: Target, servers: Targets, *, rate: float, delay: float, duration: float
+    story: Story,
+    target: Target,
+    servers: ServerAddresses,
+    *,
+    rate: float,
+    delay: float,
+    duration: float,
 ) -> CrossCheck:
     """The generator, then oha, on the target already up; the servers drain before each."""
     settings, name = story.run.story, target.name.removeprefix("story-")

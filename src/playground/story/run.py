@@ -42,8 +42,8 @@ from playground.story import findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
 from playground.story.serverside import (
+    ServerAddresses,
     ServerSampler,
-    Targets,
     fetch_text,
     parse_access_log,
     parse_calls_log,
@@ -104,7 +104,7 @@ def as_run(target: Target, settings: StorySettings) -> Target:
     return replace(target, workers=workers, per_worker=per_worker, title=title)
 
 
-def _servers(docker: Docker, target: Target) -> Targets:
+def _servers(docker: Docker, target: Target) -> ServerAddresses:
     network = docker.network(target.compose_files)
 
     def cid(service: str) -> str:
@@ -114,7 +114,7 @@ def _servers(docker: Docker, target: Target) -> Targets:
         return found
 
     app, ingress, api = cid("flask_app"), cid("ingress"), cid("slow_api")
-    return Targets(
+    return ServerAddresses(
         app_pid=docker.main_pid(app),
         app_container=app,
         app_ip=docker.ip_address(app, network=network),
@@ -125,7 +125,7 @@ def _servers(docker: Docker, target: Target) -> Targets:
 
 
 @contextmanager
-def brought_up(story: Story, target: Target) -> Iterator[Targets]:
+def brought_up(story: Story, target: Target) -> Iterator[ServerAddresses]:
     """The target's files up (whatever was left of them brought down first) and its servers
     found, through the bring-up every kind of run shares (`compose.scenario_up`): down again on
     every way out, a signal's included. A Docker error, in the bring-up or in the work, comes
@@ -153,7 +153,7 @@ def brought_up(story: Story, target: Target) -> Iterator[Targets]:
         raise DockerError(texts[0])
 
 
-def settle(servers: Targets, *, limit: float) -> float | None:
+def settle(servers: ServerAddresses, *, limit: float) -> float | None:
     """Wait until nothing waits on the third party for two looks a second apart (the last
     step's backlog is gone); the seconds it took, None if it was still busy at `limit`."""
     started = time.monotonic()

@@ -198,7 +198,7 @@ def upstream_in_flight(api_ip: str | None) -> int | None:
 
 
 @dataclass
-class Targets:
+class ServerAddresses:
     """Where to look, found once the scenario is up."""
 
     app_pid: int | None
@@ -215,7 +215,7 @@ class ServerSampler(Periodic):
 
     sample_on_exit = False
 
-    def __init__(self, targets: Targets) -> None:
+    def __init__(self, targets: ServerAddresses) -> None:
         super().__init__(interval=1.0, name="story-sampler")
         self.t = targets
         self.samples: list[ServerSample] = []
