@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from playground.incident import verdict
 from playground.incident.verdict import outcome
-from playground.report.document import Block, Callout, Heading, Paragraph, Table
+from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
 from playground.story.cells import DASH, label, num, pct
 from playground.storymodel import (
     CliffTarget,
@@ -40,7 +40,7 @@ def _recovery(value: float | None) -> str:
     return "not within the run" if value is None else f"{value:.0f} s"
 
 
-def _row(t: StoryTarget, run: StoryRun) -> list[str]:
+def _row(t: StoryTarget, run: StoryRun) -> list[Inline]:
     s, p = t.summary, t.predicted
     assert s is not None and p is not None
     if p.error:
@@ -56,11 +56,11 @@ def _row(t: StoryTarget, run: StoryRun) -> list[str]:
     ]
 
 
-def _agrees(p: PredictedFigures) -> str:
-    return "yes" if not p.differs else "**NO**: " + "; ".join(p.differs)
+def _agrees(p: PredictedFigures) -> Inline:
+    return "yes" if not p.differs else [Span("NO", bold=True), ": " + "; ".join(p.differs)]
 
 
-def _not_modelled(name: str, p: PredictedFigures, width: int) -> list[str]:
+def _not_modelled(name: str, p: PredictedFigures, width: int) -> list[Inline]:
     """One row for a target the model does not cover: the reason in its last cell."""
     return [name, *([DASH] * (width - 2)), f"not modelled: {p.error}"]
 
@@ -104,7 +104,7 @@ RATE_COLUMNS = (
 )
 
 
-def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[str]:
+def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[Inline]:
     amplification = st.attempts_per_s / st.offered_per_s if st.offered_per_s else None
     return [
         name,
@@ -117,7 +117,7 @@ def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[str]:
     ]
 
 
-def _rate_rows(m: SweepTarget) -> list[list[str]]:
+def _rate_rows(m: SweepTarget) -> list[list[Inline]]:
     shown = [(st, st.predicted) for st in m.steps if st.predicted is not None]
     if not shown:
         return []
@@ -166,7 +166,7 @@ DELAY_COLUMNS = (
 )
 
 
-def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[str]:
+def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[Inline]:
     return [
         name,
         f"{d.incident_delay:g}",
@@ -179,7 +179,7 @@ def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[str]:
     ]
 
 
-def _delay_rows(c: CliffTarget) -> list[list[str]]:
+def _delay_rows(c: CliffTarget) -> list[list[Inline]]:
     shown = [(d, d.predicted) for d in c.delays if d.predicted is not None]
     if not shown:
         return []
