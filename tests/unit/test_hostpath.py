@@ -30,7 +30,10 @@ def fake_proxy():
         [
             "docker-proxy",
             "-c",
-            "sleep 30; :",
+            # `read`, a builtin: the shell waits without forking. A child it forked (`sleep`)
+            # would carry the same command line until its exec, and a snapshot taken then
+            # would see a second proxy that is gone at the next.
+            "read _",
             "-proto",
             "tcp",
             "-host-ip",
@@ -43,6 +46,7 @@ def fake_proxy():
             "3000",
         ],
         executable="/bin/sh",
+        stdin=subprocess.PIPE,  # never written: `read` waits until the process is killed
     )
     deadline = time.monotonic() + 5  # until the child has exec'd under its new name
     while not hostpath.find_proxies(port=port) and time.monotonic() < deadline:
@@ -51,6 +55,7 @@ def fake_proxy():
     yield proc
     proc.kill()
     proc.wait()
+    proc.stdin.close()
 
 
 def wait_for_state(pid: int, state: str) -> None:
