@@ -164,6 +164,8 @@ def test_the_defaults_say_what_was_measured(argv, expected, tmp_path, capsys):
         (["--threads", "0"], "threads must be at least 1"),
         (["gunicorn-threads+nope"], "unknown remedy"),
         (["uwsgi-threads+one-worker"], "one-worker"),
+        (["uwsgi-threads+reuse-port"], "a setting of Gunicorn"),
+        (["gunicorn-threads+thunder-lock"], "a setting of uWSGI"),
         (["gunicorn-gevent+timeout-3"], "runs gevent"),
         (["granian"], "the model covers"),
         (["--sweep", "rate", "--remedies"], "leave out --remedies"),

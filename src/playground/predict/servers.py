@@ -3,10 +3,17 @@
 - **uWSGI threads**: one kernel listen queue of `listen` connections shared by the workers; a
   thread accepts only when it is idle (the threads share a lock around accept), so the queue is
   the kernel's, first in first out, and a connection that finds it full is not accepted.
+  thunder-lock (one lock around accept() for all the processes too) changes which process
+  takes the next connection, not the queue: the oldest connection still goes to an idle thread
+  as soon as there is one, so the model runs it as the pool as it is.
 - **Gunicorn gthread**: each worker accepts while it holds fewer than `worker_connections`
   connections, whatever its threads, and queues them first in first out inside itself; which
   worker accepts is the kernel's choice (the busiest takes `busiest_share`, the rest share
   what is left); connections no worker accepts wait in the kernel's backlog.
+  With `reuse_port` each worker has a socket of its own, with a backlog of its own: the kernel
+  hands each new connection to one socket by a hash of its addresses (uniform over the
+  sockets, whatever the workers' load; a retransmitted SYN has the same addresses, so the same
+  socket), and a worker accepts only from its own.
 - **gevent** (either server): no pool; a greenlet per connection up to `per_worker`, the app's
   CPU under the process's one GIL.
 
@@ -33,6 +40,7 @@ class Connection:
     queued: float = 0.0  # when its connection entered a queue
     started: float | None = None  # when a thread or greenlet took it
     worker: int = 0
+    socket: int | None = None  # with reuse_port: the worker whose socket the hash chose
 
 
 @dataclass
@@ -42,7 +50,7 @@ class Server:
     system: System
     rng: random.Random
     start: Callable[[Connection], None] = lambda c: None
-    backlog: deque[Connection] = field(default_factory=deque)  # the kernel's accept queue
+    backlogs: list[deque[Connection]] = field(default_factory=list)  # the kernel's, per socket
     held: list[int] = field(default_factory=list)  # connections each worker holds
     idle: list[int] = field(default_factory=list)  # free threads or greenlets per worker
     inside: list[deque[Connection]] = field(default_factory=list)  # gthread's own FIFO
@@ -52,6 +60,7 @@ class Server:
         n = self.system.workers
         self.held, self.idle = [0] * n, [self.system.per_worker] * n
         self.inside = [deque() for _ in range(n)]
+        self.backlogs = [deque() for _ in range(n if self.system.reuse_port else 1)]
 
     @property
     def gthread(self) -> bool:
@@ -62,8 +71,19 @@ class Server:
             return self.held[w] < (self.system.worker_connections or 0)
         return self.idle[w] > 0
 
-    def _pick(self, now: float) -> int | None:
-        """The worker that accepts a new connection now; None: none does."""
+    def _socket(self, c: Connection) -> int:
+        """The socket the connection arrives at: the one the workers share, or with reuse_port
+        the one the kernel's hash picks (chosen once: a SYN sent again keeps its addresses)."""
+        if not self.system.reuse_port:
+            return 0
+        if c.socket is None:
+            c.socket = self.rng.randrange(self.system.workers)
+        return c.socket
+
+    def _pick(self, socket: int) -> int | None:
+        """The worker that accepts a new connection from the socket now; None: none does."""
+        if self.system.reuse_port:
+            return socket if self._accepts(socket) else None
         ready = [w for w in range(self.system.workers) if self._accepts(w)]
         if not ready:
             return None
@@ -86,13 +106,15 @@ class Server:
     def offer(self, c: Connection, now: float) -> bool:
         """A connection arrives; False: the kernel's queue is full (its SYN is dropped)."""
         c.queued = now
-        w = self._pick(now) if not self.backlog else None
+        socket = self._socket(c)
+        backlog = self.backlogs[socket]
+        w = self._pick(socket) if not backlog else None
         if w is not None:
             self._take(c, w, now)
             return True
-        if len(self.backlog) >= self.system.listen:
+        if len(backlog) >= self.system.listen:
             return False
-        self.backlog.append(c)
+        backlog.append(c)
         return True
 
     def finish(self, c: Connection, now: float) -> None:
@@ -105,8 +127,10 @@ class Server:
             nxt = self.inside[w].popleft()
             nxt.started = now
             self.start(nxt)
-        while self.backlog and (taker := self._pick(now)) is not None:
-            waiting = self.backlog.popleft()
+        socket = w if self.system.reuse_port else 0
+        backlog = self.backlogs[socket]
+        while backlog and (taker := self._pick(socket)) is not None:
+            waiting = backlog.popleft()
             self.queue_spans.append((waiting.queued, now))
             self._take(waiting, taker, now)
 

@@ -8,7 +8,9 @@ connection to the app waits for room in the kernel's queue (Linux drops the SYN 
 that finds it full and the client sends it again after 1, 2, 4 ... s; with
 `tcp_abort_on_overflow` the retransmission that still finds it full is reset: a 502); the read
 timeout answers 504 while the app's work goes on; a user who hangs up is a 499, and the app
-serves the request all the same. Out come the records a measured run has: the users'
+serves the request all the same. With HAProxy between them (:mod:`.haproxy`), nginx's
+connection goes to HAProxy at once and HAProxy connects to the app when a slot is free, or
+answers 503 after its queue timeout. Out come the records a measured run has: the users'
 attempts, nginx's access log, the third party's calls, the servers' figures each second.
 """
 
@@ -26,6 +28,7 @@ from playground.incident.analysis import Attempt
 from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
 from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
+from playground.predict.haproxy import Queue
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
 from playground.storysettings import StorySettings
@@ -34,6 +37,7 @@ from playground.storysettings import StorySettings
 SYN_RETRY_S = 1.0
 LIMIT_CONN_S = 0.002  # nginx's 503 at once (measured 1-2 ms, docs/story.md)
 BAD_GATEWAY, GATEWAY_TIMEOUT, LIMITED, GONE = 502, 504, 503, 499
+QUEUE_TIMED_OUT = 503  # HAProxy's answer after `timeout queue`
 
 
 @dataclass
@@ -91,6 +95,8 @@ class Simulation:
         self.records = Records(spans={"nginx": [], "busy": []})
         self.active = 0
         self.opened: dict[str, Open] = {}
+        self.haproxy = Queue(system.haproxy) if system.haproxy else None
+        self.conns: dict[str, Connection] = {}  # waiting in HAProxy's queue
 
     def _after(self, delay: float, fn: Callable[[], None]) -> None:
         self.env.timeout(max(0.0, delay)).callbacks.append(lambda _: fn())
@@ -105,6 +111,30 @@ class Simulation:
         self.records.spans["busy"].append((began, self.env.now))
         self.server.finish(c, self.env.now)
         self._nginx_end(self.opened[c.rid], answer)
+        self._haproxy_next()
+
+    # --- HAProxy, where a remedy puts it between nginx and the app --------------------------
+    def _haproxy(self, a: Open, conn: Connection) -> None:
+        """nginx's connection to HAProxy is accepted at once; the request goes on to the app
+        now, or waits in HAProxy's queue for a slot or its queue timeout."""
+        assert self.haproxy is not None and self.system.haproxy is not None
+        self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
+        if self.haproxy.arrive(a.rid, self.env.now):
+            self._connect(a, conn, SYN_RETRY_S)
+            return
+        self.conns[a.rid] = conn
+        self._after(self.system.haproxy.queue_timeout, lambda: self._queue_timeout(a))
+
+    def _queue_timeout(self, a: Open) -> None:
+        assert self.haproxy is not None
+        if self.haproxy.expired(a.rid):
+            del self.conns[a.rid]
+            self._nginx_end(a, QUEUE_TIMED_OUT)
+
+    def _haproxy_next(self) -> None:
+        """A slot to the app is free again: the oldest queued request takes it."""
+        if self.haproxy is not None and (rid := self.haproxy.answered()) is not None:
+            self._connect(self.opened[rid], self.conns.pop(rid), SYN_RETRY_S)
 
     # --- nginx ----------------------------------------------------------------------------
     def _nginx(self, a: Open) -> None:
@@ -114,20 +144,34 @@ class Simulation:
             return
         self.active += 1
         a.counted = True
-        self._connect(a, Connection(rid=a.rid, arrived=self.env.now), SYN_RETRY_S)
+        conn = Connection(rid=a.rid, arrived=self.env.now)
+        if self.haproxy is not None:
+            self._haproxy(a, conn)
+        else:
+            self._connect(a, conn, SYN_RETRY_S)
 
     def _connect(self, a: Open, conn: Connection, wait: float) -> None:
-        """Into the app's queue, or the SYN again after `wait` (Linux drops it while full)."""
-        if a.nginx_done:
+        """Into the app's queue, or the SYN again after `wait` (Linux drops it while full).
+        nginx's connection, or HAProxy's, which holds its slot until the connection fails or
+        the app answers; with abortonclose HAProxy gives up connecting once nginx has gone."""
+        haproxy = self.system.haproxy
+        if a.nginx_done and (haproxy is None or haproxy.abort_on_close):
+            self._haproxy_next()  # the slot, where HAProxy held one for it
             return
+        through = haproxy is not None
         if self.server.offer(conn, self.env.now):
-            self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
-        elif self.system.abort_on_overflow and wait > SYN_RETRY_S:
-            self._nginx_end(a, BAD_GATEWAY)
+            if not through:
+                self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
+            return
+        if self.system.abort_on_overflow and wait > SYN_RETRY_S:
+            status = BAD_GATEWAY
         elif self.env.now - conn.arrived + wait > NGINX_TIMEOUT_S:
-            self._nginx_end(a, GATEWAY_TIMEOUT)
+            status = GATEWAY_TIMEOUT
         else:
             self._after(wait, lambda: self._connect(a, conn, 2 * wait))
+            return
+        self._nginx_end(a, status)
+        self._haproxy_next()
 
     def _nginx_end(self, a: Open, status: Any) -> None:
         """nginx ends the request (the app's answer, its own 503/502/504, or the user gone: 499);
@@ -139,6 +183,8 @@ class Simulation:
         if a.counted:
             self.active -= 1
             self.records.spans["nginx"].append((a.intended, now))
+        if self.haproxy is not None and self.haproxy.closed(a.rid):
+            del self.conns[a.rid]
         code = OK if status == DEGRADED else int(status)
         self.records.access.append(AccessRecord(now, code, now - a.intended, a.rid))
         if status != GONE:

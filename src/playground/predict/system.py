@@ -7,6 +7,14 @@ story/remedies/), with the servers' own defaults where a file sets nothing (Guni
 the servers' code, and each says which run it came from: how unevenly Gunicorn's workers take
 connections (:data:`GTHREAD_BUSIEST_SHARE`) and the app's CPU per request
 (:data:`CPU_PER_REQUEST_S`). Nothing here is fitted to a story row's outcome.
+
+Three remedies change where connections wait rather than the app, and are read the same way:
+HAProxy's stage between nginx and the app (:class:`HAProxy`, from the `haproxy` service's
+config file and environment), Gunicorn's `--reuse-port` (each worker a socket of its own, from
+GUNICORN_CMD_ARGS), and uWSGI's thunder-lock, which the model reads as nothing: it serialises
+accept() between uWSGI's processes, so it decides which process wakes for the next connection,
+while the queue stays the one kernel queue the workers share and any idle thread takes its
+oldest connection, which is how the model already runs uWSGI (:mod:`.servers`).
 """
 
 from __future__ import annotations
@@ -52,6 +60,15 @@ SERVERS = ("uWSGI", "Gunicorn")
 
 
 @dataclass(frozen=True)
+class HAProxy:
+    """HAProxy's server line and timeouts as haproxy.cfg sets them (HAProxy 3.0's manual)."""
+
+    maxconn: int | None  # requests in flight to the app at once; None: no limit
+    queue_timeout: float  # `timeout queue` (by default `timeout connect`): then a 503
+    abort_on_close: bool  # `option abortonclose`: a queued request whose client went is dropped
+
+
+@dataclass(frozen=True)
 class System:
     """One target as the model runs it."""
 
@@ -60,7 +77,7 @@ class System:
     model: str  # threads or gevent
     workers: int
     per_worker: int  # threads, or greenlets
-    listen: int  # the kernel's accept queue (uWSGI's listen, Gunicorn's backlog)
+    listen: int  # the kernel's accept queue (uWSGI's listen, Gunicorn's backlog), per socket
     worker_connections: int | None  # Gunicorn: connections a worker holds at most
     busiest_share: float | None  # Gunicorn: the busiest worker's share of new connections
     abort_on_overflow: bool  # the kernel resets a connection that finds the queue full
@@ -72,6 +89,8 @@ class System:
     retries: int  # attempts per call (RETRIES), stamina's backoff between them
     budget: tuple[float, float] | None  # RETRY_BUDGET ratio, per second
     breaker: tuple[int, float] | None  # CIRCUIT_BREAKER failures, reset s
+    reuse_port: bool = False  # Gunicorn: each worker its own socket, the kernel's hash picks
+    haproxy: HAProxy | None = None  # HAProxy between nginx and the app
 
     @property
     def pool(self) -> int:
@@ -120,21 +139,75 @@ def _pair(text: str | None) -> tuple[float, float] | None:
     return float(first), float(second)
 
 
-def read(target: Target, settings: StorySettings) -> tuple[dict[str, str], bool, str]:
-    """The app's environment, the kernel's abort-on-overflow and nginx's extra lines, merged
-    over the target's compose file and its overrides as Compose merges them."""
-    env: dict[str, str] = {}
-    abort, nginx = False, ""
+#: HAProxy's time units (configuration.txt, 2.5 "Time format"); a bare number is milliseconds.
+HAPROXY_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _haproxy_time(text: str) -> float:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s|m|h|d)?", text)
+    if m is None:
+        raise ValueError(f"not an HAProxy time: {text!r}")
+    return float(m.group(1)) * HAPROXY_UNITS[m.group(2) or "ms"]
+
+
+def _haproxy(project: Path, service: dict[str, Any], story: Mapping[str, str]) -> HAProxy | None:
+    """HAProxy as the `haproxy` service runs it: the config file it mounts (relative to the
+    project's folder), with "${NAME}" expanded from the service's environment as HAProxy
+    expands it; None where no file mounts one."""
+    cfg = None
+    for volume in service.get("volumes") or []:
+        source, _, mounted = str(volume).partition(":")
+        if mounted.partition(":")[0].endswith(".cfg"):
+            cfg = (project / source).read_text()
+    if cfg is None:
+        return None
+    env = {k: _substitute(v, story) for k, v in (service.get("environment") or {}).items()}
+    text = re.sub(r'"?\$\{(\w+)\}"?', lambda m: env.get(m.group(1), ""), cfg)
+    lines = [line.split("#")[0].strip() for line in text.splitlines()]
+
+    def setting(*words: str) -> str | None:
+        """The value of the last line `words value` (a backend's line follows the defaults')."""
+        n = len(words)
+        found = [p[n] for line in lines if (p := line.split())[:n] == [*words] and len(p) > n]
+        return found[-1] if found else None
+
+    server = next((line.split() for line in lines if line.startswith("server ")), [])
+    maxconn = server[server.index("maxconn") + 1] if "maxconn" in server else None
+    queue = setting("timeout", "queue") or setting("timeout", "connect")
+    return HAProxy(
+        maxconn=int(maxconn) if maxconn and int(maxconn) > 0 else None,
+        queue_timeout=_haproxy_time(queue) if queue else float("inf"),
+        abort_on_close=any(line.split() == ["option", "abortonclose"] for line in lines),
+    )
+
+
+@dataclass
+class Files:
+    """What the target's compose files say, merged as Compose merges them."""
+
+    env: dict[str, str]  # the app's environment
+    abort: bool  # the kernel's tcp_abort_on_overflow
+    nginx: str  # nginx's extra lines (story/remedies/*.conf)
+    haproxy: HAProxy | None  # HAProxy between nginx and the app
+
+
+def read(target: Target, settings: StorySettings) -> Files:
+    """The app's environment, the kernel's abort-on-overflow, nginx's extra lines and HAProxy,
+    merged over the target's compose file and its overrides as Compose merges them."""
+    files = Files(env={}, abort=False, nginx="", haproxy=None)
     story = settings.compose_env()
+    project = (ROOT / target.compose_file).parent
     for rel in (target.compose_file, *target.overrides):
         path = ROOT / rel
         app = _service(path, "flask_app")
         environment = app.get("environment") or {}
-        env.update({k: _substitute(v, story) for k, v in environment.items()})
+        files.env.update({k: _substitute(v, story) for k, v in environment.items()})
         sysctls = app.get("sysctls") or {}
-        abort = abort or str(sysctls.get("net.ipv4.tcp_abort_on_overflow", "0")) == "1"
-        nginx += _nginx_lines((ROOT / target.compose_file).parent, _service(path, "ingress"))
-    return env, abort, nginx
+        abort = str(sysctls.get("net.ipv4.tcp_abort_on_overflow", "0")) == "1"
+        files.abort = files.abort or abort
+        files.nginx += _nginx_lines(project, _service(path, "ingress"))
+        files.haproxy = _haproxy(project, _service(path, "haproxy"), story) or files.haproxy
+    return files
 
 
 def system_for(target: Target, settings: StorySettings) -> System:
@@ -144,7 +217,8 @@ def system_for(target: Target, settings: StorySettings) -> System:
             f"{target.name}: the model covers uWSGI's and Gunicorn's thread pools and gevent "
             f"workers, not {target.server} ({target.model})"
         )
-    env, abort, nginx = read(target, settings)
+    files = read(target, settings)
+    env, nginx = files.env, files.nginx
     gunicorn = target.server == "Gunicorn"
     remedy = remedies.remedy_of(target)
     workers, threads = (settings.workers, settings.threads)
@@ -152,6 +226,8 @@ def system_for(target: Target, settings: StorySettings) -> System:
         workers, threads = remedy.shape(workers, threads)
     per_worker = threads if target.model == "threads" else settings.async_cores
     worker_connections = int(env.get("WORKER_CONNECTIONS", GUNICORN_WORKER_CONNECTIONS))
+    # Gunicorn's own way to add a flag to the config file's (the reuse-port override).
+    reuse_port = gunicorn and "--reuse-port" in env.get("GUNICORN_CMD_ARGS", "").split()
     return System(
         name=target.name,
         server=target.server,
@@ -162,8 +238,8 @@ def system_for(target: Target, settings: StorySettings) -> System:
         if gunicorn
         else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
-        busiest_share=GTHREAD_BUSIEST_SHARE if gunicorn else None,
-        abort_on_overflow=abort,
+        busiest_share=GTHREAD_BUSIEST_SHARE if gunicorn and not reuse_port else None,
+        abort_on_overflow=files.abort,
         cpu_s=CPU_PER_REQUEST_S[(target.server, target.model)],
         limit_conn=int(v) if (v := _directive(nginx, "limit_conn")) else None,
         read_timeout=_seconds(_directive(nginx, "proxy_read_timeout")) or NGINX_TIMEOUT_S,
@@ -172,4 +248,6 @@ def system_for(target: Target, settings: StorySettings) -> System:
         retries=int(env.get("RETRIES") or 1),
         budget=_pair(env.get("RETRY_BUDGET")),
         breaker=(int(b[0]), b[1]) if (b := _pair(env.get("CIRCUIT_BREAKER"))) else None,
+        reuse_port=reuse_port,
+        haproxy=files.haproxy,
     )
