@@ -16,8 +16,8 @@ against it: the bounded queue answers the users it cannot take with nginx's 502 
 give up, and is itself again seconds after the third party, while the pool as it is works
 through a queue of requests whose users have gone.
 
-It runs alone, last in the other lane, once the story's lane has ended (tests/lanes.py says
-why): it brings up story-* projects that publish nginx on STORY_PORT, as the story's tests do.
+It runs in the story's lane (tests/lanes.py): it brings up story-* projects that publish nginx
+on STORY_PORT, as the story's tests do, so the two never run at once.
 Every assertion is on a run whose load generator kept its schedule: the runner measures a row
 again by itself when the self-check fails (story.run.MAX_TRIES), and a row still invalid fails
 here with its send lag.
