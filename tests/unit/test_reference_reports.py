@@ -68,3 +68,18 @@ def test_a_recorded_run_renders_its_reference_report(
         f"{recorded.name} renders a different report from {reference.relative_to(ROOT)}; "
         "if that is meant, REGENERATE=1 writes it again"
     )
+
+
+def test_a_run_named_by_its_results_file_gets_its_report_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`playground report RUN/results.json`, as a reader copies the path the runner printed."""
+    (recorded,) = [p for p in RUNS if p.stem == "story_results_recorded"]
+    run_dir = tmp_path / "results" / recorded.stem
+    run_dir.mkdir(parents=True)
+    shutil.copy(recorded, run_dir / "results.json")
+    argv = ["report", str(run_dir / "results.json"), "--results-dir", str(tmp_path / "results")]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == (
+        REFERENCES / f"{recorded.stem}.md"
+    ).read_text(encoding="utf-8")

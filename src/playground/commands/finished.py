@@ -115,6 +115,8 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
             command=args.command_line,
         )
         out.print(f"kept as run {run_dir.name}")
+    elif run_dir.is_file():  # a run named by its results.json: its report goes beside it
+        run_dir = run_dir.parent
     run = results.load_run(run_dir)
     if isinstance(run, StoryRun):
         if beside.missing(run):
