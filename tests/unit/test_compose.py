@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from playground.compose import Docker, DockerError, declared_name, scenario_up
+from playground.compose import Docker, declared_name, scenario_up
 from tests.conftest import ROOT
+from tests.unit.fakedocker import Steps as _Steps
 
 SOURCES = sorted((ROOT / "src" / "playground").rglob("*.py"))
 
@@ -58,31 +59,6 @@ def test_a_health_check_still_starting_is_not_taken_for_healthy(tmp_path, monkey
 
     monkeypatch.setattr(docker, "run", fake_run)
     assert docker.not_healthy("x.yml") == ["flask_app: starting", "ingress: unhealthy"]
-
-
-class _Steps(Docker):
-    """The four steps scenario_up takes, recorded; ``fail`` names the one that raises."""
-
-    def __init__(self, root, *, fail: str | None = None) -> None:
-        super().__init__(root=root, env={"PATH": str(root)})
-        self.fail, self.steps = fail, []
-
-    def _step(self, name: str) -> None:
-        self.steps.append(name)
-        if name == self.fail:
-            raise DockerError(f"{name} failed\n--- last log lines ---\nsomething")
-
-    def check_ports_free(self, compose_file, services=()) -> None:
-        self._step("ports")
-
-    def up(self, compose_file, services=(), *, wait_timeout=0) -> None:
-        self._step("up")
-
-    def pin(self, compose_file, app_services) -> None:
-        self._step("pin")
-
-    def down(self, compose_file) -> None:
-        self._step("down")
 
 
 @pytest.mark.parametrize(

@@ -12,32 +12,7 @@ import pytest
 from playground.compose import Docker, DockerError
 from playground.story import run as story_run
 from playground.story.run import Story, brought_up
-
-
-class _Steps(Docker):
-    """Each step recorded; ``fail`` names the one that raises."""
-
-    def __init__(self, root, *, fail: str | None = None) -> None:
-        super().__init__(root=root, env={"PATH": str(root)})
-        self.fail, self.steps, self.waits = fail, [], []
-
-    def step(self, name: str) -> None:
-        self.steps.append(name)
-        if name == self.fail:
-            raise DockerError(f"{name} failed\n--- last log lines ---\nsomething")
-
-    def check_ports_free(self, compose_file, services=()) -> None:
-        self.step("ports")
-
-    def up(self, compose_file, services=(), *, wait_timeout=0) -> None:
-        self.waits.append(wait_timeout)
-        self.step("up")
-
-    def pin(self, compose_file, app_services) -> None:
-        self.step("pin")
-
-    def down(self, compose_file) -> None:
-        self.steps.append("down")
+from tests.unit.fakedocker import Steps as _Steps
 
 
 def _story(docker: Docker) -> Story:
@@ -65,7 +40,7 @@ TARGET = SimpleNamespace(name="story-x", compose_files="x.yml")
 def test_a_target_comes_up_with_the_runs_wait_timeout_and_goes_down(tmp_path, no_servers):
     docker = _Steps(tmp_path)
     with brought_up(_story(docker), TARGET):  # type: ignore[arg-type]
-        docker.step("work")
+        docker._step("work")
     # Whatever was left of an earlier run brought down first.
     assert docker.steps == ["down", "ports", "up", "pin", "work", "down"]
     assert docker.waits == [321]
@@ -82,7 +57,7 @@ def test_a_docker_error_reaches_the_measurement_whole(tmp_path, no_servers, fail
     docker = _Steps(tmp_path, fail=fail)
     worked = []
     with pytest.raises(DockerError) as raised, brought_up(_story(docker), TARGET):  # type: ignore[arg-type]
-        docker.step("work")
+        docker._step("work")
         worked.append(True)
     assert str(raised.value) == f"{fail} failed\n--- last log lines ---\nsomething"
     assert docker.steps == steps
