@@ -140,7 +140,7 @@ offline-images:
 ## builds a stage they share once, and on two cores the long compile of the free-threaded
 ## CPython overlaps the others' downloads and installs (times in docs/testing.md). Their output
 ## interleaves; a failing one stops `make`.
-IMAGE_BUILDS := image-flask image-bonus image-loadgen image-demos image-contenders \
+IMAGE_BUILDS := image-flask image-bonus image-loadgen image-openloop image-demos image-contenders \
 	image-freethreaded image-haproxy image-delayproxy
 images:
 	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
@@ -150,7 +150,10 @@ image-flask:
 image-bonus:
 	docker compose -f bonus-psycopg2-gevent.yml build
 image-loadgen:
-	docker compose $(ENV_FILE) -f compose/loadgen.yml build
+	docker compose $(ENV_FILE) -f compose/loadgen.yml build loadgen
+# The story's generator: the load tools plus openloop.py and its Rust sender (the long compile).
+image-openloop:
+	docker compose $(ENV_FILE) -f compose/loadgen.yml build openloop
 # The demos' three images (Flask + demos, legacy eventlet Gunicorn, Sanic): this file uses all.
 image-demos:
 	docker compose $(ENV_FILE) -f demos/wrk-workers.yml build

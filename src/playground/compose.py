@@ -24,6 +24,11 @@ from playground.pinning import CpuPinning
 from playground.signals import deferred_signals
 
 LOADGEN_IMAGE = "flask-playground/loadgen"
+#: The war story's generator: the load tools plus openloop.py and its compiled sender.
+OPENLOOP_IMAGE = "flask-playground/openloop"
+#: compose/loadgen.yml's services, one per image: what a bench needs, and the story's generator.
+LOADGEN_SERVICES = ("loadgen",)
+STORY_LOADGEN_SERVICES = ("loadgen", "openloop")
 LOADGEN_COMPOSE = "compose/loadgen.yml"
 DELAY_PROXY_IMAGE = "flask-playground/delayproxy"
 DELAY_PROXY_COMPOSE = "delayproxy/compose.yml"
@@ -148,12 +153,25 @@ class Docker:
         return {"docker_version": server, "compose_version": compose}
 
     # --- images ---------------------------------------------------------------------------
-    def build(self, compose_files: Sequence[ComposeFiles]) -> None:
+    def build(
+        self, compose_files: Sequence[ComposeFiles], *, generators: Sequence[str] = LOADGEN_SERVICES
+    ) -> None:
         """Build every image the given files (each may come with overrides) need, plus the
-        load generator."""
+        load generators named (compose/loadgen.yml's services: the bench's tools alone skip the
+        story's compiled sender)."""
         for compose_file in compose_files:
             self._build(self.compose(compose_file, "build"))
-        self._build(["docker", "compose", *self.env_file_args(), "-f", LOADGEN_COMPOSE, "build"])
+        self._build(
+            [
+                "docker",
+                "compose",
+                *self.env_file_args(),
+                "-f",
+                LOADGEN_COMPOSE,
+                "build",
+                *generators,
+            ]
+        )
 
     def _build(self, argv: list[str]) -> None:
         proc = self.run(argv, check=False)
@@ -341,23 +359,24 @@ class Docker:
 
     def remove_strays(self, *, network: str) -> None:
         """Remove load-generator containers still attached to a scenario's network."""
-        proc = self.run(
-            [
-                "docker",
-                "ps",
-                "--all",
-                "--filter",
-                f"network={network}",
-                "--filter",
-                f"ancestor={LOADGEN_IMAGE}",
-                "--quiet",
-            ],
-            check=False,
-            quiet=True,
-            timeout=60,
-        )
-        for cid in proc.stdout.split():
-            self.remove(cid)
+        for image in (LOADGEN_IMAGE, OPENLOOP_IMAGE):
+            proc = self.run(
+                [
+                    "docker",
+                    "ps",
+                    "--all",
+                    "--filter",
+                    f"network={network}",
+                    "--filter",
+                    f"ancestor={image}",
+                    "--quiet",
+                ],
+                check=False,
+                quiet=True,
+                timeout=60,
+            )
+            for cid in proc.stdout.split():
+                self.remove(cid)
 
     def leftovers(self, project: str) -> dict[str, list[str]]:
         """Containers, networks and volumes of a Compose project that still exist."""

@@ -16,6 +16,8 @@ IMAGES = (
     "flask-playground/slow_api",
     "flask-playground/loadgen",
 )
+#: The story's runs add its generator's image.
+STORY_IMAGES = (*IMAGES, "flask-playground/openloop")
 PACKAGE_FILES = (
     "flask_app/requirements.txt",
     "psycopg2/requirements.txt",
@@ -59,7 +61,14 @@ def base_images(root: Path) -> dict[str, str]:
     return images or {"base_images": "official (no .env)"}
 
 
-def collect(*, root: Path, docker: Docker, tool: str, tool_version: str | None) -> dict[str, Any]:
+def collect(
+    *,
+    root: Path,
+    docker: Docker,
+    tool: str,
+    tool_version: str | None,
+    images: tuple[str, ...] = IMAGES,
+) -> dict[str, Any]:
     """The run's environment, as results.json keeps it (``RunHeader.environment``)."""
     status = _git(root, "status", "--porcelain")
     return {
@@ -72,7 +81,7 @@ def collect(*, root: Path, docker: Docker, tool: str, tool_version: str | None) 
         **docker.versions(),
         "load_tool": tool,
         "load_tool_version": tool_version,
-        "images": docker.image_ids(IMAGES),
+        "images": docker.image_ids(images),
         "base_images": base_images(root),
         "packages": packages(root),
         "hostname": platform.node(),

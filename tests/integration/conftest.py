@@ -133,7 +133,7 @@ class Up:
             "--rm",
             "--network",
             f"container:{self.container(service)}",
-            "flask-playground/loadgen",
+            "flask-playground/openloop",
             "python3",
             "-c",
             LISTEN_BACKLOG,

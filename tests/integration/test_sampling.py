@@ -35,7 +35,7 @@ def holding() -> Iterator[tuple[str, int]]:
         "--rm",
         "--name",
         name,
-        "flask-playground/loadgen",
+        "flask-playground/openloop",
         "python3",
         "-c",
         HOLD,

@@ -78,7 +78,7 @@ def network() -> Iterator[str]:
             NETWORK,
             "--network-alias",
             "echo",
-            "flask-playground/loadgen",
+            "flask-playground/openloop",
             "python",
             "-c",
             ECHO,

@@ -318,7 +318,7 @@ def test_every_page_calls_the_runner_the_way_the_readme_does(page: Path) -> None
     assert bare_runner_calls(page.read_text(encoding="utf-8")) == []
 
 
-LOADGEN_RUN = re.compile(r"docker run\b[^`]*?flask-playground/loadgen", re.DOTALL)
+LOADGEN_RUN = re.compile(r"docker run\b[^`]*?flask-playground/(?:loadgen|openloop)", re.DOTALL)
 LOADGEN_BUILD = "docker compose -f compose/loadgen.yml build"
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from playground.commands.session import session
 from playground.commands.storyoutcome import new_story_run, print_outcome
-from playground.compose import DELAY_PROXY_COMPOSE
+from playground.compose import DELAY_PROXY_COMPOSE, STORY_LOADGEN_SERVICES
 from playground.results import RunStore
 from playground.story import report
 from playground.story.delayproxy import Dependency
@@ -92,7 +92,7 @@ def cmd_outside(
     outside.check(settings)
     with session(args, out) as docker:
         if not args.no_build:
-            docker.build([DELAY_PROXY_COMPOSE])
+            docker.build([DELAY_PROXY_COMPOSE], generators=STORY_LOADGEN_SERVICES)
         preflight(docker, outside)
         run = new_story_run(args, docker, settings)
         story = Story(

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from playground import results
 from playground.commands.options import ROOT
-from playground.compose import ComposeFiles, Docker
+from playground.compose import LOADGEN_SERVICES, ComposeFiles, Docker
 from playground.errors import UsageError
 from playground.pinning import CpuPinning
 from playground.story import delayproxy
@@ -61,12 +61,13 @@ def build(
     *,
     args: argparse.Namespace,
     out: Console | None = None,
+    generators: Sequence[str] = LOADGEN_SERVICES,
 ) -> None:
     """Build the images the files need, unless --no-build; `out` announces it."""
     if args.no_build:
         return
     if out is not None:
         out.print("building images (docker compose build)..." if not args.quiet else "", end="")
-    docker.build(sorted(set(files), key=str))
+    docker.build(sorted(set(files), key=str), generators=generators)
     if out is not None:
         out.print("")

@@ -23,6 +23,7 @@ from playground import remedies
 from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.commands.storyoutcome import new_story_run, print_outcome
+from playground.compose import STORY_LOADGEN_SERVICES
 from playground.jsonmodel import field_doc
 from playground.predict import beside
 from playground.results import RunStore
@@ -280,7 +281,13 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
         files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
-        build(docker, [*files, *remedies.own_images(targets)], args=args, out=out)
+        build(
+            docker,
+            [*files, *remedies.own_images(targets)],
+            args=args,
+            out=out,
+            generators=STORY_LOADGEN_SERVICES,
+        )
         run = new_story_run(args, docker, settings, repeat=args.repeat)
         measurements = len(targets) * args.repeat if not args.no_incident or args.closed_loop else 0
         seconds = expected_seconds(

@@ -26,7 +26,11 @@ def new_story_run(
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
         environment=environment.collect(
-            root=options.ROOT, docker=docker, tool="openloop", tool_version=None
+            root=options.ROOT,
+            docker=docker,
+            tool="openloop",
+            tool_version=None,
+            images=environment.STORY_IMAGES,
         ),
         story=settings,
         repeat=repeat,

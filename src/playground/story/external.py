@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 
-from playground.compose import Docker, DockerError, shown
+from playground.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
 from playground.outsidemodel import IncidentCommand, OutsideTarget
 from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
@@ -218,6 +218,7 @@ def run_outside(story: Story, outside: OutsideSettings) -> StoryTarget:
             ),
             name=name,
             out_dir=story.raw_dir,
+            image=OPENLOOP_IMAGE,
             cpu_shares=GENERATOR_CPU_SHARES,
         )
         entry.commands = _commands(outside, argv)

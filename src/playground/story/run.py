@@ -24,7 +24,7 @@ from subprocess import CompletedProcess
 
 from playground import remedies
 from playground.compose import (
-    LOADGEN_IMAGE,
+    OPENLOOP_IMAGE,
     WAIT_TIMEOUT_S,
     Docker,
     DockerError,
@@ -184,9 +184,10 @@ def _server_log(story: Story, target: Target, log: tuple[str, str], name: str) -
 
 
 def generator(
-    story: Story, target: Target, tool_argv: list[str], *, name: str, image: str = LOADGEN_IMAGE
+    story: Story, target: Target, tool_argv: list[str], *, name: str, image: str = OPENLOOP_IMAGE
 ) -> list[str]:
-    """`docker run` for the load generator on the target's network, writing into raw/."""
+    """`docker run` for the story's generator on the target's network, writing into raw/: the
+    open-loop generator's image by default (it holds ab too, for the closed loop)."""
     return story.docker.loadgen_argv(
         network=story.docker.network(target.compose_files),
         tool_argv=tool_argv,
