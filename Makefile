@@ -103,7 +103,7 @@ lint: venv
 	$(VENV)/bin/mypy
 	MYPYPATH=common $(VENV)/bin/mypy common slow_api offline/debian_mirror.py
 	MYPYPATH=common:flask_app $(VENV)/bin/mypy flask_app/app.py
-	$(VENV)/bin/mypy loadgen/openloop.py
+	MYPYPATH=loadgen $(VENV)/bin/mypy loadgen/openloop.py loadgen/openloop_schedule.py
 
 ## venv: the runner with the test and lint tools (make test, make lint); runner-venv: the
 ## runner alone, what every run needs (make bench, story, ...): no pytest, hypothesis, ruff, mypy
