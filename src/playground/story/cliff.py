@@ -27,7 +27,7 @@ from playground.scenarios import Target
 from playground.story import findings, predicted
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, run_incident
-from playground.story.sweep import run_sweep_target
+from playground.story.sweep import model_note, run_sweep_target
 from playground.storymodel import (
     Cliff,
     CliffTarget,
@@ -272,7 +272,9 @@ def cliff_blocks(run: StoryRun, cliff: Cliff, chart: str | None) -> list[Block]:
         Table(CLIFF_COLUMNS, [cliff_row(c) for c in cliff.targets]),
     ]
     if chart:
-        blocks.append(Image(chart, "goodput against offered load, the predicted capacity marked"))
+        swept = [c.rates for c in cliff.targets if c.rates is not None]
+        caption = "goodput against offered load, the predicted capacity marked"
+        blocks.append(Image(chart, caption + model_note(swept)))
     blocks.append(Table(DELAY_COLUMNS, [r for c in cliff.targets for r in delay_rows(c)]))
     blocks += [Paragraph(f"{c.name}: {f.message}") for c in cliff.targets for f in c.findings]
     rates = [c.rates for c in cliff.targets if c.rates is not None]

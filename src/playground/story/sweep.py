@@ -201,7 +201,7 @@ def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
         ),
     ]
     if chart:
-        blocks.append(Image(chart, "goodput against offered load"))
+        blocks.append(Image(chart, "goodput against offered load" + model_note(sweep.targets)))
     blocks.append(Table(SWEEP_COLUMNS, sweep_rows(sweep)))
     blocks += predicted.rate_blocks(sweep.targets, "The sweep")
     for m in sweep.targets:
@@ -213,9 +213,34 @@ def sweep_blocks(run: StoryRun, sweep: Sweep, chart: str | None) -> list[Block]:
     return blocks
 
 
+#: The model's line beside a target's measured one: its colour, thinner, dashed, hollow markers.
+PREDICTED_LABEL = "predicted (model)"
+PREDICTED_STYLE = (0, (5, 3))
+
+
+def predicted_goodput(m: SweepTarget) -> list[tuple[float, float]]:
+    """(offered rate, the model's goodput) for each step the model predicted (`predicted`,
+    filled beside a measured run); none for a target the model does not cover, or a run
+    stored without the model's figures."""
+    return [
+        (st.rate, st.predicted.goodput_during)
+        for st in m.steps
+        if st.predicted is not None
+        and st.predicted.error is None
+        and st.predicted.goodput_during is not None
+    ]
+
+
+def model_note(targets: Sequence[SweepTarget]) -> str:
+    """What a chart's caption adds when it draws the model's line too."""
+    drawn = any(predicted_goodput(m) for m in targets)
+    return ", the model's prediction of each step dashed" if drawn else ""
+
+
 def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     """Goodput against offered load, a line per target, the ideal diagonal and each thread
-    pool's capacity (workers x threads / delay)."""
+    pool's capacity (workers x threads / delay); beside a target's line, the model's
+    prediction of each step where the run carries it (:mod:`.predicted`), dashed."""
     # A figure of its own, no pyplot state: save() draws it on an Agg canvas, deterministically.
     fig = Figure(figsize=(9, 6))
     ax = fig.subplots()
@@ -234,10 +259,23 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
             continue
         style, marker = SWEEP_STYLE.get(m.model, ("-", "o"))
         rates, goodput = [st.rate for st in m.steps], [st.goodput_per_s for st in m.steps]
-        ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
+        (line,) = ax.plot(rates, goodput, marker=marker, linestyle=style, linewidth=2, label=m.name)
         if bad := [st for st in m.steps if not st.valid]:
             rates, goodput = [st.rate for st in bad], [st.goodput_per_s for st in bad]
             ax.plot(rates, goodput, linestyle="none", marker="x", color="black", markersize=9)
+        if model := predicted_goodput(m):
+            rates, goodput = [r for r, _ in model], [g for _, g in model]
+            ax.plot(
+                rates,
+                goodput,
+                color=line.get_color(),
+                linestyle=PREDICTED_STYLE,
+                linewidth=1.5,
+                marker="D",
+                markersize=5,
+                markerfacecolor="none",
+                label=f"{m.name}: {PREDICTED_LABEL}",
+            )
     ax.set_xlim(0, top * 1.05)
     ax.set_ylim(0, top * 1.1)
     ax.set_xlabel("offered load (visits/s, Poisson)")
