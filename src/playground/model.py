@@ -21,6 +21,8 @@ from playground import jsonmodel
 from playground.jsonmodel import ModelError, doc
 
 SCHEMA_VERSION = 1
+#: The file a bench, scale or story run is kept in, in its folder under results/.
+RESULTS_FILE = "results.json"
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,8 @@ class Entry:
 class RunHeader:
     """What every run file starts with: when, with what command, on which machine."""
 
+    FILE: ClassVar[str] = RESULTS_FILE
+
     schema_version: int = doc("results file format version", SCHEMA_VERSION)
     run_id: str = doc("the run's folder name under results/", "")
     started_at: str | None = doc("ISO time the run started")
@@ -228,6 +232,27 @@ class Run(RunHeader):
     probe: Entry | None = doc(
         "scale runs only: the measurement that set the delays", omit_none=True
     )
+
+    def done(self) -> set[tuple[str, int]]:
+        """The measurements finished (an error is not: a resumed run tries it again)."""
+        return {e.key for e in self.entries() if not e.error}
+
+    def record(self, entry: Entry) -> None:
+        """A finished measurement: the calibration, or one more entry (a resumed run's replaces
+        the failed attempt of the same measurement)."""
+        if entry.kind == "calibration":
+            self.calibration = entry
+            return
+        self.scenarios = [e for e in self.scenarios if e.key != entry.key]
+        self.scenarios.append(entry)
+
+    def set_probe(self, name: str) -> Entry:
+        """The entry ``name`` is the scale run's probe, a measurement of the machine rather than a
+        point of the sweep: moved from the scenarios to ``probe``."""
+        entry = next(e for e in self.scenarios if e.name == name)
+        self.scenarios.remove(entry)
+        self.probe = entry
+        return entry
 
     def entries(self) -> list[Entry]:
         """Calibration first (every row is read against it), then the rest."""

@@ -21,8 +21,9 @@ from playground.bench.scale import (
 )
 from playground.commands import options
 from playground.commands.options import Subparsers
-from playground.commands.run import measure
+from playground.commands.run import bench_settings, measure
 from playground.errors import UsageError
+from playground.model import Run
 from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, Target, resolve
 
@@ -100,16 +101,16 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         concurrency=200,
         delay=0.5,
     )
-    settings = {
-        "requests": None,
-        "concurrency": None,
-        "delay": None,
-        "tool": "ab",
-        "repeat": args.repeat,
-        "sweep": list(sweep),
-        "from_host": args.from_host,
-        "scale": None,
-    }
+    settings = bench_settings(
+        requests=None,
+        concurrency=None,
+        delay=None,
+        tool="ab",
+        repeat=args.repeat,
+        sweep=list(sweep),
+        from_host=args.from_host,
+        scale=None,  # what the probe sets, once it has run
+    )
     return measure(
         args,
         out,
@@ -138,7 +139,7 @@ def _own_concurrencies(names: list[str]) -> tuple[list[str], dict[str, tuple[int
 
 
 def _prepare(
-    store: RunStore,
+    store: RunStore[Run],
     runner_for: Callable[[Plan], Runner],
     *,
     args: argparse.Namespace,
@@ -150,7 +151,8 @@ def _prepare(
     """The sweep's plan, once the run's store exists: the probe first (unless a resumed run
     has it), whose CPU per request sets the delay at each concurrency."""
     overrides = options.ROOT / "scale"
-    scale = store.data["settings"].get("scale")
+    run = store.run
+    scale = run.settings.get("scale")
     if not scale:
         runner_for(
             Plan(
@@ -161,16 +163,14 @@ def _prepare(
             )
         ).run(None)
         # The probe is a measurement of the machine, not a point of the sweep.
-        entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
-        store.data["scenarios"].remove(entry)
-        store.data["probe"] = entry
+        entry = run.set_probe(probe.name)
         scale = scale_settings(
-            cpu_ms=entry.get("cpu_ms_per_request"),
+            cpu_ms=entry.cpu_ms_per_request,
             sweep=sweep,
             utilisation=args.utilisation,
             probe=args.probe,
         ).to_json()
-        store.data["settings"]["scale"] = scale
+        run.settings = {**run.settings, "scale": scale}
         store.save()
     delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
     return Plan(
