@@ -15,7 +15,7 @@ A fault run (``playground faults``) shares :class:`RunHeader`; its own entries a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from playground import jsonmodel
 from playground.jsonmodel import ModelError, doc
@@ -197,6 +197,43 @@ class Entry:
     def from_json(cls, data: Any, *, where: str = "entry") -> Entry:
         entry: Entry = jsonmodel.from_json(cls, data, where)
         return entry
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """The options of a `playground run`, as its header's `settings` keeps them."""
+
+    requests: int | None = doc("-n: requests per load (null: each target's own)")
+    concurrency: int | None = doc("-c: concurrent clients (null: each target's own)")
+    delay: float | None = doc("--delay: upstream delay, s (null: each target's own)")
+    tool: str = doc("--tool: ab, wrk or wrk-t12", "ab")
+    repeat: int = doc("--repeat: measurements of each load", 1)
+    sweep: list[int] | None = doc("--sweep: the concurrencies, if any")
+    from_host: bool = doc("--from-host: the load generator ran on the host", False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "settings") -> Self:
+        settings: Self = jsonmodel.from_json(cls, data, where)
+        return settings
+
+
+@dataclass(frozen=True)
+class ScaleSettings:
+    """What a scale run's probe measured, and the delays it chose."""
+
+    probe: str = doc("the scenario whose CPU per request set the delays", "")
+    cpu_ms_per_request: float = doc("the probe's CPU per request, ms", 0.0)
+    utilisation: float = doc("--utilisation: the share of one core the ideal rate may use", 0.0)
+    rate: float = doc("requests/s the ideal c / delay may reach: `utilisation` of one core", 0.0)
+    delays: dict[str, float] = doc("the delay at each concurrency, s, by c", factory=dict)
+
+
+@dataclass(frozen=True)
+class ScaleRunSettings(BenchSettings):
+    """The options of a `playground scale`: a run's, then what the probe chose."""
+
+    scale: ScaleSettings | None = doc("null until the probe has run")
 
 
 @dataclass

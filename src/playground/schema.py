@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from playground import faultmodel, storymodel
 from playground.jsonmodel import schema_table
-from playground.model import SCHEMA_VERSION, Entry, Finding, Repeat, Run, Sample, Spread
+from playground.model import (
+    SCHEMA_VERSION,
+    BenchSettings,
+    Entry,
+    Finding,
+    Repeat,
+    Run,
+    Sample,
+    ScaleRunSettings,
+    ScaleSettings,
+    Spread,
+)
 
 
 def schema_markdown() -> str:
@@ -40,6 +51,9 @@ def schema_markdown() -> str:
     ]
     bench: tuple[tuple[type, str], ...] = (
         (Run, "Run (the whole file of a bench or scale run)"),
+        (BenchSettings, "BenchSettings (`settings` of a `playground run`; `pin_cpus` last)"),
+        (ScaleRunSettings, "ScaleRunSettings (`settings` of a `playground scale`)"),
+        (ScaleSettings, "ScaleSettings (`settings.scale`)"),
         (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
         (Finding, "Finding (each of `findings`, in every kind of run)"),
         (Repeat, "Repeat (each of `repeats`)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -18,7 +19,8 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.compose import Docker
-from playground.model import Run
+from playground.jsonmodel import to_json
+from playground.model import BenchSettings, Run
 from playground.results import RunStore
 from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
 
@@ -123,7 +125,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             or all(t.kind == "demo" for t in targets)
         ),
     )
-    settings = bench_settings(
+    settings = BenchSettings(
         requests=args.requests,
         concurrency=args.concurrency,
         delay=args.delay,
@@ -135,38 +137,13 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return measure(args, out, err, plan=plan, settings=settings, tool=args.tool)
 
 
-def bench_settings(
-    *,
-    requests: int | None,
-    concurrency: int | None,
-    delay: float | None,
-    tool: str,
-    repeat: int,
-    sweep: list[int] | None,
-    from_host: bool,
-    **more: object,
-) -> dict[str, object]:
-    """The options a bench or scale run keeps in its header's `settings`, in one order (a
-    scale run adds its `scale`)."""
-    return {
-        "requests": requests,
-        "concurrency": concurrency,
-        "delay": delay,
-        "tool": tool,
-        "repeat": repeat,
-        "sweep": sweep,
-        "from_host": from_host,
-        **more,
-    }
-
-
 def measure(
     args: argparse.Namespace,
     out: Console,
     err: Console,
     *,
     plan: Plan | None,
-    settings: dict[str, object],
+    settings: BenchSettings,
     tool: str,
     prepare: Prepare | None = None,
     targets: tuple[Target, ...] = (),
@@ -217,7 +194,7 @@ def measure(
 
 
 def _new_store(
-    docker: Docker, args: argparse.Namespace, *, settings: dict[str, object], tool: str
+    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str
 ) -> RunStore[Run]:
     """A new run's store, its header carrying the command, the environment and the settings."""
     version = docker.run(
@@ -237,10 +214,11 @@ def _new_store(
             tool=tool,
             tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
         ),
-        settings={
-            **settings,
-            **({"pin_cpus": docker.pinning.describe()} if docker.pinning else {}),
-        },
+        settings=to_json(
+            replace(settings, extra={"pin_cpus": docker.pinning.describe()})
+            if docker.pinning
+            else settings
+        ),
     )
     return RunStore.create_run(results_dir=args.results_dir, run=run)
 

@@ -21,9 +21,10 @@ from playground.bench.scale import (
 )
 from playground.commands import options
 from playground.commands.options import Subparsers
-from playground.commands.run import bench_settings, measure
+from playground.commands.run import measure
 from playground.errors import UsageError
-from playground.model import Run
+from playground.jsonmodel import to_json
+from playground.model import Run, ScaleRunSettings
 from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, Target, resolve
 
@@ -101,15 +102,8 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         concurrency=200,
         delay=0.5,
     )
-    settings = bench_settings(
-        requests=None,
-        concurrency=None,
-        delay=None,
-        tool="ab",
-        repeat=args.repeat,
-        sweep=list(sweep),
-        from_host=args.from_host,
-        scale=None,  # what the probe sets, once it has run
+    settings = ScaleRunSettings(
+        tool="ab", repeat=args.repeat, sweep=list(sweep), from_host=args.from_host
     )
     return measure(
         args,
@@ -152,8 +146,9 @@ def _prepare(
     has it), whose CPU per request sets the delay at each concurrency."""
     overrides = options.ROOT / "scale"
     run = store.run
-    scale = run.settings.get("scale")
-    if not scale:
+    settings = ScaleRunSettings.from_json(run.settings)
+    scale = settings.scale
+    if scale is None:
         runner_for(
             Plan(
                 targets=(probe,),
@@ -169,10 +164,10 @@ def _prepare(
             sweep=sweep,
             utilisation=args.utilisation,
             probe=args.probe,
-        ).to_json()
-        run.settings = {**run.settings, "scale": scale}
+        )
+        run.settings = to_json(replace(settings, scale=scale))
         store.save()
-    delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
+    delays = tuple((int(c), d) for c, d in scale.delays.items())
     return Plan(
         targets=targets,
         sweep=args.sweep,
