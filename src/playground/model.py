@@ -9,7 +9,8 @@ written before a key existed still load), a value of the wrong type is a clear
 
 The schema table in ``docs/results-schema.md`` is generated from the field descriptions below:
 ``python -m playground.schema > docs/results-schema.md`` (a unit test checks it is current).
-A fault run (``playground faults``) shares :class:`RunHeader`; its own entries are its own.
+A fault run (``playground faults``) shares :class:`RunHeader`; its records are
+:mod:`playground.faultmodel`'s.
 """
 
 from __future__ import annotations
