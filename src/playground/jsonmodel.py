@@ -28,10 +28,18 @@ class ModelError(ResultsError):
     """A results file does not fit the model; the message names where and why."""
 
 
-def doc(text: str, default: Any = None, factory: Any = None, *, omit_none: bool = False) -> Any:
+def doc(
+    text: str,
+    default: Any = None,
+    factory: Any = None,
+    *,
+    omit_none: bool = False,
+    inline: bool = False,
+) -> Any:
     """A field with its description for the schema table; ``omit_none``: not written when None
-    (a key only some runs have)."""
-    metadata = {"doc": text, "omit_none": omit_none}
+    (a key only some runs have); ``inline``: a dataclass whose keys stand in the object itself,
+    where the field is, rather than under the field's name (nothing when it is None)."""
+    metadata = {"doc": text, "omit_none": omit_none, "inline": inline}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -47,15 +55,18 @@ def field_doc(cls: type, name: str) -> str:
 def to_json(obj: Any) -> Any:
     """A dataclass (and what it holds) as JSON values, its ``extra`` keys written back."""
     if is_dataclass(obj):
-        out = {
-            f.name: to_json(getattr(obj, f.name))
-            for f in fields(obj)
-            if f.name != "extra"
-            and not (f.metadata.get("omit_none") and getattr(obj, f.name) is None)
-        }
+        out: dict[str, Any] = {}
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            if f.name == "extra" or (value is None and f.metadata.get("omit_none")):
+                continue
+            if f.metadata.get("inline"):
+                out.update(to_json(value) if value is not None else {})
+            else:
+                out[f.name] = to_json(value)
         out.update(getattr(obj, "extra", {}))
         return out
-    if isinstance(obj, list):
+    if isinstance(obj, list | tuple):
         return [to_json(v) for v in obj]
     if isinstance(obj, dict):
         return {k: to_json(v) for k, v in obj.items()}
@@ -67,19 +78,43 @@ def from_json(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise ModelError(f"{where}: expected an object, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in fields(cls) if f.name != "extra"}
     label = where
     if isinstance(data.get("name"), str):
         label = f"{where} {data['name']!r}"
     kwargs: dict[str, Any] = {}
-    for name, f in known.items():
-        if name in data:
-            kwargs[name] = _convert(hints[name], data[name], f"{label}: {name!r}")
+    for f in fields(cls):
+        if f.name == "extra":
+            continue
+        if f.metadata.get("inline"):
+            inner = _inlined(hints[f.name])
+            present = any(k in data for k in json_keys(inner))
+            kwargs[f.name] = from_json(inner, data, where) if present else None
+        elif f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{label}: {f.name!r}")
         elif f.default is MISSING and f.default_factory is MISSING:  # pragma: no cover
-            raise ModelError(f"{label}: missing {name!r}")
+            raise ModelError(f"{label}: missing {f.name!r}")
     if "extra" in {f.name for f in fields(cls)}:
+        known = json_keys(cls)
         kwargs["extra"] = {k: v for k, v in data.items() if k not in known}
     return cls(**kwargs)
+
+
+def json_keys(cls: type) -> list[str]:
+    """The keys a ``cls`` is written under, an inline field's own keys where it stands."""
+    hints = typing.get_type_hints(cls)
+    keys: list[str] = []
+    for f in fields(cls):
+        if f.metadata.get("inline"):
+            keys += json_keys(_inlined(hints[f.name]))
+        elif f.name != "extra":
+            keys.append(f.name)
+    return keys
+
+
+def _inlined(hint: Any) -> type:
+    """The dataclass an inline field holds (``X`` or ``X | None``)."""
+    (cls,) = [o for o in (typing.get_args(hint) or (hint,)) if o is not type(None)]
+    return typing.cast(type, cls)
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -88,8 +123,14 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         options = typing.get_args(hint)
         if value is None and type(None) in options:
             return None
+        # Dataclasses that say which objects are theirs (``fits``) are tried on those only.
+        tried = [
+            o for o in options if o is not type(None) and (not hasattr(o, "fits") or o.fits(value))
+        ]
+        if not tried:
+            raise ModelError(f"{where}: {value!r:.60} is none of {_type_name(hint)}")
         errors = []
-        for option in (o for o in options if o is not type(None)):
+        for option in tried:
             try:
                 return _convert(option, value, where)
             except ModelError as exc:
@@ -104,6 +145,18 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
             raise ModelError(f"{where} should be a list, got {value!r:.60}")
         (item,) = typing.get_args(hint)
         return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ModelError(f"{where} should be a list, got {value!r:.60}")
+        items = typing.get_args(hint)
+        if len(items) == 2 and items[1] is Ellipsis:
+            items = (items[0],) * len(value)
+        if len(items) != len(value):
+            raise ModelError(f"{where} should have {len(items)} items, got {value!r:.60}")
+        return tuple(
+            _convert(t, v, f"{where}[{i}]")
+            for i, (t, v) in enumerate(zip(items, value, strict=True))
+        )
     if origin is dict:
         if not isinstance(value, dict):
             raise ModelError(f"{where} should be an object, got {value!r:.60}")
@@ -141,6 +194,10 @@ def schema_table(cls: type, heading: str) -> list[str]:
     lines = [f"## {heading}", "", "| key | type | meaning |", "|---|---|---|"]
     for f in fields(cls):
         if f.name == "extra":
+            continue
+        if f.metadata.get("inline"):
+            inner = _inlined(hints[f.name]).__name__
+            lines.append(f"| the keys of {inner} | | {f.metadata.get('doc', '')} |")
             continue
         lines.append(
             f"| `{f.name}` | {_type_name(hints[f.name]).replace('|', 'or')} | "

@@ -9,18 +9,21 @@ written before a key existed still load), a value of the wrong type is a clear
 
 The schema table in ``docs/results-schema.md`` is generated from the field descriptions below:
 ``python -m playground.schema > docs/results-schema.md`` (a unit test checks it is current).
-A fault run (``playground faults``) shares :class:`RunHeader`; its own entries are its own.
+A fault run (``playground faults``) shares :class:`RunHeader`; its records are
+:mod:`playground.faultmodel`'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from playground import jsonmodel
 from playground.jsonmodel import ModelError, doc
 
 SCHEMA_VERSION = 1
+#: The file a bench, scale or story run is kept in, in its folder under results/.
+RESULTS_FILE = "results.json"
 
 
 @dataclass(frozen=True)
@@ -197,9 +200,48 @@ class Entry:
         return entry
 
 
+@dataclass(frozen=True)
+class BenchSettings:
+    """The options of a `playground run`, as its header's `settings` keeps them."""
+
+    requests: int | None = doc("-n: requests per load (null: each target's own)")
+    concurrency: int | None = doc("-c: concurrent clients (null: each target's own)")
+    delay: float | None = doc("--delay: upstream delay, s (null: each target's own)")
+    tool: str = doc("--tool: ab, wrk or wrk-t12", "ab")
+    repeat: int = doc("--repeat: measurements of each load", 1)
+    sweep: list[int] | None = doc("--sweep: the concurrencies, if any")
+    from_host: bool = doc("--from-host: the load generator ran on the host", False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "settings") -> Self:
+        settings: Self = jsonmodel.from_json(cls, data, where)
+        return settings
+
+
+@dataclass(frozen=True)
+class ScaleSettings:
+    """What a scale run's probe measured, and the delays it chose."""
+
+    probe: str = doc("the scenario whose CPU per request set the delays", "")
+    cpu_ms_per_request: float = doc("the probe's CPU per request, ms", 0.0)
+    utilisation: float = doc("--utilisation: the share of one core the ideal rate may use", 0.0)
+    rate: float = doc("requests/s the ideal c / delay may reach: `utilisation` of one core", 0.0)
+    delays: dict[str, float] = doc("the delay at each concurrency, s, by c", factory=dict)
+
+
+@dataclass(frozen=True)
+class ScaleRunSettings(BenchSettings):
+    """The options of a `playground scale`: a run's, then what the probe chose."""
+
+    scale: ScaleSettings | None = doc("null until the probe has run")
+
+
 @dataclass
 class RunHeader:
     """What every run file starts with: when, with what command, on which machine."""
+
+    FILE: ClassVar[str] = RESULTS_FILE
 
     schema_version: int = doc("results file format version", SCHEMA_VERSION)
     run_id: str = doc("the run's folder name under results/", "")
@@ -228,6 +270,27 @@ class Run(RunHeader):
     probe: Entry | None = doc(
         "scale runs only: the measurement that set the delays", omit_none=True
     )
+
+    def done(self) -> set[tuple[str, int]]:
+        """The measurements finished (an error is not: a resumed run tries it again)."""
+        return {e.key for e in self.entries() if not e.error}
+
+    def record(self, entry: Entry) -> None:
+        """A finished measurement: the calibration, or one more entry (a resumed run's replaces
+        the failed attempt of the same measurement)."""
+        if entry.kind == "calibration":
+            self.calibration = entry
+            return
+        self.scenarios = [e for e in self.scenarios if e.key != entry.key]
+        self.scenarios.append(entry)
+
+    def set_probe(self, name: str) -> Entry:
+        """The entry ``name`` is the scale run's probe, a measurement of the machine rather than a
+        point of the sweep: moved from the scenarios to ``probe``."""
+        entry = next(e for e in self.scenarios if e.name == name)
+        self.scenarios.remove(entry)
+        self.probe = entry
+        return entry
 
     def entries(self) -> list[Entry]:
         """Calibration first (every row is read against it), then the rest."""

@@ -1,10 +1,11 @@
 """results.json in and out: written after every finished measurement, atomically.
 
-A run lives in `results/<run-id>/`: `results.json` (a serialised :class:`playground.model.Run`,
-schema in docs/results-schema.md), the raw
-load-generator output under `raw/`, and the report. The file is replaced atomically (written
-to a temporary file, then renamed over the old one), so an interrupted run keeps exactly what
-it finished and never leaves half a file; `--resume` continues from it.
+A run lives in `results/<run-id>/`: its typed results (a bench or scale :class:`Run`, a
+:class:`StoryRun`, a fault run's record: schema in docs/results-schema.md) in its kind's file,
+the raw output under `raw/`, and the report. Every kind goes through one :class:`RunStore`,
+which holds the typed run and writes it whole after every change: atomically (to a temporary
+file, then renamed over the old one), so an interrupted run keeps exactly what it finished and
+never leaves half a file; `--resume` continues a bench run from it.
 """
 
 from __future__ import annotations
@@ -18,14 +19,22 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from playground.jsonmodel import ResultsError
-from playground.model import SCHEMA_VERSION, Entry, Run
+from playground.model import RESULTS_FILE, SCHEMA_VERSION, Run
 from playground.storymodel import StoryRun
 from playground.verdicts import upgrade
 
-__all__ = ["SCHEMA_VERSION", "ResultsError", "RunStore", "load", "load_run", "resolve_run"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "ResultsError",
+    "RunStore",
+    "StoredRun",
+    "load",
+    "load_run",
+    "resolve_run",
+]
 
 #: Every kind of run a results.json can hold, by its `kind` key (a bench run has none).
 AnyRun = Run | StoryRun
@@ -61,7 +70,7 @@ def point_latest(results_dir: Path, run_dir: Path) -> None:
 
 def _read(path: Path) -> tuple[Path, dict[str, Any]]:
     if path.is_dir():
-        path = path / "results.json"
+        path = path / RESULTS_FILE
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -73,17 +82,16 @@ def _read(path: Path) -> tuple[Path, dict[str, Any]]:
     return path, data
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read a bench or scale run's results.json (a run directory is accepted too), with a
-    clear error if unusable: the file is checked against the model, and its JSON returned."""
+def load(path: Path) -> Run:
+    """A bench or scale run's results.json (a run directory is accepted too) as the typed
+    model, checked, with a clear error if unusable."""
     path, data = _read(path)
     if data.get("kind", "bench") != "bench" or not isinstance(data.get("scenarios"), list):
         raise ResultsError(f"{path} is not a bench run (kind {data.get('kind', 'bench')!r})")
     try:
-        Run.from_json(data)
+        return upgrade(Run.from_json(data))
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
-    return data
 
 
 def load_run(path: Path) -> AnyRun:
@@ -102,29 +110,42 @@ def load_run(path: Path) -> AnyRun:
 def resolve_run(results_dir: Path, ref: str) -> Path:
     """A run by id, by 'latest', or by path."""
     for candidate in (Path(ref), results_dir / ref):
-        if (candidate / "results.json").exists() or (
+        if (candidate / RESULTS_FILE).exists() or (
             candidate.suffix == ".json" and candidate.exists()
         ):
             return candidate.resolve()
     raise ResultsError(f"no run {ref!r} (looked in {results_dir})")
 
 
-def entry_key(entry: dict[str, Any] | Entry) -> tuple[str, int]:
-    if isinstance(entry, Entry):
-        return entry.key
-    return (entry["name"], int(entry["concurrency"]))
+def now() -> str:
+    """The time a run starts or finishes, as every run's header keeps it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-class RunStore:
-    """The results of one run, saved after every change."""
+class StoredRun(Protocol):
+    """What the store keeps of any kind of run: a typed run with one JSON form, saved as its
+    kind's file (``FILE``) in its folder."""
 
-    def __init__(self, run_dir: Path, data: dict[str, Any]) -> None:
+    FILE: ClassVar[str]
+    run_id: str
+    finished_at: str | None
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=StoredRun)
+
+
+class RunStore(Generic[R]):
+    """One run's folder and its typed results, written to disk whole after every change."""
+
+    def __init__(self, run_dir: Path, run: R) -> None:
         self.run_dir = run_dir
-        self.data = data
+        self.run = run
 
     @property
     def path(self) -> Path:
-        return self.run_dir / "results.json"
+        return self.run_dir / self.run.FILE
 
     @property
     def raw_dir(self) -> Path:
@@ -133,80 +154,41 @@ class RunStore:
         return path
 
     @classmethod
-    def create(
-        cls,
-        *,
-        results_dir: Path,
-        run_id: str,
-        header: dict[str, Any],
-        body: dict[str, Any] | None = None,
-    ) -> RunStore:
-        """A new run folder with its results.json: the header, then the body of its kind
-        (a bench run's by default: no calibration and no scenarios yet)."""
-        return cls._new(
-            results_dir,
-            {
-                "schema_version": SCHEMA_VERSION,
-                "run_id": run_id,
-                **header,
-                "finished_at": None,
-                **(body if body is not None else {"calibration": None, "scenarios": []}),
-            },
-        )
-
-    @classmethod
-    def _new(cls, results_dir: Path, data: dict[str, Any]) -> RunStore:
-        run_dir = results_dir / data["run_id"]
+    def create_run(cls, *, results_dir: Path, run: R) -> RunStore[R]:
+        """A new run folder holding the typed run as it stands (its header, nothing measured).
+        ``results/latest`` points at it when it is a run ``playground report`` reads."""
+        run_dir = results_dir / run.run_id
         if run_dir.exists():
             raise ResultsError(
-                f"{run_dir} exists already; use --resume {data['run_id']} to continue it"
+                f"{run_dir} exists already; use --resume {run.run_id} to continue it"
             )
         run_dir.mkdir(parents=True)
-        store = cls(run_dir, data)
+        store = cls(run_dir, run)
         store.save()
-        point_latest(results_dir, run_dir)
+        if run.FILE == RESULTS_FILE:
+            point_latest(results_dir, run_dir)
         return store
 
-    @classmethod
-    def create_run(cls, *, results_dir: Path, run: AnyRun) -> RunStore:
-        """A new run folder holding the typed run as it stands (its header, nothing measured)."""
-        return cls._new(results_dir, run.to_json())
-
-    @classmethod
-    def resume(cls, *, results_dir: Path, ref: str) -> RunStore:
+    @staticmethod
+    def resume(*, results_dir: Path, ref: str) -> RunStore[Run]:
+        """A bench or scale run that was interrupted, to go on with (unfinished again)."""
         run_dir = resolve_run(results_dir, ref)
-        store = cls(run_dir, load(run_dir))
-        store.data["finished_at"] = None
+        store = RunStore(run_dir, load(run_dir))
+        store.run.finished_at = None
         return store
-
-    def done(self) -> set[tuple[str, int]]:
-        keys = {entry_key(e) for e in self.data["scenarios"] if not e.get("error")}
-        calibration = self.data.get("calibration")
-        if calibration and not calibration.get("error"):
-            keys.add(entry_key(calibration))
-        return keys
-
-    @property
-    def run(self) -> Run:
-        """What is on disk so far, as the typed model."""
-        return upgrade(Run.from_json(self.data))
-
-    def add(self, entry: Entry) -> None:
-        if entry.kind == "calibration":
-            self.data["calibration"] = entry.to_json()
-        else:
-            # A resumed run replaces the failed attempt of the same measurement.
-            key = entry.key
-            self.data["scenarios"] = [e for e in self.data["scenarios"] if entry_key(e) != key]
-            self.data["scenarios"].append(entry.to_json())
-        self.save()
 
     def save(self) -> None:
-        write_json_atomic(self.path, self.data)
+        """Replace what is on disk with the run as it stands, atomically."""
+        write_json_atomic(self.path, self.run.to_json())
 
-    def save_run(self, run: AnyRun) -> None:
-        """Replace what is on disk with the typed run, atomically."""
-        self.data = run.to_json()
+    def save_run(self, run: R) -> None:
+        """Hold ``run`` from now on, and save it."""
+        self.run = run
+        self.save()
+
+    def finish(self) -> None:
+        """The run is finished: its time stamped, and saved."""
+        self.run.finished_at = now()
         self.save()
 
 

@@ -1,15 +1,26 @@
 """The results-schema page (``docs/results-schema.md``), generated from the field descriptions of
-every results dataclass: the bench's (:mod:`playground.model`) and the story's
+every results dataclass: the bench's (:mod:`playground.model`), the story's
 (:mod:`playground.storymodel`, with :mod:`playground.storysettings` and
-:mod:`playground.storyrecords`). ``python -m playground.schema > docs/results-schema.md``
+:mod:`playground.storyrecords`) and the faults' (:mod:`playground.faultmodel`). ``python -m playground.schema > docs/results-schema.md``
 writes it; a unit test checks it is current.
 """
 
 from __future__ import annotations
 
-from playground import storymodel
+from playground import faultmodel, storymodel
 from playground.jsonmodel import schema_table
-from playground.model import SCHEMA_VERSION, Entry, Finding, Repeat, Run, Sample, Spread
+from playground.model import (
+    SCHEMA_VERSION,
+    BenchSettings,
+    Entry,
+    Finding,
+    Repeat,
+    Run,
+    Sample,
+    ScaleRunSettings,
+    ScaleSettings,
+    Spread,
+)
 
 
 def schema_markdown() -> str:
@@ -40,6 +51,9 @@ def schema_markdown() -> str:
     ]
     bench: tuple[tuple[type, str], ...] = (
         (Run, "Run (the whole file of a bench or scale run)"),
+        (BenchSettings, "BenchSettings (`settings` of a `playground run`; `pin_cpus` last)"),
+        (ScaleRunSettings, "ScaleRunSettings (`settings` of a `playground scale`)"),
+        (ScaleSettings, "ScaleSettings (`settings.scale`)"),
         (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
         (Finding, "Finding (each of `findings`, in every kind of run)"),
         (Repeat, "Repeat (each of `repeats`)"),
@@ -55,9 +69,20 @@ def schema_markdown() -> str:
         "its settings in `storysettings.py`, what each target records in `storyrecords.py`).",
         "",
     ]
-    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES):
+    faults_intro = [
+        "# A fault run (`playground faults`)",
+        "",
+        "`results/<run-id>-faults/faults.json`: the header above (`settings`: the faults and",
+        "their options), then one record per fault and compose file",
+        "(`src/playground/faultmodel.py`). A key marked inline is not written itself: the",
+        "keys of the class it holds stand in its place.",
+        "",
+    ]
+    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES, *faultmodel.SCHEMA_CLASSES):
         if cls is storymodel.StoryRun:
             lines += story_intro
+        if cls is faultmodel.FaultsRun:
+            lines += faults_intro
         lines += schema_table(cls, heading)
     return "\n".join(lines)
 

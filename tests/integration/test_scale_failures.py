@@ -15,6 +15,7 @@ import pytest
 from playground.bench.plan import Plan
 from playground.bench.runner import Runner
 from playground.compose import Docker
+from playground.model import Run
 from playground.results import RunStore
 from playground.scenarios import REGISTRY
 from tests.integration.conftest import ROOT, SCALE_AT_C, SCALE_C, leftovers
@@ -49,9 +50,7 @@ def test_the_runner_names_an_open_file_limit_it_runs_into(tmp_path):
     two sockets each. The failures must come with the limit that caused them."""
     target = replace(REGISTRY["uwsgi-gevent"], overrides=("tests/data/scale-low-open-files.yml",))
     c = 600
-    store = RunStore.create(
-        results_dir=tmp_path, run_id="low-open-files", header={"settings": {}, "environment": {}}
-    )
+    store = RunStore.create_run(results_dir=tmp_path, run=Run(run_id="low-open-files"))
     plan = Plan(
         targets=(target,),
         sweep=(c,),
@@ -60,11 +59,11 @@ def test_the_runner_names_an_open_file_limit_it_runs_into(tmp_path):
         overrides_dir=ROOT / "scale",
     )
     Runner(docker=Docker(root=ROOT), store=store, plan=plan).run(None)
-    (entry,) = store.data["scenarios"]
-    assert entry["error"] is None, entry["error"]
-    assert entry["failed"] + entry["non_2xx"] > 0, "the low limit provoked nothing"
-    assert not entry["valid"]
-    named = [n for n in entry["notes"] if "open-file limit of 256" in n]
-    assert named, entry["notes"]
+    (entry,) = store.run.scenarios
+    assert entry.error is None, entry.error
+    assert (entry.failed or 0) + (entry.non_2xx or 0) > 0, "the low limit provoked nothing"
+    assert not entry.valid
+    named = [n for n in entry.notes if "open-file limit of 256" in n]
+    assert named, entry.notes
     assert "descriptors running out" in named[0]
     assert not any(leftovers("async-gevent-uwsgi").values())

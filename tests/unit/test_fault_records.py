@@ -1,23 +1,31 @@
-"""faults/records.py: a fault's typed verdicts write the keys faults.json has always had, in
-the same order, so the report and older files read them as before."""
+"""faultmodel.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
+always had, in the same order, and read back as the same objects (older files included)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
-from playground.faults import Burst, PhaseStats
-from playground.faults.containers import ContainerCheck
-from playground.faults.records import (
+from playground.faultmodel import (
+    AbFigures,
+    AbOutcome,
     Aftermath,
+    Burst,
+    ContainerCheck,
     FaultFailed,
     FaultRecord,
     FaultRun,
+    FaultsRun,
     OutageVerdict,
     OverloadVerdict,
+    PhaseStats,
     Probed,
     SlowdownVerdict,
 )
+from playground.faults.records import judged
+from playground.jsonmodel import from_json, to_json
+from playground.results import RunStore
 from playground.scenarios import REGISTRY
 from tests.unit.test_faults import ab_result
 
@@ -40,7 +48,7 @@ TAIL = ["burst_before", "burst_after", "stuck", "stuck_reason", "timeline", "pro
 
 
 def test_the_start_of_every_record_is_the_target_as_probed_from_the_host() -> None:
-    assert list(PROBED.to_json()) == HEAD
+    assert list(to_json(PROBED)) == HEAD
     assert PROBED.url == TARGET.host_url(delay=1.0) and PROBED.concurrency == 20
 
 
@@ -56,10 +64,10 @@ def test_an_outage_verdict_keeps_its_keys_and_order() -> None:
         requests_after_return=12,
         aftermath=AFTER,
     )
-    data = verdict.to_json()
+    data = to_json(verdict)
     own = "requests kinds phases longest_while_down_s answer_bound_s recover_s requests_after_return".split()
     assert list(data) == [*HEAD, *own, *TAIL]
-    assert data["phases"]["during"] == PHASE.to_json()
+    assert data["phases"]["during"] == to_json(PHASE)
     assert data["burst_before"] == {"k": 200, "delay": 1.0, "kinds": {"200": 200}, "seconds": 1.2}
 
 
@@ -75,25 +83,22 @@ def test_a_slowdown_verdict_keeps_its_keys_and_order() -> None:
         aftermath=AFTER,
     )
     own = "slow_delay requests kinds phases settle_s settle_limit_s".split()
-    assert list(verdict.to_json()) == [*HEAD, *own, *TAIL]
+    assert list(to_json(verdict)) == [*HEAD, *own, *TAIL]
 
 
 def test_an_overload_verdict_writes_abs_figures_or_why_there_were_none() -> None:
     ab = ab_result()
     verdict = OverloadVerdict(
         probed=PROBED,
-        ab=ab,
-        ab_exit_code=0,
-        ab_error=None,
+        ab=AbOutcome(figures=AbFigures.of(ab), exit_code=0, error=None),
         probe=PHASE,
         probe_concurrency=10,
         shed=["nothing shed"],
         drain_s=1.0,
         drain_answer="200",
-        containers={"flask_app": CHECK},
-        aftermath=AFTER,
+        aftermath=dataclasses.replace(AFTER, containers={"flask_app": CHECK}),
     )
-    data = verdict.to_json()
+    data = to_json(verdict)
     assert list(data) == [
         *HEAD,
         "ab",
@@ -119,8 +124,13 @@ def test_an_overload_verdict_writes_abs_figures_or_why_there_were_none() -> None
         "error",
     ]
     assert data["containers"]["flask_app"]["lost_processes"] == [[12, "worker"]]
-    failed = dataclasses.replace(verdict, ab=None, ab_error="no report")
-    assert failed.to_json()["ab"] == {"exit_code": 0, "error": "no report"}
+    assert data["ab"]["rps"] == ab.rps and data["ab"]["error"] is None
+    failed = dataclasses.replace(
+        verdict, ab=AbOutcome(figures=None, exit_code=0, error="no report")
+    )
+    assert to_json(failed)["ab"] == {"exit_code": 0, "error": "no report"}
+    back = from_json(OverloadVerdict, json.loads(json.dumps(data)), "t")
+    assert back == verdict and from_json(OverloadVerdict, to_json(failed), "t") == failed
 
 
 def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
@@ -130,14 +140,14 @@ def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
         containers={"flask_app": CHECK},
         targets=[],
     )
-    record = FaultRecord(
-        run=run,
+    record = FaultRecord.of(
+        run,
         compose_file=("sync-gunicorn.yml", "scale/sync-gunicorn.yml"),
         started_at="2026-11-25T00:00:00+0000",
         marks=[{"t": 1.0, "label": "stop slow_api"}],
         commands=["docker compose -f sync-gunicorn.yml stop slow_api"],
     )
-    data = json.loads(json.dumps(record.to_json()))
+    data = json.loads(json.dumps(to_json(record)))
     assert list(data) == [
         "fault",
         "stopped_service",
@@ -152,13 +162,13 @@ def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
     ]
     assert data["compose_file"] == "sync-gunicorn.yml"
     assert data["overrides"] == ["scale/sync-gunicorn.yml"] and data["error"] is None
-    failed = FaultFailed(
+    failed = FaultFailed.of(
         fault="db-outage",
         compose_file=("bonus-psycopg2-gevent.yml",),
         targets=(TARGET,),
         error="did not become healthy",
     )
-    assert failed.to_json() == {
+    assert to_json(failed) == {
         "fault": "db-outage",
         "compose_file": "bonus-psycopg2-gevent.yml",
         "overrides": [],
@@ -169,8 +179,52 @@ def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
 
 def test_the_aftermath_adds_stuck_workers_then_the_containers_problems() -> None:
     slower = Burst(k=200, delay=1.0, kinds={"200": 200}, seconds=4.5)
-    judged = Aftermath.judged([], BURST, slower, {"flask_app": CHECK}, ["2 x 502"], [])
-    assert judged.stuck and "capacity lost" in judged.stuck_reason
-    assert judged.problems == ["2 x 502", judged.stuck_reason, "lost 1"]
-    calm = Aftermath.judged([], BURST, BURST, {}, [], ["n"])
+    found = judged([], BURST, slower, {"flask_app": CHECK}, ["2 x 502"], [])
+    assert found.stuck and "capacity lost" in found.stuck_reason
+    assert found.problems == ["2 x 502", found.stuck_reason, "lost 1"]
+    calm = judged([], BURST, BURST, {}, [], ["n"])
     assert not calm.stuck and calm.problems == [] and calm.notes == ["n"]
+
+
+def test_a_fault_run_goes_through_the_core_store_and_reads_back_the_same(tmp_path: Path) -> None:
+    """faults.json is written by the same store as every run (atomically, whole) and reads back
+    as the same typed run: a record of each kind, and a failure, told apart as written."""
+    outage = OutageVerdict(
+        probed=PROBED,
+        requests=10,
+        kinds={"200": 10},
+        phases={"during": PHASE},
+        longest_while_down_s=None,
+        answer_bound_s=6.0,
+        recover_s=None,
+        requests_after_return=0,
+        aftermath=AFTER,
+    )
+    slowdown = SlowdownVerdict(probed=PROBED, slow_delay=5.0, settle_limit_s=1.5, aftermath=AFTER)
+    record = FaultRecord.of(
+        FaultRun(fault="upstream-outage", containers={"flask_app": CHECK}, targets=[outage]),
+        compose_file=("sync-gunicorn.yml",),
+        started_at="t",
+        marks=[{"t": 1.0, "label": "stop slow_api"}],
+        commands=[],
+    )
+    slow = FaultRecord.of(
+        FaultRun(fault="upstream-slowdown", targets=[slowdown]),
+        compose_file=("sync-gunicorn.yml",),
+        started_at="t",
+        marks=[],
+        commands=[],
+    )
+    failed = FaultFailed.of(fault="overload", compose_file=("x.yml",), targets=(TARGET,), error="e")
+    store = RunStore.create_run(
+        results_dir=tmp_path, run=FaultsRun(run_id="r-faults", settings={"delay": 1.0})
+    )
+    for r in (record, slow, failed):
+        store.run.add(r)
+        store.save()
+    store.finish()
+    assert store.path == tmp_path / "r-faults" / "faults.json"
+    assert not (tmp_path / "latest").exists()  # `playground report latest` reads results.json
+    back = FaultsRun.from_json(json.loads(store.path.read_text()))
+    assert back == store.run and back.finished_at is not None
+    assert back.problems() == ["overload x.yml: e"]

@@ -12,7 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from playground import faults
+from playground.faultmodel import FaultsRun, OutageVerdict
 from playground.faults import Burst, Outcome, PhaseStats, ServerState, analysis, render
+from playground.jsonmodel import from_json, to_json
 from playground.tools.output import LoadResult
 from tests.unit.conftest import free_port, serve_slow_api
 
@@ -199,10 +201,11 @@ def test_no_request_after_the_return_measures_no_recovery():
     assert faults.time_to_recover(OUTAGE, back_at=7.0) is None
     assert analysis.started_after(OUTAGE, back_at=7.0) == 0
     assert analysis.started_after(OUTAGE, back_at=5.0) == 4
-    base = {"recover_s": None}
-    assert render.recovery({**base, "requests_after_return": 0}) == "not measured"
-    assert render.recovery({**base, "requests_after_return": 4}) == "not recovered"
-    assert render.recovery({"recover_s": 0.0, "requests_after_return": 4}) == "0.00 s"
+    assert render.recovery(OutageVerdict(requests_after_return=0)) == "not measured"
+    assert render.recovery(OutageVerdict(requests_after_return=4)) == "not recovered"
+    assert render.recovery(OutageVerdict(recover_s=0.0, requests_after_return=4)) == "0.00 s"
+    # A record from before the count was kept: not recovered, as it always read.
+    assert render.recovery(from_json(OutageVerdict, {"recover_s": None}, "t")) == "not recovered"
 
 
 def test_longest_answer_counts_requests_in_flight_during_the_outage():
@@ -219,7 +222,7 @@ def test_phase_stats_by_start_time():
     assert before.kinds == {"200": 4} and before.p50_s == pytest.approx(1.0)
     assert before.excess_p50_s == pytest.approx(0.0)
     # faults.json keeps the same figures under the same keys, in the same order.
-    assert list(before.to_json()) == [
+    assert list(to_json(before)) == [
         "from_s",
         "to_s",
         "requests",
@@ -232,7 +235,7 @@ def test_phase_stats_by_start_time():
         "ok_rps",
         "longest_s",
     ]
-    assert before.to_json()["kinds"] == {"200": 4} and before.to_json()["from_s"] == 0.0
+    assert to_json(before)["kinds"] == {"200": 4} and to_json(before)["from_s"] == 0.0
 
 
 def test_timeline_counts_answers_by_the_second_they_arrived():
@@ -355,6 +358,7 @@ def test_markdown_report_and_problem_list(tmp_path):
         "timeline": [{"t": 3.0, "200": 20}, {"t": 4.0, "200": 3, "502": 17}],
     }
     data = {
+        "schema_version": 1,
         "run_id": "r1",
         "command": "playground faults",
         "finished_at": "x",
@@ -377,14 +381,15 @@ def test_markdown_report_and_problem_list(tmp_path):
             },
         ],
     }
-    path = faults.write_report(run_dir=tmp_path, data=data)
+    run = FaultsRun.from_json(data)
+    path = faults.write_report(run_dir=tmp_path, run=run)
     text = path.read_text()
     row = "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |"
     assert row in text
     assert "docker compose -f sync-gunicorn.yml stop slow_api" in text
     assert "      4 s  200:3 502:17" in text
     assert "Could not run: did not become healthy" in text
-    assert faults.problems(data) == ["db-outage bonus-psycopg2-gevent.yml: did not become healthy"]
+    assert run.problems() == ["db-outage bonus-psycopg2-gevent.yml: did not become healthy"]
 
 
 def test_the_faults_report_is_built_on_the_reports_document_model():
@@ -406,6 +411,7 @@ def test_the_faults_report_is_built_on_the_reports_document_model():
         "timeline": [],
     }
     data = {
+        "schema_version": 1,
         "run_id": "r",
         "finished_at": "x",
         "runs": [
@@ -417,11 +423,12 @@ def test_the_faults_report_is_built_on_the_reports_document_model():
             }
         ],
     }
-    tables = [b for b in document(data) if isinstance(b, Table)]
+    run = FaultsRun.from_json(data)
+    tables = [b for b in document(run) if isinstance(b, Table)]
     assert len(tables) == 1 and tables[0].rows[0][-1] == Span("a | b", bold=True)
     row = next(
         line
-        for line in faults.render_markdown(data).splitlines()
+        for line in faults.render_markdown(run).splitlines()
         if line.startswith("| gevent-pywsgi")
     )
     assert row.count(" | ") == len(tables[0].headers) - 1, row  # escaped pipes split nothing

@@ -87,3 +87,25 @@ def test_the_schema_document_is_generated_from_the_model():
     )
     for name in (f.name for f in fields(Entry) if f.name != "extra"):
         assert f"| `{name}` |" in doc
+
+
+def test_a_bench_and_a_scale_run_keep_their_settings_as_the_header_always_had_them():
+    """One typed home for the settings of both commands: the keys, and their order, of the
+    files written before (`scale` null until the probe, `--pin-cpus` last), read back."""
+    from dataclasses import replace
+
+    from playground.bench.scale import scale_settings
+    from playground.jsonmodel import to_json
+    from playground.model import BenchSettings, ScaleRunSettings
+
+    keys = ["requests", "concurrency", "delay", "tool", "repeat", "sweep", "from_host"]
+    run = to_json(BenchSettings(tool="wrk", extra={"pin_cpus": "app services on CPU 1"}))
+    assert list(run) == [*keys, "pin_cpus"]
+    scale = ScaleRunSettings(sweep=[100, 1000], extra={"pin_cpus": "x"})
+    assert list(to_json(scale)) == [*keys, "scale", "pin_cpus"]
+    assert to_json(scale)["scale"] is None
+    chosen = scale_settings(cpu_ms=2.0, sweep=(100, 1000), utilisation=0.25, probe="p")
+    on_disk = json.loads(json.dumps(to_json(replace(scale, scale=chosen))))
+    assert on_disk["scale"]["delays"] == {"100": 1.0, "1000": 8.0}
+    back = ScaleRunSettings.from_json(on_disk)
+    assert back.scale == chosen and back.extra == {"pin_cpus": "x"}

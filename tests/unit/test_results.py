@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from playground import results
-from playground.model import Entry
+from playground.model import Entry, Run
 from playground.results import ResultsError, RunStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -21,15 +21,22 @@ def entry(name: str, c: int = 200, *, kind: str = "scenario", **figures) -> Entr
     return Entry(name=name, concurrency=c, kind=kind, extra=extra, **figures)
 
 
-def make_store(tmp_path: Path, run_id: str = "20260101-000000") -> RunStore:
-    return RunStore.create(results_dir=tmp_path, run_id=run_id, header={"settings": {}})
+def make_store(tmp_path: Path, run_id: str = "20260101-000000") -> RunStore[Run]:
+    return RunStore.create_run(results_dir=tmp_path, run=Run(run_id=run_id))
+
+
+def add(store: RunStore[Run], entry: Entry) -> None:
+    """What the bench's runner does with each finished measurement."""
+    store.run.record(entry)
+    store.save()
 
 
 def test_create_writes_a_valid_file_and_points_latest(tmp_path):
     store = make_store(tmp_path)
-    data = results.load(tmp_path / "latest")
+    data = json.loads((tmp_path / "latest" / "results.json").read_text())
     assert data["schema_version"] == results.SCHEMA_VERSION
     assert data["scenarios"] == [] and data["finished_at"] is None
+    assert results.load(tmp_path / "latest") == store.run
     assert (tmp_path / "latest").resolve() == store.run_dir.resolve()
     newer = make_store(tmp_path, "20260101-000001")
     assert (tmp_path / "latest").resolve() == newer.run_dir.resolve()
@@ -37,33 +44,56 @@ def test_create_writes_a_valid_file_and_points_latest(tmp_path):
 
 def test_every_add_is_on_disk_at_once(tmp_path):
     store = make_store(tmp_path)
-    store.add(entry("a"))
-    store.add(entry("b", c=50))
-    store.add(entry("calibration", kind="calibration"))
+    add(store, entry("a"))
+    add(store, entry("b", c=50))
+    add(store, entry("calibration", kind="calibration"))
     on_disk = results.load(store.run_dir)
-    assert [e["name"] for e in on_disk["scenarios"]] == ["a", "b"]
-    assert on_disk["calibration"]["name"] == "calibration"
+    assert [e.name for e in on_disk.scenarios] == ["a", "b"]
+    assert on_disk.calibration is not None and on_disk.calibration.name == "calibration"
 
 
 def test_a_failed_write_keeps_the_previous_file_whole(tmp_path):
     store = make_store(tmp_path)
-    store.add(entry("a"))
+    add(store, entry("a"))
     before = store.path.read_text()
     with pytest.raises(TypeError):
-        store.add(entry("b", unserialisable=object()))
+        add(store, entry("b", unserialisable=object()))
     assert store.path.read_text() == before
     assert [p.name for p in store.run_dir.iterdir()] == ["results.json"]
 
 
 def test_resume_skips_what_was_finished_and_retries_errors(tmp_path):
     store = make_store(tmp_path)
-    store.add(entry("a"))
-    store.add(entry("b", error="never became healthy"))
+    add(store, entry("a"))
+    add(store, entry("b", error="never became healthy"))
+    add(store, entry("calibration", kind="calibration", error="no answer"))
     # ... the run is interrupted here; a new process resumes it:
     resumed = RunStore.resume(results_dir=tmp_path, ref="latest")
-    assert resumed.done() == {("a", 200)}
-    resumed.add(entry("b", error=None))
-    assert [e["name"] for e in results.load(store.run_dir)["scenarios"]] == ["a", "b"]
+    assert resumed.run.done() == {("a", 200)}
+    add(resumed, entry("b", error=None))
+    add(resumed, entry("calibration", kind="calibration"))
+    assert resumed.run.done() == {("a", 200), ("b", 200), ("calibration", 200)}
+    assert [e.name for e in results.load(store.run_dir).scenarios] == ["a", "b"]
+
+
+def test_finish_stamps_the_time_and_a_resumed_run_is_unfinished_again(tmp_path):
+    store = make_store(tmp_path)
+    store.finish()
+    assert results.load(store.run_dir).finished_at == store.run.finished_at is not None
+    resumed = RunStore.resume(results_dir=tmp_path, ref=store.run.run_id)
+    assert resumed.run.finished_at is None
+
+
+def test_a_scale_runs_probe_moves_out_of_the_sweep(tmp_path):
+    store = make_store(tmp_path)
+    add(store, entry("probe-x", c=200, kind="probe"))
+    add(store, entry("a"))
+    moved = store.run.set_probe("probe-x")
+    store.save()
+    on_disk = results.load(store.run_dir)
+    assert on_disk.probe is not None and on_disk.probe.key == moved.key == ("probe-x", 200)
+    assert [e.name for e in on_disk.scenarios] == ["a"]
+    assert ("probe-x", 200) not in on_disk.done()
 
 
 def test_existing_run_is_never_overwritten(tmp_path):

@@ -116,7 +116,7 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     from playground.bench.steady import parse_timeline
     from playground.compose import Docker
     from playground.load import TOOLS
-    from playground.model import Entry
+    from playground.model import Entry, Run
     from playground.results import RunStore
     from playground.sampling import Sample, Series
     from playground.scenarios import REGISTRY
@@ -141,7 +141,7 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
         loadgen_cpu=3.0,
     )
     target = REGISTRY["devserver"]
-    store = RunStore.create(results_dir=tmp_path, run_id="r", header={})
+    store = RunStore.create_run(results_dir=tmp_path, run=Run(run_id="r"))
     runner = Runner(docker=Docker(root=tmp_path), store=store, plan=Plan(targets=(target,)))
     entry = runner._entry(target, [repeat], restarts={}, network="sync-devserver_default")
     assert entry.steady_rps is None and entry.efficiency is None
@@ -152,5 +152,5 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     assert len(entry.latency_distribution_ms) > 5 and entry.samples[0] == Sample(
         0.0, 1, 1, 40.0, 2.0
     )
-    store.add(entry)
+    runner._keep(entry)
     assert Entry.from_json(json.loads(store.path.read_text())["scenarios"][0]) == entry

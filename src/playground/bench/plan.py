@@ -8,7 +8,6 @@ from pathlib import Path
 
 from playground.bench.diagnosis import MIN_STEADY_ROUNDS
 from playground.compose import WAIT_TIMEOUT_S
-from playground.results import entry_key
 from playground.scenarios import Target
 from playground.tools.ab import ab_requests
 
@@ -83,4 +82,4 @@ class Plan:
 
 def entry_key_of(target: Target) -> tuple[str, int]:
     """The key of the entry a load makes (:attr:`playground.model.Entry.key`)."""
-    return entry_key({"name": target.name, "concurrency": target.concurrency})
+    return (target.name, int(target.concurrency))

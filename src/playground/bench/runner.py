@@ -21,7 +21,7 @@ from playground.bench.entry import Failed, Measured, measured_figures, new_entry
 from playground.bench.plan import Plan, entry_key_of
 from playground.bench.steady import parse_timeline
 from playground.compose import Docker, DockerError, scenario_up, shown
-from playground.model import Entry
+from playground.model import Entry, Run
 from playground.results import RunStore
 from playground.sampling import (
     ProcReader,
@@ -54,7 +54,7 @@ class Progress:
 @dataclass
 class Runner:
     docker: Docker
-    store: RunStore
+    store: RunStore[Run]
     plan: Plan
     progress: Progress = field(default_factory=Progress)
 
@@ -69,7 +69,7 @@ class Runner:
 
     # --- the matrix -----------------------------------------------------------------------
     def run(self, calibration: Target | None) -> None:
-        done = self.store.done()
+        done = self.store.run.done()
         if calibration is not None and self.plan.calibration:
             todo = [t for t in self.plan.loads(calibration) if entry_key_of(t) not in done]
             # The ceiling is measured at the plan's main load only.
@@ -103,8 +103,8 @@ class Runner:
 
         def failed(error: str) -> None:
             for target in loads:
-                if entry_key_of(target) not in self.store.done():
-                    self.store.add(self._error_entry(target, error))
+                if entry_key_of(target) not in self.store.run.done():
+                    self._keep(self._error_entry(target, error))
 
         with scenario_up(
             self.docker,
@@ -118,12 +118,17 @@ class Runner:
             network = f"{self.docker.project(compose_file)}_default" if up else ""
             for target in loads if up else ():
                 if target.name in stopped:
-                    self.store.add(self._skipped_entry(target, stopped[target.name]))
+                    self._keep(self._skipped_entry(target, stopped[target.name]))
                     continue
                 entry = self._measure(target, network=network)
-                self.store.add(entry)
+                self._keep(entry)
                 if self._stopped_scaling(entry):
                     stopped[target.name] = entry
+
+    def _keep(self, entry: Entry) -> None:
+        """One more measurement in the run, on disk at once."""
+        self.store.run.record(entry)
+        self.store.save()
 
     def _stopped_scaling(self, entry: Entry) -> bool:
         limit = self.plan.stop_below
@@ -210,7 +215,7 @@ class Runner:
                     readers,
                     budget,
                     network=network,
-                    name=f"flask-playground-load-{self.store.data['run_id']}-{stem}",
+                    name=f"flask-playground-load-{self.store.run.run_id}-{stem}",
                 )
         finally:
             self.progress.load_finished(target)

@@ -9,10 +9,9 @@ what one core can serve, so a shortfall shows the server model, not a busy CPU.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from playground.errors import PlaygroundError, UsageError
+from playground.model import ScaleSettings
 
 # Every serving mode that could hold many requests, up to c=10,000.
 SCALE_DEFAULT = (
@@ -31,20 +30,6 @@ SCALE_PROBE = "gunicorn-gevent"
 MAX_SCALE_DELAY_S = 600.0  # the scale overrides raise MAX_DELAY to this
 
 
-@dataclass(frozen=True)
-class ScaleSettings:
-    """What the probe measured and the delays it chose; kept in the run's settings (`scale`)."""
-
-    probe: str
-    cpu_ms_per_request: float
-    utilisation: float
-    rate: float  # requests/s the ideal c / delay may reach: `utilisation` of one core
-    delays: dict[int, float]  # s, by concurrency
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def scale_settings(
     *, cpu_ms: float | None, sweep: tuple[int, ...], utilisation: float, probe: str
 ) -> ScaleSettings:
@@ -56,7 +41,8 @@ def scale_settings(
     if not 0 < utilisation <= 1:
         raise UsageError(f"utilisation must be above 0 and at most 1, got {utilisation:g}")
     rate = utilisation * 1000 / cpu_ms
-    delays = {c: min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
+    # By c as JSON keys it (the file's form, read back the same).
+    delays = {str(c): min(MAX_SCALE_DELAY_S, max(1.0, math.ceil(2 * c / rate) / 2)) for c in sweep}
     return ScaleSettings(
         probe=probe, cpu_ms_per_request=cpu_ms, utilisation=utilisation, rate=rate, delays=delays
     )

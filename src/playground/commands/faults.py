@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import time
 
 from rich.console import Console
 
@@ -14,6 +13,7 @@ from playground import results
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
+from playground.faultmodel import FaultsRun
 from playground.scenarios import SCENARIOS, resolve
 
 
@@ -109,15 +109,14 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     with session(args, out) as docker:
         build(docker, [t.compose_file for t in targets], args=args)
-        header = {
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": args.command_line,
-            "environment": {**docker.versions(), "cpu_count": os.cpu_count()},
-            "settings": {"faults": list(faults), **dataclasses.asdict(settings)},
-        }
-        store = faultsmod.FaultStore.create(
-            results_dir=args.results_dir, run_id=results.new_run_id() + "-faults", header=header
+        run = FaultsRun(
+            run_id=results.new_run_id() + "-faults",
+            started_at=results.now(),
+            command=args.command_line,
+            environment={**docker.versions(), "cpu_count": os.cpu_count()},
+            settings={"faults": list(faults), **dataclasses.asdict(settings)},
         )
+        store = results.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:
             faultsmod.run_faults(
                 docker=docker,
@@ -129,16 +128,15 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
                 warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
             )
         except KeyboardInterrupt:
-            path = faultsmod.write_report(run_dir=store.run_dir, data=store.data)
+            path = faultsmod.write_report(run_dir=store.run_dir, run=run)
             err.print(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
                 f"faults are in {store.path} and {path}"
             )
             return 130
-        store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        store.save()
-        path = faultsmod.write_report(run_dir=store.run_dir, data=store.data)
-    problems = faultsmod.problems(store.data)
+        store.finish()
+        path = faultsmod.write_report(run_dir=store.run_dir, run=run)
+    problems = run.problems()
     for line in problems:
         err.print(f"[red]problem: {line}[/red]", highlight=False)
     out.print(f"results: {store.path}\n         {path}")

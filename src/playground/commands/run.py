@@ -4,9 +4,8 @@ reported."""
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -20,12 +19,14 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.compose import Docker
+from playground.jsonmodel import to_json
+from playground.model import BenchSettings, Run
 from playground.results import RunStore
 from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
 
 # What `measure` calls to make its plan once the run's store exists (`playground scale`: after
 # the probe it runs with the runner it is given).
-Prepare = Callable[[RunStore, Callable[[Plan], Runner]], Plan]
+Prepare = Callable[[RunStore[Run], Callable[[Plan], Runner]], Plan]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -124,15 +125,15 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             or all(t.kind == "demo" for t in targets)
         ),
     )
-    settings = {
-        "requests": args.requests,
-        "concurrency": args.concurrency,
-        "delay": args.delay,
-        "tool": args.tool,
-        "repeat": args.repeat,
-        "sweep": list(args.sweep) or None,
-        "from_host": args.from_host,
-    }
+    settings = BenchSettings(
+        requests=args.requests,
+        concurrency=args.concurrency,
+        delay=args.delay,
+        tool=args.tool,
+        repeat=args.repeat,
+        sweep=list(args.sweep) or None,
+        from_host=args.from_host,
+    )
     return measure(args, out, err, plan=plan, settings=settings, tool=args.tool)
 
 
@@ -142,7 +143,7 @@ def measure(
     err: Console,
     *,
     plan: Plan | None,
-    settings: dict[str, Any],
+    settings: BenchSettings,
     tool: str,
     prepare: Prepare | None = None,
     targets: tuple[Target, ...] = (),
@@ -180,8 +181,7 @@ def measure(
             )
             report.write_report(run_dir=store.run_dir, results=store.run)
             return 130
-        store.data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        store.save()
+        store.finish()
         run = store.run
         written = report.write_report(run_dir=store.run_dir, results=run)
     out.print(report.summary_table(results=run))
@@ -194,8 +194,8 @@ def measure(
 
 
 def _new_store(
-    docker: Docker, args: argparse.Namespace, *, settings: dict[str, Any], tool: str
-) -> RunStore:
+    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str
+) -> RunStore[Run]:
     """A new run's store, its header carrying the command, the environment and the settings."""
     version = docker.run(
         docker.loadgen_argv(
@@ -204,21 +204,23 @@ def _new_store(
         check=False,
         quiet=True,
     )
-    header = {
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": args.command_line,
-        "environment": environment.collect(
+    run = Run(
+        run_id=results.new_run_id(),
+        started_at=results.now(),
+        command=args.command_line,
+        environment=environment.collect(
             root=options.ROOT,
             docker=docker,
             tool=tool,
             tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
         ),
-        "settings": {
-            **settings,
-            **({"pin_cpus": docker.pinning.describe()} if docker.pinning else {}),
-        },
-    }
-    return RunStore.create(results_dir=args.results_dir, run_id=results.new_run_id(), header=header)
+        settings=to_json(
+            replace(settings, extra={"pin_cpus": docker.pinning.describe()})
+            if docker.pinning
+            else settings
+        ),
+    )
+    return RunStore.create_run(results_dir=args.results_dir, run=run)
 
 
 def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:

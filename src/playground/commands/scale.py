@@ -23,6 +23,8 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.run import measure
 from playground.errors import UsageError
+from playground.jsonmodel import to_json
+from playground.model import Run, ScaleRunSettings
 from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, Target, resolve
 
@@ -100,16 +102,9 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         concurrency=200,
         delay=0.5,
     )
-    settings = {
-        "requests": None,
-        "concurrency": None,
-        "delay": None,
-        "tool": "ab",
-        "repeat": args.repeat,
-        "sweep": list(sweep),
-        "from_host": args.from_host,
-        "scale": None,
-    }
+    settings = ScaleRunSettings(
+        tool="ab", repeat=args.repeat, sweep=list(sweep), from_host=args.from_host
+    )
     return measure(
         args,
         out,
@@ -138,7 +133,7 @@ def _own_concurrencies(names: list[str]) -> tuple[list[str], dict[str, tuple[int
 
 
 def _prepare(
-    store: RunStore,
+    store: RunStore[Run],
     runner_for: Callable[[Plan], Runner],
     *,
     args: argparse.Namespace,
@@ -150,8 +145,10 @@ def _prepare(
     """The sweep's plan, once the run's store exists: the probe first (unless a resumed run
     has it), whose CPU per request sets the delay at each concurrency."""
     overrides = options.ROOT / "scale"
-    scale = store.data["settings"].get("scale")
-    if not scale:
+    run = store.run
+    settings = ScaleRunSettings.from_json(run.settings)
+    scale = settings.scale
+    if scale is None:
         runner_for(
             Plan(
                 targets=(probe,),
@@ -161,18 +158,16 @@ def _prepare(
             )
         ).run(None)
         # The probe is a measurement of the machine, not a point of the sweep.
-        entry = next(e for e in store.data["scenarios"] if e["name"] == probe.name)
-        store.data["scenarios"].remove(entry)
-        store.data["probe"] = entry
+        entry = run.set_probe(probe.name)
         scale = scale_settings(
-            cpu_ms=entry.get("cpu_ms_per_request"),
+            cpu_ms=entry.cpu_ms_per_request,
             sweep=sweep,
             utilisation=args.utilisation,
             probe=args.probe,
-        ).to_json()
-        store.data["settings"]["scale"] = scale
+        )
+        run.settings = to_json(replace(settings, scale=scale))
         store.save()
-    delays = tuple((int(c), float(d)) for c, d in scale["delays"].items())
+    delays = tuple((int(c), d) for c, d in scale.delays.items())
     return Plan(
         targets=targets,
         sweep=args.sweep,

@@ -13,16 +13,17 @@ own module that owns its phases and its checks:
 
 The rest, one job each: :mod:`.probe` (the closed-loop prober and bursts), :mod:`.analysis`
 (timeline, phase statistics, recovery), :mod:`.containers` (restarts and crashed workers),
-:mod:`.session` (one compose file up, its clock and settings), :mod:`.run` (the whole run),
-:mod:`.store` (faults.json) and :mod:`.render` (faults.md). Everything a fault does is a
+:mod:`.session` (one compose file up, its clock and settings), :mod:`.run` (the whole run,
+kept in faults.json by the core's store) and :mod:`.render` (faults.md). What a fault found
+is typed in the core's :mod:`playground.faultmodel`. Everything a fault does is a
 command a reader can type (printed as it runs, and kept in ``faults.json``); docs/faults.md
 shows them by hand.
 """
 
 from __future__ import annotations
 
+from playground.faultmodel import Burst, ContainerCheck, PhaseStats
 from playground.faults.analysis import (
-    PhaseStats,
     count_kinds,
     longest_overlapping,
     phase_stats,
@@ -33,7 +34,6 @@ from playground.faults.analysis import (
     unexpected_answers,
 )
 from playground.faults.containers import (
-    ContainerCheck,
     ServerState,
     compare_states,
     container_checks,
@@ -41,11 +41,10 @@ from playground.faults.containers import (
 )
 from playground.faults.outage import UPSTREAM_GRACE_S
 from playground.faults.overload import shed_summary
-from playground.faults.probe import Burst, Outcome, Prober, burst, request_once, timed_request
+from playground.faults.probe import Outcome, Prober, burst, request_once, timed_request
 from playground.faults.render import render_markdown, write_report
 from playground.faults.run import FAULTS, KINDS, applies, run_faults
 from playground.faults.session import FaultSession, FaultSettings
-from playground.faults.store import FaultStore, problems
 
 __all__ = [
     "FAULTS",
@@ -55,7 +54,6 @@ __all__ = [
     "ContainerCheck",
     "FaultSession",
     "FaultSettings",
-    "FaultStore",
     "Outcome",
     "PhaseStats",
     "Prober",
@@ -67,7 +65,6 @@ __all__ = [
     "count_kinds",
     "longest_overlapping",
     "phase_stats",
-    "problems",
     "render_markdown",
     "request_once",
     "run_faults",

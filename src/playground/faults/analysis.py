@@ -1,7 +1,8 @@
 """Reading a prober's outcomes: answers per second, per-phase statistics, recovery.
 
 Every function takes the outcomes (and the moments the fault run marked) and returns the
-figures faults.json keeps: plain numbers, or a typed :class:`PhaseStats` with its JSON form.
+figures faults.json keeps: plain numbers, or the core's typed
+:class:`~playground.faultmodel.PhaseStats`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from playground.faults.probe import Burst, Outcome
+from playground.faultmodel import Burst, PhaseStats
+from playground.faults.probe import Outcome
 
 # Answers the apps document for an upstream or database that is down.
 DOCUMENTED_ERRORS = {502, 503, 504}
@@ -22,26 +22,6 @@ STUCK_FACTOR, STUCK_SLACK_S = 1.5, 2.0
 
 def count_kinds(outcomes: Iterable[Outcome]) -> dict[str, int]:
     return dict(sorted(Counter(o.kind for o in outcomes).items()))
-
-
-@dataclass(frozen=True)
-class PhaseStats:
-    """What the requests that started in one phase of a fault got (see :func:`phase_stats`)."""
-
-    from_s: float
-    to_s: float
-    requests: int
-    kinds: dict[str, int] = field(default_factory=dict)  # answers by kind: "200", "502", "timeout"
-    p50_s: float | None = None  # latency of the successful answers
-    p90_s: float | None = None
-    max_s: float | None = None
-    excess_p50_s: float | None = None  # time beyond the delay asked for: queueing
-    excess_max_s: float | None = None
-    ok_rps: float = 0.0  # successful answers per second that arrived in the phase
-    longest_s: float | None = None  # the longest request of any outcome
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def timeline(outcomes: Sequence[Outcome], *, bin_s: float = 1.0) -> list[dict[str, float]]:

@@ -4,9 +4,9 @@ restart, stop, run out of memory or lose a server process (a crashed worker)?"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from playground.compose import ComposeFiles, Docker
+from playground.faultmodel import ContainerCheck
 from playground.sampling import ProcStat, process_tree
 
 
@@ -46,32 +46,6 @@ def server_state(*, docker: Docker, compose_file: ComposeFiles, service: str) ->
     )
 
 
-@dataclass(frozen=True)
-class ContainerCheck:
-    """One app container after a fault against before it: what faults.json keeps."""
-
-    service: str
-    status: str | None
-    restarts: int
-    restarted: bool
-    processes_before: int
-    processes_after: int
-    lost_processes: tuple[tuple[int, str], ...]  # (pid, command) of each server process lost
-    problems: tuple[str, ...]  # one sentence each; none: the container came through
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "service": self.service,
-            "status": self.status,
-            "restarts": self.restarts,
-            "restarted": self.restarted,
-            "processes_before": self.processes_before,
-            "processes_after": self.processes_after,
-            "lost_processes": [list(p) for p in self.lost_processes],
-            "problems": list(self.problems),
-        }
-
-
 def compare_states(*, before: ServerState, after: ServerState) -> ContainerCheck:
     """Did the container restart, stop, or lose a server process (a crashed worker)?"""
     lost = sorted(set(before.processes) - set(after.processes))
@@ -109,11 +83,6 @@ def container_checks(
 ) -> dict[str, ContainerCheck]:
     """Each container seen both before and after the fault, checked, by service."""
     return {s: compare_states(before=before[s], after=after[s]) for s in before if s in after}
-
-
-def checks_json(checks: dict[str, ContainerCheck]) -> dict[str, dict[str, Any]]:
-    """The checks as faults.json keeps them."""
-    return {s: c.to_json() for s, c in checks.items()}
 
 
 def check_problems(checks: dict[str, ContainerCheck]) -> list[str]:

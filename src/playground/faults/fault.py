@@ -2,7 +2,7 @@
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
 on a :class:`~playground.faults.session.FaultSession` and checks what the prober saw against what a
-serving mode must do, returning its verdict on each (:mod:`.records`).
+serving mode must do, returning its verdict on each (typed in :mod:`playground.faultmodel`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from playground.faults.containers import ContainerCheck, container_checks
-from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.records import FaultRun, Verdict
+from playground.faultmodel import Burst, ContainerCheck, FaultRun, Verdict
+from playground.faults.containers import container_checks
+from playground.faults.probe import Outcome, Prober
 from playground.faults.session import FaultSession, running
 from playground.scenarios import Target
 
@@ -53,7 +53,7 @@ class Fault:
         session.mark("probe stopped")
         bursts_after = {t.name: session.burst(t) for t in session.targets}
         containers = container_checks(before=states_before, after=session.states(skip=skip))
-        out = [
+        out: list[Verdict] = [
             self.judge(
                 session=session,
                 target=target,

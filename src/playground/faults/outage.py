@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from playground.faultmodel import Burst, ContainerCheck, OutageVerdict, Probed
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
@@ -19,10 +20,9 @@ from playground.faults.analysis import (
     time_to_recover,
     unexpected_answers,
 )
-from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
-from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.records import Aftermath, OutageVerdict, Probed
+from playground.faults.probe import Outcome, Prober
+from playground.faults.records import judged
 from playground.faults.session import FaultSession, sleep_until
 from playground.scenarios import Target
 
@@ -113,7 +113,7 @@ class Outage(Fault):
             answer_bound_s=bound,
             recover_s=recover,
             requests_after_return=after_return,
-            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
+            aftermath=judged(outcomes, before, after, containers, problems, notes),
         )
 
 

@@ -11,16 +11,24 @@ from pathlib import Path
 
 from playground import load as loadmod
 from playground.compose import shown
-from playground.faults.analysis import (
+from playground.faultmodel import (
+    AbFigures,
+    AbOutcome,
+    Burst,
+    FaultRun,
+    OverloadVerdict,
     PhaseStats,
+    Probed,
+)
+from playground.faults.analysis import (
     phase_stats,
     stuck_verdict,
     unexpected_answers,
 )
 from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
-from playground.faults.probe import Burst, Outcome, Prober, timed_request
-from playground.faults.records import Aftermath, FaultRun, OverloadVerdict, Probed
+from playground.faults.probe import Outcome, Prober, timed_request
+from playground.faults.records import aftermath
 from playground.faults.session import FaultSession, FaultSettings, probe_port, running
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
@@ -56,8 +64,10 @@ class Overload(Fault):
             self.one(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
             for target in session.targets
         ]
-        containers = {service: c for verdict in out for service, c in verdict.containers.items()}
-        return FaultRun(fault=self.name, stopped_service=None, containers=containers, targets=out)
+        containers = {s: c for v in out for s, c in (v.aftermath.containers or {}).items()}
+        return FaultRun(
+            fault=self.name, stopped_service=None, containers=containers, targets=[*out]
+        )
 
     def one(
         self, *, session: FaultSession, target: Target, run_id: str, raw_dir: Path | None
@@ -95,9 +105,11 @@ class Overload(Fault):
         problems += check_problems(containers)
         return OverloadVerdict(
             probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
-            ab=ab,
-            ab_exit_code=load.exit_code,
-            ab_error=ab_error,
+            ab=AbOutcome(
+                figures=AbFigures.of(ab) if ab is not None else None,
+                exit_code=load.exit_code,
+                error=ab_error,
+            ),
             probe=probe,
             probe_concurrency=OVERLOAD_PROBE_CONCURRENCY,
             shed=shed_summary(
@@ -109,13 +121,13 @@ class Overload(Fault):
             ),
             drain_s=round(drain_s, 3),
             drain_answer=drain_answer,
-            containers=containers,
-            aftermath=Aftermath.of(
+            aftermath=aftermath(
                 load.outcomes,
                 bursts=(before_burst, after_burst),
                 stuck=(stuck, stuck_reason),
                 problems=problems,
                 notes=notes,
+                containers=containers,
             ),
         )
 

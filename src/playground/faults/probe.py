@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from playground.faultmodel import Burst
 from playground.scenarios import plain_decimal
 
 
@@ -167,20 +168,6 @@ class Prober:
                 self._loop.call_soon_threadsafe(task.cancel)
         self._thread.join(timeout=self.timeout_s + 10)
         return sorted(self.outcomes, key=lambda o: o.start)
-
-
-@dataclass(frozen=True)
-class Burst:
-    """k requests sent at once: their statuses/errors and how long the slowest took."""
-
-    k: int
-    delay: float
-    kinds: dict[str, int]
-    seconds: float
-
-    @property
-    def ok(self) -> bool:
-        return self.kinds == {"200": self.k}
 
 
 def timed_request(*, host: str, port: int, delay: float, timeout_s: float) -> tuple[float, str]:

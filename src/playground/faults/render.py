@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.faultmodel import (
+    FaultFailed,
+    FaultRecord,
+    FaultsRun,
+    OutageVerdict,
+    OverloadVerdict,
+    SlowdownVerdict,
+    Verdict,
+)
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
-from playground.faults.records import Json  # faults.json as on disk, older files included
 from playground.faults.run import STOPPED_SERVICE
 from playground.report.document import (
     Block,
@@ -34,8 +42,9 @@ def _kinds(kinds: dict[str, int]) -> str:
     return ", ".join(f"{k}: {n}" for k, n in kinds.items()) or DASH
 
 
-def _verdict(target: Json) -> str | Span:
-    return "ok" if not target.get("problems") else Span("; ".join(target["problems"]), bold=True)
+def _verdict(target: Verdict) -> str | Span:
+    problems = target.aftermath.problems
+    return "ok" if not problems else Span("; ".join(problems), bold=True)
 
 
 def _yes(flag: bool) -> str:
@@ -46,16 +55,16 @@ def _yes(flag: bool) -> str:
 NOT_MEASURED = "not measured"
 
 
-def recovery(target: Json) -> str:
+def recovery(target: OutageVerdict) -> str:
     """The time to recover, "not recovered", or "not measured" where no request started after
     the service came back (records from before that count was kept read as not recovered)."""
-    if target["recover_s"] is not None:
-        return _s(target["recover_s"])
-    return NOT_MEASURED if target.get("requests_after_return") == 0 else "not recovered"
+    if target.recover_s is not None:
+        return _s(target.recover_s)
+    return NOT_MEASURED if target.requests_after_return == 0 else "not recovered"
 
 
-def outage_table(run: Json) -> Table:
-    svc = run["stopped_service"]
+def outage_table(record: FaultRecord) -> Table:
+    svc = record.run.stopped_service
     headers = (
         "scenario",
         "c",
@@ -68,21 +77,22 @@ def outage_table(run: Json) -> Table:
     )
     rows = [
         [
-            t["name"],
-            str(t["concurrency"]),
-            _kinds(t["kinds"]),
-            _kinds(t["phases"]["during"]["kinds"]),
-            f"{_s(t['longest_while_down_s'])} ({t['answer_bound_s']:g} s)",
+            t.probed.name,
+            str(t.probed.concurrency),
+            _kinds(t.kinds),
+            _kinds(t.phases["during"].kinds),
+            f"{_s(t.longest_while_down_s)} ({t.answer_bound_s:g} s)",
             recovery(t),
-            _yes(t["stuck"]),
+            _yes(t.aftermath.stuck),
             _verdict(t),
         ]
-        for t in run["targets"]
+        for t in record.run.targets
+        if isinstance(t, OutageVerdict)
     ]
     return Table(headers=headers, rows=rows)
 
 
-def slowdown_table(run: Json) -> Table:
+def slowdown_table(record: FaultRecord) -> Table:
     headers = (
         "scenario",
         "c",
@@ -95,26 +105,28 @@ def slowdown_table(run: Json) -> Table:
         "verdict",
     )
     rows = []
-    for t in run["targets"]:
-        ph = t["phases"]
-        errors = {k: n for k, n in t["kinds"].items() if k != "200"}
+    for t in record.run.targets:
+        if not isinstance(t, SlowdownVerdict):
+            continue
+        ph = t.phases
+        errors = {k: n for k, n in t.kinds.items() if k != "200"}
         rows.append(
             [
-                t["name"],
-                str(t["concurrency"]),
-                " / ".join(_s(ph[p]["p50_s"]) for p in ("before", "slow", "after")),
-                _s(ph["slow"]["excess_p50_s"]),
-                " / ".join(f"{ph[p]['ok_rps']:g}" for p in ("before", "slow", "after")),
+                t.probed.name,
+                str(t.probed.concurrency),
+                " / ".join(_s(ph[p].p50_s) for p in ("before", "slow", "after")),
+                _s(ph["slow"].excess_p50_s),
+                " / ".join(f"{ph[p].ok_rps:g}" for p in ("before", "slow", "after")),
                 _kinds(errors),
-                _s(t["settle_s"]) if t["settle_s"] is not None else "never",
-                _yes(t["stuck"]),
+                _s(t.settle_s) if t.settle_s is not None else "never",
+                _yes(t.aftermath.stuck),
                 _verdict(t),
             ]
         )
     return Table(headers=headers, rows=rows)
 
 
-def overload_table(run: Json) -> Table:
+def overload_table(record: FaultRecord) -> Table:
     headers = (
         "scenario",
         "ab c",
@@ -126,60 +138,63 @@ def overload_table(run: Json) -> Table:
         "verdict",
     )
     rows = []
-    for t in run["targets"]:
-        ab = t["ab"]
-        if ab.get("error"):
-            figures, latency = ab["error"], DASH
+    for t in record.run.targets:
+        if not isinstance(t, OverloadVerdict):
+            continue
+        ab = t.ab.figures
+        if t.ab.error or ab is None:
+            figures, latency = t.ab.error or DASH, DASH
         else:
-            f = ab["failures"]
+            f = ab.failures
             figures = (
-                f"{ab['complete']}, {ab['failed']} ({f.get('connect', 0)}/"
+                f"{ab.complete}, {ab.failed} ({f.get('connect', 0)}/"
                 f"{f.get('receive', 0)}/{f.get('length', 0)}/"
-                f"{f.get('exceptions', 0)}), {ab['non_2xx']}"
+                f"{f.get('exceptions', 0)}), {ab.non_2xx}"
             )
-            lat = ab["latency_ms"]
+            lat = ab.latency_ms
             latency = " / ".join(
                 DASH if lat.get(k) is None else f"{lat[k] / 1000:.2f} s"
                 for k in ("p50", "p99", "max")
             )
         rows.append(
             [
-                t["name"],
-                str(t["concurrency"]),
+                t.probed.name,
+                str(t.probed.concurrency),
                 figures,
                 latency,
-                "; ".join(t["shed"]),
-                f"{t['drain_answer']} after {_s(t['drain_s'], 1)}",
-                _yes(t["stuck"]),
+                "; ".join(t.shed),
+                f"{t.drain_answer} after {_s(t.drain_s, 1)}",
+                _yes(t.aftermath.stuck),
                 _verdict(t),
             ]
         )
     return Table(headers=headers, rows=rows)
 
 
-def _run_blocks(run: Json) -> list[Block]:
-    files = " + ".join([run["compose_file"], *run.get("overrides", [])])
-    blocks: list[Block] = [Heading(2, f"{run['fault']} — {files}")]
-    if run.get("error"):
-        return [*blocks, Paragraph(f"Could not run: {run['error']}")]
-    fault = run["fault"]
+def _run_blocks(record: FaultRecord | FaultFailed) -> list[Block]:
+    fault = record.fault if isinstance(record, FaultFailed) else record.run.fault
+    files = " + ".join([record.compose_file, *record.overrides])
+    blocks: list[Block] = [Heading(2, f"{fault} — {files}")]
+    if isinstance(record, FaultFailed):
+        return [*blocks, Paragraph(f"Could not run: {record.error}")]
     if fault in STOPPED_SERVICE:
-        blocks.append(outage_table(run))
+        blocks.append(outage_table(record))
     elif fault == "upstream-slowdown":
-        blocks.append(slowdown_table(run))
+        blocks.append(slowdown_table(record))
     else:
-        blocks.append(overload_table(run))
-    notes = [f"{t['name']}: {n}" for t in run["targets"] for n in t.get("notes", [])]
-    notes += [f"{t['name']}: {t['stuck_reason']}" for t in run["targets"]]
+        blocks.append(overload_table(record))
+    targets = record.run.targets
+    notes = [f"{t.probed.name}: {n}" for t in targets for n in t.aftermath.notes]
+    notes += [f"{t.probed.name}: {t.aftermath.stuck_reason}" for t in targets]
     if notes:
         blocks.append(BulletList(notes))
     if fault != "overload":
         lines = []
-        for t in run["targets"]:
-            lines.append(f"{t['name']}:")
+        for t in targets:
+            lines.append(f"{t.probed.name}:")
             lines += [
                 f"  {row['t']:>5.0f} s  " + " ".join(f"{k}:{n}" for k, n in row.items() if k != "t")
-                for row in t["timeline"]
+                for row in t.aftermath.timeline
             ]
         blocks += [
             Paragraph("Answers per second (by the second they arrived):"),
@@ -188,19 +203,19 @@ def _run_blocks(run: Json) -> list[Block]:
     blocks.append(
         Paragraph(
             "Timeline (seconds since the fault run started): "
-            + ", ".join(f"{m['t']:.1f} {m['label']}" for m in run.get("marks", []))
+            + ", ".join(f"{m['t']:.1f} {m['label']}" for m in record.marks)
         )
     )
-    blocks += [Paragraph("By hand:"), CodeBlock("\n".join(run.get("commands", [])))]
+    blocks += [Paragraph("By hand:"), CodeBlock("\n".join(record.commands))]
     return blocks
 
 
-def document(data: Json) -> list[Block]:
+def document(run: FaultsRun) -> list[Block]:
     """The faults report as blocks of the report's document model."""
-    st = data.get("settings", {})
+    st = run.settings
     blocks: list[Block] = [
-        Heading(1, f"Faults: run {data.get('run_id')}"),
-        Paragraph(["Command: ", Span(data.get("command", ""), code=True)]),
+        Heading(1, f"Faults: run {run.run_id}"),
+        Paragraph(["Command: ", Span(run.command or "", code=True)]),
         Paragraph(
             f"Probe: closed loop, c per scenario = {st.get('concurrency') or 'its tutorial c'}, "
             f"delay {st.get('delay')} s; a failed request waits out the delay before the next. "
@@ -210,24 +225,24 @@ def document(data: Json) -> list[Block]:
             "before."
         ),
     ]
-    if data.get("finished_at") is None:
+    if run.finished_at is None:
         blocks.append(
             Callout(
                 Span("This run did not finish: the figures below are what it completed.", bold=True)
             )
         )
-    for run in data.get("runs", []):
-        blocks += _run_blocks(run)
+    for record in run.runs:
+        blocks += _run_blocks(record)
     return blocks
 
 
-def render_markdown(data: Json) -> str:
-    return _markdown(document(data))
+def render_markdown(run: FaultsRun) -> str:
+    return _markdown(document(run))
 
 
-def write_report(*, run_dir: Path, data: Json) -> Path:
+def write_report(*, run_dir: Path, run: FaultsRun) -> Path:
     path = run_dir / "faults.md"
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(render_markdown(data))
+    tmp.write_text(render_markdown(run))
     tmp.replace(path)
     return path

@@ -7,14 +7,17 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from playground.compose import Docker, scenario_up
+from playground.faultmodel import FaultFailed, FaultRecord, FaultsRun
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
-from playground.faults.records import FaultFailed, FaultRecord
 from playground.faults.session import FaultSession, FaultSettings, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
-from playground.faults.store import FaultStore
+from playground.results import RunStore
 from playground.scenarios import Target
+
+#: faults.json's store: the core's, holding a fault run.
+FaultStore = RunStore[FaultsRun]
 
 KINDS: dict[str, Fault] = {
     f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(), DatabaseOutage(), Overload())
@@ -68,7 +71,7 @@ def run_faults(
                     targets=tuple(t for t in group if applies(fault, t)),
                     settings=settings,
                 )
-                store.add(one_fault(session=session, fault=KINDS[fault], store=store, info=info))
+                _keep(store, one_fault(session=session, fault=KINDS[fault], store=store, info=info))
 
 
 def _failed(
@@ -83,7 +86,16 @@ def _failed(
     the file gets a record of it."""
     for fault in faults:
         targets = tuple(t for t in group if applies(fault, t))
-        store.add(FaultFailed(fault=fault, compose_file=compose_file, targets=targets, error=error))
+        failed = FaultFailed.of(
+            fault=fault, compose_file=compose_file, targets=targets, error=error
+        )
+        _keep(store, failed)
+
+
+def _keep(store: FaultStore, record: FaultRecord | FaultFailed) -> None:
+    """One more fault in the run, on disk at once."""
+    store.run.add(record)
+    store.save()
 
 
 def one_fault(
@@ -93,10 +105,10 @@ def one_fault(
     info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    result = fault.run(session=session, run_id=store.data["run_id"], raw_dir=store.run_dir / "raw")
+    result = fault.run(session=session, run_id=store.run.run_id, raw_dir=store.run_dir / "raw")
     session.record("down", "--volumes")
-    return FaultRecord(
-        run=result,
+    return FaultRecord.of(
+        result,
         compose_file=session.compose_file,
         started_at=started,
         marks=session.marks,

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 from playground.compose import WAIT_TIMEOUT_S, Docker, shown
 from playground.errors import UsageError
+from playground.faultmodel import Burst
 from playground.faults.containers import ServerState, server_state
-from playground.faults.probe import Burst, Prober, burst
+from playground.faults.probe import Prober, burst
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.faultmodel import Burst, ContainerCheck, Probed, SlowdownVerdict
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,
     settle_time,
 )
-from playground.faults.containers import ContainerCheck
 from playground.faults.fault import Fault, Phases
-from playground.faults.probe import Burst, Outcome, Prober
-from playground.faults.records import Aftermath, Probed, SlowdownVerdict
+from playground.faults.probe import Outcome, Prober
+from playground.faults.records import judged
 from playground.faults.session import FaultSession, sleep_until
 from playground.scenarios import Target
 
@@ -94,5 +94,5 @@ class UpstreamSlowdown(Fault):
             phases={"before": phase_before, "slow": slow, "after": phase_after},
             settle_s=settle,
             settle_limit_s=round(limit, 3),
-            aftermath=Aftermath.judged(outcomes, before, after, containers, problems, notes),
+            aftermath=judged(outcomes, before, after, containers, problems, notes),
         )

@@ -71,7 +71,7 @@ class Story:
     """One story run being measured: its typed results and the store that keeps them."""
 
     run: StoryRun
-    store: RunStore
+    store: RunStore[StoryRun]
     docker: Docker
     info: Callable[[str], None]
     warn: Callable[[str], None]
