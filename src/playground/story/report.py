@@ -20,7 +20,9 @@ from playground.report.document import (
     CodeBlock,
     Heading,
     Image,
+    Inline,
     Paragraph,
+    Span,
     Table,
     render_html,
     render_markdown,
@@ -29,7 +31,7 @@ from playground.story import cliff, headline, outsidereport, sweep
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
-from playground.story.findings import ERROR
+from playground.story.findings import ERROR, HELD_SHARE
 from playground.story.predicted import predicted_blocks
 from playground.storymodel import StoryRun, TargetSpread
 from playground.storysettings import StorySettings
@@ -121,6 +123,41 @@ READING = (
     "whose load generator did not keep its schedule is marked INVALID and is no headline."
 )
 
+#: The report opens with its chart and three lines on how to read it; the rest is READING,
+#: under "How to read this".
+CHART_LINE = {
+    "overlay": "The chart: every target's goodput (answers with status 2xx) per second through "
+    "the run; the shaded band is the incident.",
+    "target": "The chart: {name}'s goodput (answers with status 2xx), queues and latency per "
+    "second through the run; the shaded band is the incident.",
+    "none": "Goodput: answers with status 2xx per second, before, during and after the incident.",
+}
+GUIDE_REST: tuple[Inline, ...] = (
+    f"Verdict: held where at least {HELD_SHARE:.0%} of the visits during the incident were "
+    "served, else collapsed; time to recover counts from the end of the incident.",
+    [
+        "A run whose load generator did not keep its schedule is INVALID and its figures are "
+        "withheld; ",
+        Span("How to read this", link="#how-to-read-this"),
+        " has the rest.",
+    ],
+)
+OVERLAY_ALT = "goodput per second of every target, the incident shaded"
+
+
+def lead_blocks(run: StoryRun, target_charts: dict[str, str], overlay: str | None) -> list[Block]:
+    """The chart the report opens with (every target's goodput, or the one target's chart),
+    then the three lines on how to read it and what was run."""
+    blocks: list[Block] = []
+    line = CHART_LINE["none"]
+    if overlay:
+        blocks, line = [Image(overlay, OVERLAY_ALT)], CHART_LINE["overlay"]
+    elif first := next((t for t in run.targets if label(t, run) in target_charts), None):
+        chart = target_charts[label(first, run)]
+        blocks = [Image(chart, f"{first.name}: goodput, queues and latency per second")]
+        line = CHART_LINE["target"].format(name=label(first, run))
+    return [*blocks, BulletList([line, *GUIDE_REST])]
+
 
 def document(
     run: StoryRun,
@@ -129,10 +166,11 @@ def document(
     cliff_chart: str | None = None,
     overlay: str | None = None,
 ) -> list[Block]:
+    lead = lead_blocks(run, target_charts, overlay)
     blocks: list[Block] = [
         Heading(1, "The war story: an incident at the third party, open-loop users"),
+        *lead,
         outsidereport.settings(run) if outsidereport.all_outside(run.targets) else _settings(run),
-        Paragraph(READING),
     ]
     if run.predicted:
         blocks += predicted_blocks(run)
@@ -159,11 +197,10 @@ def document(
         blocks += outsidereport.summary_tables(rows)
     elif measured:
         blocks += headline.tables(rows)
+    blocks += [Heading(2, "How to read this"), Paragraph(READING)]
     # The model knows the playground's own targets, not a service measured by its URL.
     if not run.predicted and not outside:
         blocks += predicted_blocks(run)
-    if overlay:
-        blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
         blocks += closed_loop_blocks(run, ab)
     if run.sweep is not None:
@@ -172,6 +209,7 @@ def document(
         blocks += crosscheck_blocks(run.crosschecks)
     if run.cliff is not None:
         blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
+    opened = {b.file_name for b in lead if isinstance(b, Image)}  # not drawn a second time
     for t in run.targets:
         if (chart := target_charts.get(label(t, run))) is None:
             continue
@@ -179,10 +217,10 @@ def document(
         blocks += [
             Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
             BulletList([f.message for f in t.findings] or ["no findings"]),
-            Image(chart, f"{t.name}: goodput, queues and latency per second"),
-            CodeBlock("\n".join(t.commands)),
-            *outsidereport.target_blocks(t),
         ]
+        if chart not in opened:
+            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
+        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
     blocks += [
         Heading(2, "Run"),
         Paragraph(f"Run {run.run_id}, started {run.started_at}, finished {run.finished_at}."),
