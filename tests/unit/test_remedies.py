@@ -18,7 +18,7 @@ from playground.errors import UsageError
 from playground.incident import analysis, records
 from playground.incident.records import ServerSample
 from playground.scenarios import REGISTRY, remedies_table, resolve_story, story_targets
-from playground.story import report, serverside
+from playground.story import headline, serverside
 from playground.story.run import as_run, measure_incident
 from playground.storymodel import StoryTarget
 from playground.storysettings import StorySettings
@@ -317,10 +317,10 @@ def test_the_split_goes_from_the_samples_into_the_summary_and_the_report():
     assert t.seconds[3].worker_connections == [63, 20]
     # The incident is seconds 2-5 of the run (the generator's own clock starts at 100).
     assert t.summary is not None and t.summary.worker_connections_during == [63.5, 20.0]
-    row = dict(zip(report.COLUMNS, report.summary_row(t, settings.after_s), strict=True))
+    row = headline.cells(t, settings.after_s)
     assert row["connections per worker during (mean)"] == "64 / 20"
     gevent = replace(t, name="story-gunicorn-gevent", model="gevent")
-    row = dict(zip(report.COLUMNS, report.summary_row(gevent, settings.after_s), strict=True))
+    row = headline.cells(gevent, settings.after_s)
     assert row["connections per worker during (mean)"] == "-"
 
 

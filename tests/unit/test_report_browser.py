@@ -13,6 +13,8 @@ import pytest
 
 from playground.model import Run
 from playground.report import write_report
+from playground.story import report as story_report
+from playground.storymodel import StoryRun
 from tests.contenders_run import contenders_run, scale_run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -75,6 +77,15 @@ def test_the_report_fits_a_laptop_screen(tmp_path: Path, fixture: str) -> None:
 def test_the_contenders_section_fits_a_laptop_screen(tmp_path: Path, build) -> None:
     paths = write_report(run_dir=tmp_path, results=build())
     assert "2026 contenders: requests per MB" in (tmp_path / "report.md").read_text()
+    m = measure(tmp_path / "report.html")
+    assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"
+    assert m["images"] == len([p for p in paths if p.suffix == ".png"])
+
+
+def test_the_story_report_fits_a_laptop_screen(tmp_path: Path) -> None:
+    """The story's headline, every figure of every target, in tables that fit the screen."""
+    recorded = json.loads((DATA / "story_results_recorded.json").read_text())
+    paths = story_report.write_report(run_dir=tmp_path, run=StoryRun.from_json(recorded))
     m = measure(tmp_path / "report.html")
     assert m["scroll"] <= m["window"], f"sideways scrolling: {m}"
     assert m["images"] == len([p for p in paths if p.suffix == ".png"])

@@ -1,5 +1,6 @@
-"""What a reader sees first in a run's report: its throughput chart, three lines on how to read
-it, and a link to the whole of "How to read this" that leads to that heading in both formats.
+"""What a reader sees first in a run's report: its chart (the bench's throughput, the story's
+goodput), three lines on how to read it, and a link to the whole of "How to read this" that
+leads to that heading in both formats.
 
 No charts are drawn here: the document is built from the recorded run with chart names only.
 """
@@ -23,6 +24,8 @@ from playground.report import (
     render_markdown,
 )
 from playground.report.sections import document
+from playground.story import report as story_report
+from playground.storymodel import StoryRun
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CHARTS = [("rps.png", "Requests per second"), ("threads.png", "Threads")]
@@ -74,3 +77,40 @@ def test_the_guide_link_leads_to_its_heading_in_markdown_and_html() -> None:
 def test_a_link_goes_only_to_a_heading_of_the_report(link: str) -> None:
     with pytest.raises(ValueError, match="heading of the report"):
         Span("x", link=link)
+
+
+def recorded_story() -> StoryRun:
+    path = DATA / "story_results_recorded.json"
+    return StoryRun.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+STORY_CHARTS = {"story-uwsgi-threads": "threads.png", "story-uwsgi-gevent": "gevent.png"}
+
+
+def test_the_story_report_opens_with_every_targets_goodput_then_three_lines() -> None:
+    blocks = story_report.document(recorded_story(), STORY_CHARTS, None, overlay="goodput.png")
+    assert isinstance(blocks[0], Heading) and blocks[0].level == 1
+    assert isinstance(blocks[1], Image) and blocks[1].file_name == "goodput.png"
+    guide = blocks[2]
+    assert isinstance(guide, BulletList) and len(guide.items) == 3
+    links = [s.link for item in guide.items for s in spans(item) if s.link]
+    assert links == ["#how-to-read-this"]
+    assert [b.text for b in blocks if isinstance(b, Heading)].count("How to read this") == 1
+    # The headline's tables come before the whole reading guide, which comes before the rest.
+    kinds = [type(b).__name__ for b in blocks]
+    assert kinds.index("Table") < blocks.index(Heading(2, "How to read this"))
+    assert Paragraph(story_report.READING) in blocks
+    names = [b.file_name for b in blocks if isinstance(b, Image)]
+    assert names == ["goodput.png", "threads.png", "gevent.png"]
+
+
+def test_a_story_report_without_an_overlay_opens_with_its_first_targets_chart_once() -> None:
+    blocks = story_report.document(recorded_story(), STORY_CHARTS, None)
+    assert blocks[1] == Image(
+        "threads.png", "story-uwsgi-threads: goodput, queues and latency per second"
+    )
+    assert isinstance(blocks[2], BulletList)
+    assert [b.file_name for b in blocks if isinstance(b, Image)] == ["threads.png", "gevent.png"]
+    # No chart at all: the guide still opens the report, and says nothing of a chart.
+    bare = story_report.document(recorded_story(), {}, None)
+    assert isinstance(bare[1], BulletList) and "chart" not in str(bare[1].items[0])

@@ -7,16 +7,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.outsidemodel import OutsideTarget
-from playground.report.document import Block, CodeBlock, Paragraph, Table
+from playground.report.document import Block, CodeBlock, Paragraph
+from playground.story import headline
 from playground.storymodel import StoryRun, StoryTarget
 
-#: The summary table's columns measured on the server's side (or from the story's own pool).
+#: The headline's columns measured on the server's side (or from the story's own pool).
 SERVER_SIDE = (
-    "499s / calls for nobody",
+    "499s",
+    "calls for nobody",
+    "third-party calls",
     "peak listen queue",
-    "threads before → peak",
-    "peak memory",
+    "threads before",
+    "threads at peak",
+    "peak memory (MB)",
     "Little's law: pool answers/s at the incident",
+    "arrivals over it (/s)",
 )
 NOT_SAMPLED = (
     "Measured from the users' side only (by its URL, or a by-hand generator run): the "
@@ -30,13 +35,9 @@ def all_outside(targets: Sequence[StoryTarget]) -> bool:
     return bool(targets) and all(t.outside is not None for t in targets)
 
 
-def summary_table(columns: Sequence[str], rows: list[list[str]]) -> list[Block]:
-    """The summary table without the server's side, and why it is left out."""
-    keep = [i for i, c in enumerate(columns) if c not in SERVER_SIDE]
-    return [
-        Paragraph(NOT_SAMPLED),
-        Table([columns[i] for i in keep], [[row[i] for i in keep] for row in rows]),
-    ]
+def summary_tables(rows: Sequence[dict[str, str]]) -> list[Block]:
+    """The headline without the server's side, and why it is left out."""
+    return [Paragraph(NOT_SAMPLED), *headline.tables(rows, leave_out=SERVER_SIDE)]
 
 
 def _incident(o: OutsideTarget) -> str:

@@ -1,5 +1,5 @@
-"""The story's report: the run's document (its settings, the headline table, the spread over
-repeats, a section per target) and its writing, as blocks of the one document model
+"""The story's report: the run's document (its settings, the headline's tables from :mod:`.headline`,
+the spread over repeats, a section per target) and its writing, as blocks of the one document model
 (:mod:`playground.report.document`, which writes the Markdown and the HTML). Each other part
 shows itself where it is measured: :mod:`.closedloop`, :mod:`.sweep` (its chart too),
 :mod:`.crosscheck` and :mod:`.cliff`; the per-second charts are :mod:`.charts`.
@@ -20,111 +20,21 @@ from playground.report.document import (
     CodeBlock,
     Heading,
     Image,
+    Inline,
     Paragraph,
+    Span,
     Table,
     render_html,
     render_markdown,
 )
-from playground.story import cliff, outsidereport, sweep
-from playground.story.cells import DASH, goodput, label, num, pct, recovery, took, verdict
+from playground.story import cliff, headline, outsidereport, sweep
+from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
-from playground.story.findings import ERROR, trusted
+from playground.story.findings import ERROR, HELD_SHARE
 from playground.story.predicted import predicted_blocks
-from playground.storymodel import StoryRun, StoryTarget, TargetSpread
-from playground.storyrecords import StorySummary
+from playground.storymodel import StoryRun, TargetSpread
 from playground.storysettings import StorySettings
-
-COLUMNS = (
-    "target",
-    "verdict",
-    "arrivals/s",
-    "goodput/s before → during → after",
-    "connections per worker during (mean)",
-    "visits served during",
-    "time to recover",
-    "attempts/visit",
-    "timeouts",
-    "errors (p50 time to one)",
-    "499s / calls for nobody",
-    "peak in flight",
-    "peak listen queue",
-    "threads before → peak",
-    "peak memory",
-    "user p50 / p99 during",
-    "send lag p50 / p99 / max",
-    "Little's law: pool answers/s at the incident",
-)
-WITHHELD = "withheld"
-
-
-def _predicted(t: StoryTarget) -> str:
-    p = t.prediction
-    if p is None:
-        return DASH
-    over = f"over by {p.rate - p.capacity_per_s:.1f}/s" if p.over else "within"
-    return f"{p.capacity_per_s:.1f} for {p.rate:g} ({over})"
-
-
-def _lag(t: StoryTarget) -> str:
-    """The generator's send lag, p50 / p99 / max, in ms: shown for every run, valid or not."""
-    c = t.check
-    if c is None:
-        return DASH
-    return (
-        " / ".join(
-            num(None if v is None else 1000 * v, 1)
-            for v in (c.send_lag_p50_s, c.send_lag_p99_s, c.send_lag_max_s)
-        )
-        + " ms"
-    )
-
-
-def _wasted(s: StorySummary) -> str:
-    """nginx's 499s, and the third party's calls answered after nginx had ended their request
-    (of all it answered), where the calls were logged."""
-    if s.upstream_calls is None:
-        return f"{num(s.wasted_499)} / {DASH}"
-    return f"{num(s.wasted_499)} / {num(s.calls_for_nobody)} of {num(s.upstream_calls)}"
-
-
-def _split(t: StoryTarget, s: StorySummary) -> str:
-    """A thread pool's split between its workers: each one's connections during the incident."""
-    split = s.worker_connections_during
-    if t.model != "threads" or not split:
-        return DASH
-    return " / ".join(num(v, 0) for v in split)
-
-
-def summary_row(t: StoryTarget, after_s: float, name: str | None = None) -> list[str]:
-    s = t.summary
-    if s is None:
-        return [name or t.name, verdict(t), *([DASH] * (len(COLUMNS) - 2))]
-    if not trusted(t):
-        # An invalid run is never a headline: its figures stay in results.json and in its own
-        # section, not in this table.
-        return [name or t.name, verdict(t), *([WITHHELD] * (len(COLUMNS) - 4)), _lag(t), DASH]
-    return [
-        name or t.name,
-        verdict(t),
-        num(s.arrival_rate),
-        goodput(s),
-        _split(t, s),
-        pct(s.visits_served_during),
-        recovery(t, after_s),
-        num(s.amplification, 2),
-        num(s.timeouts),
-        f"{num(s.errors)} ({took(s.error_latency_p50_s)})" if s.errors else "0",
-        _wasted(s),
-        num(s.peak_in_flight, 0),
-        num(s.peak_listen_queue, 0),
-        f"{num(s.threads_before, 0)} → {num(s.peak_threads, 0)}",
-        num(s.peak_rss_mb, 0, " MB"),
-        f"{num(s.user_latency_p50_during, 1)} / {num(s.user_latency_p99_during, 1, ' s')}",
-        _lag(t),
-        _predicted(t),
-    ]
-
 
 SPREAD_COLUMNS = (
     "target",
@@ -213,6 +123,41 @@ READING = (
     "whose load generator did not keep its schedule is marked INVALID and is no headline."
 )
 
+#: The report opens with its chart and three lines on how to read it; the rest is READING,
+#: under "How to read this".
+CHART_LINE = {
+    "overlay": "The chart: every target's goodput (answers with status 2xx) per second through "
+    "the run; the shaded band is the incident.",
+    "target": "The chart: {name}'s goodput (answers with status 2xx), queues and latency per "
+    "second through the run; the shaded band is the incident.",
+    "none": "Goodput: answers with status 2xx per second, before, during and after the incident.",
+}
+GUIDE_REST: tuple[Inline, ...] = (
+    f"Verdict: held where at least {HELD_SHARE:.0%} of the visits during the incident were "
+    "served, else collapsed; time to recover counts from the end of the incident.",
+    [
+        "A run whose load generator did not keep its schedule is INVALID and its figures are "
+        "withheld; ",
+        Span("How to read this", link="#how-to-read-this"),
+        " has the rest.",
+    ],
+)
+OVERLAY_ALT = "goodput per second of every target, the incident shaded"
+
+
+def lead_blocks(run: StoryRun, target_charts: dict[str, str], overlay: str | None) -> list[Block]:
+    """The chart the report opens with (every target's goodput, or the one target's chart),
+    then the three lines on how to read it and what was run."""
+    blocks: list[Block] = []
+    line = CHART_LINE["none"]
+    if overlay:
+        blocks, line = [Image(overlay, OVERLAY_ALT)], CHART_LINE["overlay"]
+    elif first := next((t for t in run.targets if label(t, run) in target_charts), None):
+        chart = target_charts[label(first, run)]
+        blocks = [Image(chart, f"{first.name}: goodput, queues and latency per second")]
+        line = CHART_LINE["target"].format(name=label(first, run))
+    return [*blocks, BulletList([line, *GUIDE_REST])]
+
 
 def document(
     run: StoryRun,
@@ -221,11 +166,11 @@ def document(
     cliff_chart: str | None = None,
     overlay: str | None = None,
 ) -> list[Block]:
-    after_s = run.story.after_s
+    lead = lead_blocks(run, target_charts, overlay)
     blocks: list[Block] = [
         Heading(1, "The war story: an incident at the third party, open-loop users"),
+        *lead,
         outsidereport.settings(run) if outsidereport.all_outside(run.targets) else _settings(run),
-        Paragraph(READING),
     ]
     if run.predicted:
         blocks += predicted_blocks(run)
@@ -246,17 +191,16 @@ def document(
             *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
             Heading(2, "Every measurement"),
         ]
-    rows = [summary_row(t, after_s, label(t, run)) for t in measured]
+    rows = headline.headline_rows(run, measured)
     outside = outsidereport.all_outside(measured)
     if outside:
-        blocks += outsidereport.summary_table(COLUMNS, rows)
+        blocks += outsidereport.summary_tables(rows)
     elif measured:
-        blocks.append(Table(COLUMNS, rows))
+        blocks += headline.tables(rows)
+    blocks += [Heading(2, "How to read this"), Paragraph(READING)]
     # The model knows the playground's own targets, not a service measured by its URL.
     if not run.predicted and not outside:
         blocks += predicted_blocks(run)
-    if overlay:
-        blocks.append(Image(overlay, "goodput per second of every target, the incident shaded"))
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
         blocks += closed_loop_blocks(run, ab)
     if run.sweep is not None:
@@ -265,6 +209,7 @@ def document(
         blocks += crosscheck_blocks(run.crosschecks)
     if run.cliff is not None:
         blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
+    opened = {b.file_name for b in lead if isinstance(b, Image)}  # not drawn a second time
     for t in run.targets:
         if (chart := target_charts.get(label(t, run))) is None:
             continue
@@ -272,10 +217,10 @@ def document(
         blocks += [
             Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
             BulletList([f.message for f in t.findings] or ["no findings"]),
-            Image(chart, f"{t.name}: goodput, queues and latency per second"),
-            CodeBlock("\n".join(t.commands)),
-            *outsidereport.target_blocks(t),
         ]
+        if chart not in opened:
+            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
+        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
     blocks += [
         Heading(2, "Run"),
         Paragraph(f"Run {run.run_id}, started {run.started_at}, finished {run.finished_at}."),
