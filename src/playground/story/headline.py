@@ -36,10 +36,11 @@ WAITS = (
     "calls for nobody",
     "third-party calls",
 )
+SPLIT = "connections per worker during (mean)"
 SERVER = (
     "target",
     "peak in flight",
-    "connections per worker during (mean)",
+    SPLIT,
     "peak listen queue",
     "threads before",
     "threads at peak",
@@ -104,7 +105,7 @@ def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]
         "calls for nobody": num(s.calls_for_nobody) if counted else DASH,
         "third-party calls": num(s.upstream_calls),
         "peak in flight": num(s.peak_in_flight, 0),
-        "connections per worker during (mean)": _split(t, s),
+        SPLIT: _split(t, s),
         "peak listen queue": num(s.peak_listen_queue, 0),
         "threads before": num(s.threads_before, 0),
         "threads at peak": num(s.peak_threads, 0),

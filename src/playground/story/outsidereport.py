@@ -13,15 +13,8 @@ from playground.storymodel import StoryRun, StoryTarget
 
 #: The headline's columns measured on the server's side (or from the story's own pool).
 SERVER_SIDE = (
-    "499s",
-    "calls for nobody",
-    "third-party calls",
-    "peak listen queue",
-    "threads before",
-    "threads at peak",
-    "peak memory (MB)",
-    "Little's law: pool answers/s at the incident",
-    "arrivals over it (/s)",
+    *headline.WAITS[-3:],  # nginx's 499s, and the calls counted at the third party
+    *(c for c in headline.SERVER if c not in ("target", "peak in flight", headline.SPLIT)),
 )
 NOT_SAMPLED = (
     "Measured from the users' side only (by its URL, or a by-hand generator run): the "
