@@ -293,6 +293,8 @@ class FaultsRun(RunHeader):
 
     FILE: ClassVar[str] = "faults.json"
 
+    settings: dict[str, Any] = doc("the faults and their options", factory=dict)
+
     runs: list[FaultRecord | FaultFailed] = doc("one per fault and compose file", factory=list)
 
     def add(self, record: FaultRecord | FaultFailed) -> None:

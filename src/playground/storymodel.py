@@ -278,6 +278,7 @@ class StoryRun(RunHeader):
 
     KIND: ClassVar[str] = "story"
 
+    settings: dict[str, Any] = doc("empty: a story's settings are `story`", factory=dict)
     kind: str = doc("`story`", "story")
     predicted: bool | None = doc(
         "true: a prediction by the model of the incident (`playground predict`), not a "
