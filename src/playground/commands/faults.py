@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from rich.console import Console
 
@@ -12,7 +11,7 @@ from playground import faults as faultsmod
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.faultmodel import FaultsRun
+from playground.faultmodel import FaultRunSettings, FaultsRun
 from playground.scenarios import SCENARIOS, resolve
 
 
@@ -113,7 +112,7 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
             started_at=results.now(),
             command=args.command_line,
             environment=environment.docker_only(docker),
-            settings={"faults": list(faults), **dataclasses.asdict(settings)},
+            settings=FaultRunSettings(faults=list(faults), options=settings),
         )
         store = results.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:
