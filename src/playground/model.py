@@ -9,8 +9,10 @@ written before a key existed still load), a value of the wrong type is a clear
 
 The schema table in ``docs/results-schema.md`` is generated from the field descriptions below:
 ``python -m playground.schema > docs/results-schema.md`` (a unit test checks it is current).
-A fault run (``playground faults``) shares :class:`RunHeader`; its records are
-:mod:`playground.faultmodel`'s.
+Every kind of run starts with :class:`RunHeader`: its :class:`Environment`, and its settings as
+the kind's own model (a bench run's :class:`BenchSettings`, a scale run's
+:class:`ScaleRunSettings`; a fault run's records and settings are
+:mod:`playground.faultmodel`'s, a story's :mod:`playground.storymodel`'s).
 """
 
 from __future__ import annotations
