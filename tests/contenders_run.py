@@ -9,7 +9,7 @@ mode that stopped scaling (the sweep's --stop-below) is skipped at the higher co
 
 from __future__ import annotations
 
-from playground.model import Entry, Run
+from playground.model import BenchSettings, Entry, Run, ScaleRunSettings, ScaleSettings
 from playground.verdicts import upgrade
 
 #: name, c, requests/s, efficiency, threads peak, processes, RSS peak MB, KB per request,
@@ -102,7 +102,7 @@ def contenders_run() -> Run:
             started_at="2026-11-23T12:23:58+0000",
             finished_at="2026-11-23T12:58:02+0000",
             command="playground run --contenders",
-            settings={"requests": 2000, "concurrency": 200, "delay": 1.0, "tool": "ab"},
+            settings=BenchSettings(requests=2000, concurrency=200, delay=1.0, tool="ab"),
             calibration=calibration(),
             scenarios=[contender(*m) for m in MEASURED],
         )
@@ -169,7 +169,10 @@ def scale_run() -> Run:
             started_at="2026-11-23T15:00:00+0000",
             finished_at="2026-11-23T15:40:00+0000",
             command="playground scale --contenders",
-            settings={"sweep": list(delays), "scale": {"delays": delays, "rate": 200.0}},
+            settings=ScaleRunSettings(
+                sweep=list(delays),
+                scale=ScaleSettings(delays={str(c): d for c, d in delays.items()}, rate=200.0),
+            ),
             scenarios=entries,
         )
     )

@@ -6,9 +6,9 @@ import os
 import platform
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from playground.compose import Docker
+from playground.model import Environment
 
 IMAGES = (
     "flask-playground/flask_app",
@@ -68,21 +68,38 @@ def collect(
     tool: str,
     tool_version: str | None,
     images: tuple[str, ...] = IMAGES,
-) -> dict[str, Any]:
-    """The run's environment, as results.json keeps it (``RunHeader.environment``)."""
+) -> Environment:
+    """A measured run's environment, as results.json keeps it (``RunHeader.environment``)."""
     status = _git(root, "status", "--porcelain")
-    return {
-        "git_commit": _git(root, "rev-parse", "HEAD"),
-        "git_dirty": bool(status) if status is not None else None,
-        "cpu_count": os.cpu_count(),
-        "kernel": platform.release(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        **docker.versions(),
-        "load_tool": tool,
-        "load_tool_version": tool_version,
-        "images": docker.image_ids(images),
-        "base_images": base_images(root),
-        "packages": packages(root),
-        "hostname": platform.node(),
-    }
+    versions = docker.versions()
+    return Environment(
+        git_commit=_git(root, "rev-parse", "HEAD"),
+        git_dirty=bool(status) if status is not None else None,
+        cpu_count=os.cpu_count(),
+        kernel=platform.release(),
+        platform=platform.platform(),
+        python=platform.python_version(),
+        docker_version=versions["docker_version"],
+        compose_version=versions["compose_version"],
+        load_tool=tool,
+        load_tool_version=tool_version,
+        images=docker.image_ids(images),
+        base_images=base_images(root),
+        packages=packages(root),
+        hostname=platform.node(),
+    )
+
+
+def docker_only(docker: Docker) -> Environment:
+    """A fault run's environment: the CPUs and Docker's versions (what it has always kept)."""
+    versions = docker.versions()
+    return Environment(
+        cpu_count=os.cpu_count(),
+        docker_version=versions["docker_version"],
+        compose_version=versions["compose_version"],
+    )
+
+
+def model_only() -> Environment:
+    """A prediction's environment: nothing is measured, so the CPUs and Python only."""
+    return Environment(cpu_count=os.cpu_count(), python=platform.python_version())

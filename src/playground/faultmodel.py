@@ -16,10 +16,46 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from playground import jsonmodel
-from playground.jsonmodel import ModelError, doc
+from playground.compose import WAIT_TIMEOUT_S
+from playground.jsonmodel import ModelError, Number, doc
 from playground.model import SCHEMA_VERSION, RunHeader
 from playground.scenarios import Target
 from playground.tools.output import LoadResult
+
+
+@dataclass(frozen=True)
+class FaultSettings:
+    """The options every fault reads (``playground faults``' flags)."""
+
+    concurrency: int | None = doc("-c: probe clients per target (null: the target's own c)")
+    delay: Number = doc("--delay: the normal upstream delay, s", 1.0)
+    slow_delay: Number = doc("--slow-delay: the delay while the upstream is slow, s", 5.0)
+    baseline_s: Number = doc("--baseline: normal load before the fault, s", 5.0)
+    fault_s: Number = doc("--fault-seconds: how long the fault lasts, s", 10.0)
+    recovery_s: Number = doc("--recovery: normal load after it, s", 15.0)
+    probe_timeout_s: Number = doc(
+        "--probe-timeout: a request with no answer by then counts as hung, s", 60.0
+    )
+    overload_concurrency: int = doc("--overload-concurrency: ab's -c under overload", 2000)
+    overload_s: Number = doc("--overload-seconds: ab's time limit (-t) under overload, s", 30.0)
+    drain_limit_s: Number = doc(
+        "after an overload, how long a fresh request may wait for its answer, s", 240.0
+    )
+    wait_timeout_s: int = doc(
+        "--wait-timeout: how long a bring-up may take to be healthy, s", WAIT_TIMEOUT_S
+    )
+
+    def clients(self, target: Target) -> int:
+        return self.concurrency or target.concurrency
+
+
+@dataclass(frozen=True)
+class FaultRunSettings:
+    """The options of a `playground faults`, as its header's `settings` keeps them."""
+
+    faults: list[str] = doc("--fault: the faults run, in order", factory=list)
+    options: FaultSettings | None = doc("the options every fault reads", inline=True)
+    extra: dict[str, Any] = doc("keys this version does not know", factory=dict)
 
 
 @dataclass(frozen=True)
@@ -293,6 +329,8 @@ class FaultsRun(RunHeader):
 
     FILE: ClassVar[str] = "faults.json"
 
+    settings: FaultRunSettings | None = doc("the faults and their options (null: not recorded)")
+
     runs: list[FaultRecord | FaultFailed] = doc("one per fault and compose file", factory=list)
 
     def add(self, record: FaultRecord | FaultFailed) -> None:
@@ -319,6 +357,8 @@ class FaultsRun(RunHeader):
 
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (FaultsRun, "FaultsRun (the whole of `faults.json`)"),
+    (FaultRunSettings, "FaultRunSettings (`settings`)"),
+    (FaultSettings, "FaultSettings (inline in `settings`)"),
     (FaultRecord, "FaultRecord (each of `runs` that ran)"),
     (FaultRun, "FaultRun (inline in a FaultRecord)"),
     (FaultFailed, "FaultFailed (each of `runs` that could not run)"),

@@ -6,7 +6,8 @@ it builds on) declares its fields with :func:`doc`, converts with :func:`to_json
 :func:`from_json` is the one place a file is checked: a missing key becomes its default (files
 written before a key existed still load), a value of the wrong type is a clear
 :class:`ModelError` naming where and which key, and keys this version does not know are kept
-(``extra``) and written back unchanged by :func:`to_json`.
+(``extra``) and written back unchanged by :func:`to_json`. A :data:`Number` field keeps a number
+as it was read: ``1`` stays ``1`` and ``1.0`` stays ``1.0``, written back and printed the same.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from dataclasses import MISSING, field, fields, is_dataclass
 from typing import Any
 
 from playground.errors import PlaygroundError
+
+#: A number kept as it was read, whole or not: the report prints ``1`` and ``1.0`` differently
+#: (``reading.fmt``), so a setting read back must be the number that was written.
+Number = int | float
 
 
 class ResultsError(PlaygroundError):
@@ -123,6 +128,10 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         options = typing.get_args(hint)
         if value is None and type(None) in options:
             return None
+        if {int, float} == set(options) - {type(None)}:  # a Number
+            if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+                return value
+            raise ModelError(f"{where} should be a number, got {value!r:.60}")
         # Dataclasses that say which objects are theirs (``fits``) are tried on those only.
         tried = [
             o for o in options if o is not type(None) and (not hasattr(o, "fits") or o.fits(value))
@@ -185,6 +194,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
 
 def _type_name(hint: Any) -> str:
     text = str(hint).replace("<class '", "").replace("'>", "").replace("NoneType", "null")
+    text = text.replace("int | float", "number")
     return re.sub(r"[\w.]+\.(\w+)", r"\1", text)
 
 

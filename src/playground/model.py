@@ -9,8 +9,10 @@ written before a key existed still load), a value of the wrong type is a clear
 
 The schema table in ``docs/results-schema.md`` is generated from the field descriptions below:
 ``python -m playground.schema > docs/results-schema.md`` (a unit test checks it is current).
-A fault run (``playground faults``) shares :class:`RunHeader`; its records are
-:mod:`playground.faultmodel`'s.
+Every kind of run starts with :class:`RunHeader`: its :class:`Environment`, and its settings as
+the kind's own model (a bench run's :class:`BenchSettings`, a scale run's
+:class:`ScaleRunSettings`; a fault run's records and settings are
+:mod:`playground.faultmodel`'s, a story's :mod:`playground.storymodel`'s).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 from playground import jsonmodel
-from playground.jsonmodel import ModelError, doc
+from playground.jsonmodel import ModelError, Number, doc
 
 SCHEMA_VERSION = 1
 #: The file a bench, scale or story run is kept in, in its folder under results/.
@@ -206,12 +208,17 @@ class BenchSettings:
 
     requests: int | None = doc("-n: requests per load (null: each target's own)")
     concurrency: int | None = doc("-c: concurrent clients (null: each target's own)")
-    delay: float | None = doc("--delay: upstream delay, s (null: each target's own)")
+    delay: Number | None = doc("--delay: upstream delay, s (null: each target's own)")
     tool: str = doc("--tool: ab, wrk or wrk-t12", "ab")
     repeat: int = doc("--repeat: measurements of each load", 1)
     sweep: list[int] | None = doc("--sweep: the concurrencies, if any")
     from_host: bool = doc("--from-host: the load generator ran on the host", False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def fits(cls, data: Any) -> bool:
+        """A run's settings are a scale run's when they have `scale` (null before the probe)."""
+        return isinstance(data, dict) and "scale" not in data
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "settings") -> Self:
@@ -223,11 +230,11 @@ class BenchSettings:
 class ScaleSettings:
     """What a scale run's probe measured, and the delays it chose."""
 
-    probe: str = doc("the scenario whose CPU per request set the delays", "")
-    cpu_ms_per_request: float = doc("the probe's CPU per request, ms", 0.0)
-    utilisation: float = doc("--utilisation: the share of one core the ideal rate may use", 0.0)
-    rate: float = doc("requests/s the ideal c / delay may reach: `utilisation` of one core", 0.0)
-    delays: dict[str, float] = doc("the delay at each concurrency, s, by c", factory=dict)
+    probe: str | None = doc("the scenario whose CPU per request set the delays")
+    cpu_ms_per_request: Number | None = doc("the probe's CPU per request, ms")
+    utilisation: Number | None = doc("--utilisation: the share of one core the ideal rate may use")
+    rate: Number | None = doc("requests/s the ideal c / delay may reach: `utilisation` of one core")
+    delays: dict[str, Number] = doc("the delay at each concurrency, s, by c", factory=dict)
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,42 @@ class ScaleRunSettings(BenchSettings):
     """The options of a `playground scale`: a run's, then what the probe chose."""
 
     scale: ScaleSettings | None = doc("null until the probe has run")
+
+    @classmethod
+    def fits(cls, data: Any) -> bool:
+        return isinstance(data, dict) and "scale" in data
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What a run was measured on (``playground.environment.collect``), so two runs can be
+    compared: a measured run (bench, scale, story) has every key; a fault run keeps the CPUs
+    and Docker's versions, a prediction the CPUs and Python (the keys it lacks are absent, or
+    null where a measured run can have null too)."""
+
+    git_commit: str | None = doc("the checkout's commit (null: not a git checkout, or not kept)")
+    git_dirty: bool | None = doc("uncommitted changes in the checkout (null: not known)")
+    cpu_count: int | None = doc("CPUs the host has")
+    kernel: str | None = doc("the host's kernel release", omit_none=True)
+    platform: str | None = doc(
+        "the host's platform, Python's `platform.platform()`", omit_none=True
+    )
+    python: str | None = doc("the runner's Python version", omit_none=True)
+    docker_version: str | None = doc("the Docker server's version", omit_none=True)
+    compose_version: str | None = doc("Docker Compose's version", omit_none=True)
+    load_tool: str | None = doc("the load tool: ab, wrk, wrk-t12 or openloop", omit_none=True)
+    load_tool_version: str | None = doc("its version, as it prints it (null: not known)")
+    images: dict[str, str | None] | None = doc(
+        "each image's id, by name (null: not built)", omit_none=True
+    )
+    base_images: dict[str, str] | None = doc(
+        "the base images from `.env`, by variable", omit_none=True
+    )
+    packages: dict[str, str] | None = doc(
+        "the pinned Python packages inside the images, by name", omit_none=True
+    )
+    hostname: str | None = doc("the host's name", omit_none=True)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
@@ -248,12 +291,9 @@ class RunHeader:
     started_at: str | None = doc("ISO time the run started")
     finished_at: str | None = doc("ISO time it finished; null: interrupted or still running")
     command: str | None = doc("the command line that made the run")
-    environment: dict[str, Any] = doc(
-        "git commit, images, versions, cpu_count, kernel ...", factory=dict
-    )
-    settings: dict[str, Any] = doc(
-        "the run's options (requests, concurrency, sweep, scale ...)", factory=dict
-    )
+    environment: Environment | None = doc("what the run was measured on (null: not recorded)")
+    #: Each kind of run declares its own settings model (``Run``, ``StoryRun``, ``FaultsRun``).
+    settings: object = doc("the run's options, a model per kind (null: not recorded)")
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -265,6 +305,9 @@ class RunHeader:
 class Run(RunHeader):
     """One `playground run` or `playground scale`: its header and its entries."""
 
+    settings: ScaleRunSettings | BenchSettings | None = doc(
+        "the run's options: a bench run's, or a scale run's (with `scale`); null: not recorded"
+    )
     calibration: Entry | None = doc("ab straight at the upstream: the harness ceiling")
     scenarios: list[Entry] = doc("every other entry, in the order measured", factory=list)
     probe: Entry | None = doc(

@@ -13,6 +13,7 @@ from playground.model import (
     SCHEMA_VERSION,
     BenchSettings,
     Entry,
+    Environment,
     Finding,
     Repeat,
     Run,
@@ -51,6 +52,7 @@ def schema_markdown() -> str:
     ]
     bench: tuple[tuple[type, str], ...] = (
         (Run, "Run (the whole file of a bench or scale run)"),
+        (Environment, "Environment (`environment` of every kind of run)"),
         (BenchSettings, "BenchSettings (`settings` of a `playground run`; `pin_cpus` last)"),
         (ScaleRunSettings, "ScaleRunSettings (`settings` of a `playground scale`)"),
         (ScaleSettings, "ScaleSettings (`settings.scale`)"),

@@ -272,12 +272,23 @@ class TargetSpread:
         return next((f for f in self.figures if f.name == name), None)
 
 
+@dataclass(frozen=True)
+class StoryHeaderSettings:
+    """A story run's header `settings`: always empty, the story's own are `story` (and
+    `sweep.settings`); keys a later version writes here are kept."""
+
+    extra: dict[str, Any] = doc("keys this version does not know", factory=dict)
+
+
 @dataclass
 class StoryRun(RunHeader):
     """One `playground story`: its header, its settings and what each target did."""
 
     KIND: ClassVar[str] = "story"
 
+    settings: StoryHeaderSettings = doc(
+        "empty: a story's settings are `story`", factory=StoryHeaderSettings
+    )
     kind: str = doc("`story`", "story")
     predicted: bool | None = doc(
         "true: a prediction by the model of the incident (`playground predict`), not a "

@@ -16,6 +16,8 @@ from playground.faultmodel import (
     FaultFailed,
     FaultRecord,
     FaultRun,
+    FaultRunSettings,
+    FaultSettings,
     FaultsRun,
     OutageVerdict,
     OverloadVerdict,
@@ -217,7 +219,11 @@ def test_a_fault_run_goes_through_the_core_store_and_reads_back_the_same(tmp_pat
     )
     failed = FaultFailed.of(fault="overload", compose_file=("x.yml",), targets=(TARGET,), error="e")
     store = RunStore.create_run(
-        results_dir=tmp_path, run=FaultsRun(run_id="r-faults", settings={"delay": 1.0})
+        results_dir=tmp_path,
+        run=FaultsRun(
+            run_id="r-faults",
+            settings=FaultRunSettings(faults=["overload"], options=FaultSettings(delay=1)),
+        ),
     )
     for r in (record, slow, failed):
         store.run.add(r)
@@ -227,4 +233,17 @@ def test_a_fault_run_goes_through_the_core_store_and_reads_back_the_same(tmp_pat
     assert not (tmp_path / "latest").exists()  # `playground report latest` reads results.json
     back = FaultsRun.from_json(json.loads(store.path.read_text()))
     assert back == store.run and back.finished_at is not None
+    assert back.settings is not None and back.settings.options is not None
+    assert type(back.settings.options.delay) is int  # a whole number stays whole
     assert back.problems() == ["overload x.yml: e"]
+
+
+def test_a_fault_runs_settings_are_written_as_they_always_were():
+    """The faults first, then every option in its order: what `{"faults": ..., **asdict(...)}`
+    wrote before the settings were a model; read back as the same model."""
+    options = FaultSettings(concurrency=4, delay=2.0, overload_s=20.0)
+    settings = FaultRunSettings(faults=["overload", "db-outage"], options=options)
+    on_disk = json.loads(json.dumps(to_json(settings)))
+    old = {"faults": ["overload", "db-outage"], **dataclasses.asdict(options)}
+    assert json.dumps(on_disk) == json.dumps(old)
+    assert from_json(FaultRunSettings, on_disk, "settings") == settings

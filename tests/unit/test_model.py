@@ -109,3 +109,49 @@ def test_a_bench_and_a_scale_run_keep_their_settings_as_the_header_always_had_th
     assert on_disk["scale"]["delays"] == {"100": 1.0, "1000": 8.0}
     back = ScaleRunSettings.from_json(on_disk)
     assert back.scale == chosen and back.extra == {"pin_cpus": "x"}
+
+
+def test_the_header_is_typed_and_written_back_key_for_key():
+    """Every recorded run's settings and environment are models now, read by attribute, and
+    written back exactly as they were (keys, order, values)."""
+    from playground.model import BenchSettings, Environment
+    from playground.results import load_run
+
+    for name in ("results_recorded.json", "results_sweep.json", "story_results_recorded.json"):
+        data = json.loads((DATA / name).read_text())
+        run = load_run(DATA / name)
+        assert isinstance(run.environment, Environment)
+        assert run.environment.cpu_count == data["environment"]["cpu_count"]
+        out = run.to_json()
+        assert json.dumps(out["environment"]) == json.dumps(data["environment"])
+        assert json.dumps(out["settings"]) == json.dumps(data["settings"])
+    sweep = Run.from_json(json.loads((DATA / "results_sweep.json").read_text()))
+    assert isinstance(sweep.settings, BenchSettings) and sweep.settings.sweep == [10, 50]
+
+
+def test_the_kind_of_settings_is_chosen_by_their_keys():
+    from playground.model import BenchSettings, ScaleRunSettings
+
+    header = {"schema_version": 1, "scenarios": []}
+    bench = Run.from_json({**header, "settings": {"tool": "wrk", "pin_cpus": "x"}})
+    assert type(bench.settings) is BenchSettings and bench.settings.extra == {"pin_cpus": "x"}
+    scale = Run.from_json({**header, "settings": {"sweep": [100], "scale": None}})
+    assert type(scale.settings) is ScaleRunSettings and scale.settings.scale is None
+    assert Run.from_json(header).settings is None and Run.from_json(header).environment is None
+
+
+@pytest.mark.parametrize("delay", [1, 1.0, 0.5])
+def test_a_number_setting_keeps_whole_or_not_as_it_was_read(delay):
+    """The report prints 1 and 1.0 differently: a setting must come back as it was written."""
+    data = {"schema_version": 1, "scenarios": [], "settings": {"delay": delay}}
+    run = Run.from_json(data)
+    assert run.settings is not None
+    assert type(run.settings.delay) is type(delay) and run.settings.delay == delay
+    assert json.dumps(run.to_json()["settings"]["delay"]) == json.dumps(delay)
+
+
+@pytest.mark.parametrize("delay", [True, "1", float("nan")])
+def test_a_number_setting_refuses_what_is_not_a_number(delay):
+    data = {"schema_version": 1, "scenarios": [], "settings": {"delay": delay}}
+    with pytest.raises(ModelError, match="'delay' should be a number"):
+        Run.from_json(data)

@@ -202,10 +202,14 @@ def test_a_capped_mode_does_not_win_however_little_it_spends(tmp_path):
 def test_the_scale_section_says_which_probe_set_the_delays_as_it_ran(tmp_path):
     """The probe runs with its scale override: Gunicorn gevent's has two workers, so the report
     must not call it one process."""
-    from playground.model import Entry
+    from dataclasses import replace
+
+    from playground.model import Entry, ScaleRunSettings
 
     run = scale_run()
-    run.settings["scale"].update(probe="gunicorn-gevent", cpu_ms_per_request=2.11)
+    assert isinstance(run.settings, ScaleRunSettings) and run.settings.scale is not None
+    scale = replace(run.settings.scale, probe="gunicorn-gevent", cpu_ms_per_request=2.11)
+    run.settings = replace(run.settings, scale=scale)
     run.probe = Entry(
         name="probe-gunicorn-gevent",
         kind="probe",

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
 
 from rich.console import Console
 
+from playground import environment, results
 from playground import faults as faultsmod
-from playground import results
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.faultmodel import FaultsRun
+from playground.faultmodel import FaultRunSettings, FaultsRun
 from playground.scenarios import SCENARIOS, resolve
 
 
@@ -113,8 +111,8 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
             run_id=results.new_run_id() + "-faults",
             started_at=results.now(),
             command=args.command_line,
-            environment={**docker.versions(), "cpu_count": os.cpu_count()},
-            settings={"faults": list(faults), **dataclasses.asdict(settings)},
+            environment=environment.docker_only(docker),
+            settings=FaultRunSettings(faults=list(faults), options=settings),
         )
         store = results.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:

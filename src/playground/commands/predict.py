@@ -10,8 +10,6 @@ Little's law.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from functools import partial
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import remedies, results
+from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands import story as story_command
 from playground.errors import UsageError
@@ -162,10 +160,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         run_id=results.new_run_id() + "-predict",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
-        environment={
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-        },
+        environment=environment.model_only(),
         story=settings,
         predicted=True,
     )

@@ -19,7 +19,6 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.compose import Docker
-from playground.jsonmodel import to_json
 from playground.model import BenchSettings, Run
 from playground.results import RunStore
 from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
@@ -214,7 +213,7 @@ def _new_store(
             tool=tool,
             tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
         ),
-        settings=to_json(
+        settings=(
             replace(settings, extra={"pin_cpus": docker.pinning.describe()})
             if docker.pinning
             else settings

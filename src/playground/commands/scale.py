@@ -23,7 +23,6 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.run import measure
 from playground.errors import UsageError
-from playground.jsonmodel import to_json
 from playground.model import Run, ScaleRunSettings
 from playground.results import RunStore
 from playground.scenarios import ARES_VARIANTS, Target, resolve
@@ -146,7 +145,9 @@ def _prepare(
     has it), whose CPU per request sets the delay at each concurrency."""
     overrides = options.ROOT / "scale"
     run = store.run
-    settings = ScaleRunSettings.from_json(run.settings)
+    settings = run.settings
+    if not isinstance(settings, ScaleRunSettings):
+        raise UsageError(f"run {run.run_id} is not a scale run: resume it with `playground run`")
     scale = settings.scale
     if scale is None:
         runner_for(
@@ -165,7 +166,7 @@ def _prepare(
             utilisation=args.utilisation,
             probe=args.probe,
         )
-        run.settings = to_json(replace(settings, scale=scale))
+        run.settings = replace(settings, scale=scale)
         store.save()
     delays = tuple((int(c), d) for c, d in scale.delays.items())
     return Plan(

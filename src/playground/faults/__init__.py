@@ -22,7 +22,7 @@ shows them by hand.
 
 from __future__ import annotations
 
-from playground.faultmodel import Burst, ContainerCheck, PhaseStats
+from playground.faultmodel import Burst, ContainerCheck, FaultSettings, PhaseStats
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
@@ -44,7 +44,7 @@ from playground.faults.overload import shed_summary
 from playground.faults.probe import Outcome, Prober, burst, request_once, timed_request
 from playground.faults.render import render_markdown, write_report
 from playground.faults.run import FAULTS, KINDS, applies, run_faults
-from playground.faults.session import FaultSession, FaultSettings
+from playground.faults.session import FaultSession
 
 __all__ = [
     "FAULTS",

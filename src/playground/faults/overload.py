@@ -16,6 +16,7 @@ from playground.faultmodel import (
     AbOutcome,
     Burst,
     FaultRun,
+    FaultSettings,
     OverloadVerdict,
     PhaseStats,
     Probed,
@@ -29,7 +30,7 @@ from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Outcome, Prober, timed_request
 from playground.faults.records import aftermath
-from playground.faults.session import FaultSession, FaultSettings, probe_port, running
+from playground.faults.session import FaultSession, probe_port, running
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
 from playground.tools.output import LoadOutputError, LoadResult

@@ -212,13 +212,15 @@ def _run_blocks(record: FaultRecord | FaultFailed) -> list[Block]:
 
 def document(run: FaultsRun) -> list[Block]:
     """The faults report as blocks of the report's document model."""
-    st = run.settings
+    options = run.settings.options if run.settings is not None else None
+    clients = options.concurrency if options is not None else None
+    delay = options.delay if options is not None else None
     blocks: list[Block] = [
         Heading(1, f"Faults: run {run.run_id}"),
         Paragraph(["Command: ", Span(run.command or "", code=True)]),
         Paragraph(
-            f"Probe: closed loop, c per scenario = {st.get('concurrency') or 'its tutorial c'}, "
-            f"delay {st.get('delay')} s; a failed request waits out the delay before the next. "
+            f"Probe: closed loop, c per scenario = {clients or 'its tutorial c'}, "
+            f"delay {delay} s; a failed request waits out the delay before the next. "
             "Time to recover: from the service's return until every request started from then "
             "on succeeded. Stuck workers: a burst of the scenario's tutorial concurrency after "
             f"the fault must not take more than {STUCK_FACTOR}x + {STUCK_SLACK_S:g} s the one "

@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from playground.compose import Docker, scenario_up
-from playground.faultmodel import FaultFailed, FaultRecord, FaultsRun
+from playground.faultmodel import FaultFailed, FaultRecord, FaultSettings, FaultsRun
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
-from playground.faults.session import FaultSession, FaultSettings, probe_port
+from playground.faults.session import FaultSession, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
 from playground.results import RunStore
 from playground.scenarios import Target

@@ -8,31 +8,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from playground.compose import WAIT_TIMEOUT_S, Docker, shown
+from playground.compose import Docker, shown
 from playground.errors import UsageError
-from playground.faultmodel import Burst
+from playground.faultmodel import Burst, FaultSettings
 from playground.faults.containers import ServerState, server_state
 from playground.faults.probe import Prober, burst
 from playground.scenarios import Target
 from playground.tools.ab import ab_command
-
-
-@dataclass(frozen=True)
-class FaultSettings:
-    concurrency: int | None = None  # probe clients per target; None: the target's own c
-    delay: float = 1.0
-    slow_delay: float = 5.0  # upstream-slowdown: the delay while the upstream is slow
-    baseline_s: float = 5.0  # normal load before the fault
-    fault_s: float = 10.0  # how long the fault lasts
-    recovery_s: float = 15.0  # normal load after it
-    probe_timeout_s: float = 60.0  # a request with no answer by then counts as hung
-    overload_concurrency: int = 2000
-    overload_s: float = 30.0  # ab's time limit (-t) under overload
-    drain_limit_s: float = 240.0  # after an overload, how long a fresh request may wait
-    wait_timeout_s: int = WAIT_TIMEOUT_S
-
-    def clients(self, target: Target) -> int:
-        return self.concurrency or target.concurrency
 
 
 @dataclass

@@ -129,12 +129,11 @@ def _plot_rps(run: Run, path: Path) -> bool:
     ax.set_xlabel("requests per second")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    delay = run.settings.get("delay")
+    delay = run.settings.delay if run.settings is not None else None
     if delay is None:  # each scenario at its own default: name the delay if they share one
         delays = {e.delay for e in entries}
         delay = delays.pop() if len(delays) == 1 else None
-    delay = fmt(delay, digits=2)
-    ax.set_title(f"Throughput, {_chart_concurrency_label(common_c)}, delay {delay} s "
+    ax.set_title(f"Throughput, {_chart_concurrency_label(common_c)}, delay {fmt(delay, digits=2)} s "
                  f"(run {run.run_id or '?'})")  # fmt: skip
     handles = _rps_legend(ceiling)
     figure.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)

@@ -19,7 +19,7 @@ from playground.report.document import (
     Table,
     render_markdown,
 )
-from playground.report.reading import DASH, flatten, fmt, fmt_delta, status
+from playground.report.reading import DASH, flatten, fmt, fmt_delta, keys_of, status
 
 COMPARE_HEADERS = (
     "scenario",
@@ -110,8 +110,10 @@ def compare(*, a: Run, b: Run) -> str:
     blocks.append(
         Table(COMPARE_HEADERS, table) if table else Paragraph("Neither run has any entry.")
     )
-    blocks.append(Paragraph(diff_line("Environment", a.environment, b.environment)))
-    blocks.append(Paragraph(diff_line("Settings", a.settings, b.settings)))
+    blocks.append(
+        Paragraph(diff_line("Environment", keys_of(a.environment), keys_of(b.environment)))
+    )
+    blocks.append(Paragraph(diff_line("Settings", keys_of(a.settings), keys_of(b.settings))))
     return render_markdown(blocks)
 
 
@@ -137,5 +139,5 @@ def compare_table(*, a: Run, b: Run) -> RichTable:
             Text(va, style=styles.get(va, "yellow")),
             Text(vb, style=styles.get(vb, "yellow")),
         )
-    table.caption = diff_line("Environment", a.environment, b.environment)
+    table.caption = diff_line("Environment", keys_of(a.environment), keys_of(b.environment))
     return table

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from playground.jsonmodel import to_json
 from playground.model import Entry, Run
 
 #: Shown wherever a figure is unknown.
@@ -124,7 +125,7 @@ def spread_cell(entry: Entry) -> str:
 
 
 def is_sweep(run: Run) -> bool:
-    if run.settings.get("sweep"):
+    if run.settings is not None and run.settings.sweep:
         return True
     seen: dict[str, set[int]] = {}
     for entry in run.scenarios:
@@ -135,7 +136,7 @@ def is_sweep(run: Run) -> bool:
 def main_entries(run: Run) -> list[Entry]:
     """One entry per name for the per-scenario charts: the run's main concurrency, else the
     highest one measured."""
-    main_c = run.settings.get("concurrency")
+    main_c = run.settings.concurrency if run.settings is not None else None
     by_name: dict[str, list[Entry]] = {}
     for entry in run.scenarios:
         by_name.setdefault(entry.name, []).append(entry)
@@ -153,6 +154,12 @@ def ceiling_for(entry: Entry, calibration: Entry | None) -> float | None:
     if (entry.concurrency, entry.delay) != (calibration.concurrency, calibration.delay):
         return None
     return calibration.steady_rps
+
+
+def keys_of(model: object | None) -> dict[str, Any]:
+    """A header's typed environment or settings by the keys results.json keeps them under, in
+    its order (empty: not recorded), for the tables that show every key."""
+    return to_json(model) if model is not None else {}
 
 
 def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, str]:

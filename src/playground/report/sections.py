@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from playground.model import Entry, Run
+from playground.model import Entry, Run, ScaleRunSettings, ScaleSettings
 from playground.report.contenders import contender_blocks
 from playground.report.document import (
     Block,
@@ -32,6 +32,7 @@ from playground.report.reading import (
     fmt_spread,
     fmt_threads,
     is_sweep,
+    keys_of,
     spread_cell,
     status,
     steady_cell,
@@ -223,12 +224,12 @@ def sweep_blocks(run: Run) -> list[Block]:
     ]
 
 
-def _probe_said(run: Run, scale: dict[str, Any]) -> str:
+def _probe_said(run: Run, scale: ScaleSettings) -> str:
     """Which probe measured the CPU per request, as it ran: its title (the scale override's
     shape included) and the processes it sampled."""
     probe = run.probe
     if probe is None:
-        return str(scale.get("probe") or "?")
+        return scale.probe or "?"
     said = f"{probe.title or probe.name}, c={probe.concurrency}"
     if probe.processes:
         said += f", {fmt(probe.processes)} processes sampled"
@@ -238,17 +239,17 @@ def _probe_said(run: Run, scale: dict[str, Any]) -> str:
 def scale_blocks(run: Run) -> list[Block]:
     """For a scale run: how the delay was chosen, and per mode how far it scaled and what
     one more request in flight costs in memory."""
-    scale = run.settings.get("scale") or {}
-    if not scale:
+    scale = run.settings.scale if isinstance(run.settings, ScaleRunSettings) else None
+    if scale is None:
         return []
-    delays = scale.get("delays") or {}
+    delays = scale.delays
     blocks: list[Block] = [
         Heading(2, "Scale"),
         Paragraph(
-            f"Measured CPU per request: {fmt(scale.get('cpu_ms_per_request'), digits=2)} ms in the "
+            f"Measured CPU per request: {fmt(scale.cpu_ms_per_request, digits=2)} ms in the "
             f"app ({_probe_said(run, scale)}). So that CPU is not the limit, each "
-            f"concurrency gets a delay that keeps the ideal c / delay near {fmt(scale.get('rate'))} "
-            f"requests/s, {fmt_pct(scale.get('utilisation'))} of what one core can serve: "
+            f"concurrency gets a delay that keeps the ideal c / delay near {fmt(scale.rate)} "
+            f"requests/s, {fmt_pct(scale.utilisation)} of what one core can serve: "
             + ", ".join(f"c={c}: {fmt(d)} s" for c, d in delays.items())
             + "."
         ),
@@ -479,9 +480,11 @@ def key_value_table(mapping: dict[str, Any]) -> Table:
 def environment_blocks(run: Run) -> list[Block]:
     return [
         Heading(2, "Environment"),
-        key_value_table(run.environment) if run.environment else Paragraph("Not recorded."),
+        key_value_table(keys_of(run.environment))
+        if run.environment
+        else Paragraph("Not recorded."),
         Heading(2, "Settings"),
-        key_value_table(run.settings) if run.settings else Paragraph("Not recorded."),
+        key_value_table(keys_of(run.settings)) if run.settings else Paragraph("Not recorded."),
         Paragraph(f"Results schema version: {fmt(run.schema_version)}."),
     ]
 
