@@ -16,7 +16,6 @@ from playground.compose import DockerError, shown
 from playground.incident.analysis import OK, GeneratorOutput, percentile
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.scenarios import Target, plain_decimal
-from playground.story import plan
 from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import ServerAddresses
@@ -24,6 +23,7 @@ from playground.storymodel import CrossCheck
 from playground.storyrecords import ToolFigures
 from playground.storysettings import StorySettings
 from playground.tools.oha import oha_command, oha_figures
+from playground.tools.openloop import openloop
 from playground.tools.output import LoadOutputError
 
 OHA_IMAGE = "flask-playground/oha"
@@ -85,9 +85,7 @@ def openloop_args(
     at `delay` throughout."""
     options = ["--arrival", "constant", "--timeout", plain_decimal(s.timeout), "--no-refresh"]
     options += ["--engine", s.engine]
-    return plan.openloop(
-        target.url(delay=delay), rate=rate, duration=duration, options=options, out=out
-    )
+    return openloop(target.url(delay=delay), rate=rate, duration=duration, options=options, out=out)
 
 
 def rates(*, pool: int, delay: float) -> list[float]:

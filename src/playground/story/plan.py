@@ -19,21 +19,14 @@ from playground.scenarios import Target
 from playground.scenarios import plain_decimal as num
 from playground.storysettings import StorySettings
 from playground.tools.abreport import AbTool
+from playground.tools.openloop import openloop
 
-OPENLOOP = "/usr/local/bin/openloop.py"
 STATS_PORT = 1717
 STUB_STATUS_PORT = 8081
 APP_PORT = 3000
 API_PORT = 4000
 # ab's inactivity limit through the incident: far beyond any wait.
 AB_INACTIVITY_S = 30
-
-
-def openloop(url: str, *, rate: float, duration: float, options: list[str], out: str) -> list[str]:
-    """The generator's command line, inside the load-generator container on the target's
-    network: `rate` visits/s to `url` for `duration` s, writing its attempts to `out`."""
-    head = ["python", OPENLOOP, "--url", url, "--rate", num(rate), "--duration", num(duration)]
-    return [*head, *options, "--out", out]
 
 
 def users(s: StorySettings) -> list[str]:

@@ -31,6 +31,7 @@ from playground.story.run import Story, as_run, bound, brought_up, generator, re
 from playground.storymodel import StoryRun, Sweep, SweepStep, SweepTarget
 from playground.storyrecords import GeneratorCheck
 from playground.storysettings import StorySettings, SweepSettings
+from playground.tools.openloop import openloop
 
 
 def step_args(
@@ -39,7 +40,7 @@ def step_args(
     """The generator's command line for one step: a constant offered rate, the third party at
     the sweep's delay throughout, the story's users (refreshes included)."""
     url = target.url(delay=sweep.delay)
-    return plan.openloop(url, rate=rate, duration=sweep.step_s, options=plan.users(s), out=out)
+    return openloop(url, rate=rate, duration=sweep.step_s, options=plan.users(s), out=out)
 
 
 def summarise_step(
