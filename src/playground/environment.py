@@ -7,17 +7,17 @@ import platform
 import subprocess
 from pathlib import Path
 
-from playground.compose import Docker
+from playground.compose import LOADGEN_IMAGE, OPENLOOP_IMAGE, Docker
 from playground.model import Environment
 
 IMAGES = (
     "flask-playground/flask_app",
     "flask-playground/bonus",
     "flask-playground/slow_api",
-    "flask-playground/loadgen",
+    LOADGEN_IMAGE,
 )
 #: The story's runs add its generator's image.
-STORY_IMAGES = (*IMAGES, "flask-playground/openloop")
+STORY_IMAGES = (*IMAGES, OPENLOOP_IMAGE)
 PACKAGE_FILES = (
     "flask_app/requirements.txt",
     "psycopg2/requirements.txt",
