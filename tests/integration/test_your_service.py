@@ -83,6 +83,11 @@ def network() -> Iterator[str]:
             "-c",
             ECHO,
         )
+        # Both answering before a proxy is put in front of them: a proxy reports a dependency
+        # that refuses connections at once, as it should, and `docker run` returns before the
+        # servers listen. curl retries refused connections.
+        curl("http://slow_api:4000/?delay=0")
+        curl("http://echo:5000/ready")
         yield NETWORK
     finally:
         sh("docker", "rm", "--force", *names, check=False)
