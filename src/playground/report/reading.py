@@ -69,10 +69,6 @@ def fmt_threads(entry: Entry) -> str:
     return f"{fmt(entry.threads_before)} → {fmt(entry.threads_peak)}"
 
 
-def fmt_latency(entry: Entry) -> str:
-    return " / ".join(fmt(entry.latency_ms.get(k), digits=0) for k in ("p50", "p99", "max"))
-
-
 def fmt_delta(a: float | None, b: float | None) -> str:
     if a is None or b is None or a == 0:
         return "n/a"

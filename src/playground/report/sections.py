@@ -26,11 +26,9 @@ from playground.report.reading import (
     efficiency,
     flatten,
     fmt,
-    fmt_latency,
     fmt_pct,
     fmt_rate,
     fmt_spread,
-    fmt_threads,
     is_sweep,
     keys_of,
     spread_cell,
@@ -90,14 +88,20 @@ THROUGHPUT_HEADERS = (
     "spread",
     "valid",
 )
-RESOURCE_HEADERS = (
+LATENCY_HEADERS = (
     "entry",
-    "compose file",
-    "p50 / p99 / max ms",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
     "max connect ms",
     "failed",
     "non-2xx",
-    "threads before → peak",
+)
+RESOURCE_HEADERS = (
+    "entry",
+    "compose file",
+    "threads before",
+    "threads peak",
     "processes",
     "RSS peak MB",
     "CPU peak %",
@@ -153,15 +157,22 @@ def throughput_row(entry: Entry, calibration: Entry | None) -> list[Inline]:
     ]
 
 
+def latency_row(entry: Entry) -> list[Inline]:
+    return [
+        entry.name,
+        *(fmt(entry.latency_ms.get(k), digits=0) for k in ("p50", "p99", "max")),
+        fmt(entry.connect_max_ms, digits=0),
+        fmt(entry.failed),
+        fmt(entry.non_2xx),
+    ]
+
+
 def resource_row(entry: Entry) -> list[Inline]:
     return [
         entry.name,
         Span(entry.compose_file, code=True) if entry.compose_file else DASH,
-        fmt_latency(entry),
-        fmt(entry.connect_max_ms, digits=0),
-        fmt(entry.failed),
-        fmt(entry.non_2xx),
-        fmt_threads(entry),
+        fmt(entry.threads_before),
+        fmt(entry.threads_peak),
         fmt(entry.processes),
         fmt(entry.rss_peak_mb),
         fmt(entry.cpu_peak_pct, digits=0),
@@ -169,7 +180,8 @@ def resource_row(entry: Entry) -> list[Inline]:
 
 
 def summary_blocks(run: Run) -> list[Block]:
-    """Per section (one per kind), throughput then latency and resources."""
+    """Per section (one per kind), throughput, then latency and errors, then threads and
+    memory: one quantity per cell."""
     entries = run.entries()
     blocks: list[Block] = [Heading(2, "Summary")]
     if not entries:
@@ -178,6 +190,7 @@ def summary_blocks(run: Run) -> list[Block]:
         blocks += [
             Heading(3, section_title),
             Table(THROUGHPUT_HEADERS, [throughput_row(e, run.calibration) for e in group]),
+            Table(LATENCY_HEADERS, [latency_row(e) for e in group]),
             Table(RESOURCE_HEADERS, [resource_row(e) for e in group]),
         ]
     if any(len(e.repeats) > 1 for e in entries):
@@ -297,7 +310,16 @@ def scale_blocks(run: Run) -> list[Block]:
     return blocks
 
 
-DEMO_HEADERS = ("demo", "load", "ours", "published", "threads before → peak", "at once", "shape")
+DEMO_HEADERS = (
+    "demo",
+    "load",
+    "ours",
+    "published",
+    "threads before",
+    "threads peak",
+    "at once",
+    "shape",
+)
 DEMO_HOW_TO_READ = (
     "At once = the load tool's own requests/s × the sleep: how many sleeping requests the server "
     "overlapped. About 1 means it served them one after another (serialised), however many "
@@ -354,7 +376,8 @@ def demo_cells(entry: Entry) -> list[str]:
         load,
         ours,
         entry.published or DASH,
-        fmt_threads(entry),
+        fmt(entry.threads_before),
+        fmt(entry.threads_peak),
         fmt(at_once(entry), digits=1),
         demo_shape(entry),
     ]

@@ -27,7 +27,8 @@ from playground.storyrecords import PredictedFigures
 
 COLUMNS = (
     "target",
-    "verdict measured / predicted",
+    "figures",
+    "verdict",
     "visits served during",
     "goodput/s during",
     "time to recover",
@@ -40,27 +41,47 @@ def _recovery(value: float | None) -> str:
     return "not within the run" if value is None else f"{value:.0f} s"
 
 
-def _row(t: StoryTarget, run: StoryRun) -> list[Inline]:
+def _pair(
+    head: list[Inline], measured: list[str], predicted: list[str], p: PredictedFigures
+) -> list[list[Inline]]:
+    """Two rows, one quantity per cell: the measured figures, then the model's beneath them,
+    the agreement on the first."""
+    return [
+        [*head, "measured", *measured, _agrees(p)],
+        [*([""] * len(head)), "predicted", *predicted, ""],
+    ]
+
+
+def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
     s, p = t.summary, t.predicted
     assert s is not None and p is not None
     if p.error:
-        return [label(t, run), DASH, DASH, DASH, DASH, DASH, f"not modelled: {p.error}"]
-    return [
-        label(t, run),
-        f"{outcome(s.visits_served_during, s.recovery_s)} / {p.verdict}",
-        f"{pct(s.visits_served_during)} / {pct(p.visits_served_during)}",
-        f"{num(s.goodput_during)} / {num(p.goodput_during)}",
-        f"{_recovery(s.recovery_s)} / {_recovery(p.recovery_s)}",
-        f"{num(s.amplification, 2)} / {num(p.amplification, 2)}",
-        _agrees(p),
-    ]
+        return [_not_modelled(label(t, run), p, len(COLUMNS))]
+    return _pair(
+        [label(t, run)],
+        [
+            outcome(s.visits_served_during, s.recovery_s),
+            pct(s.visits_served_during),
+            num(s.goodput_during),
+            _recovery(s.recovery_s),
+            num(s.amplification, 2),
+        ],
+        [
+            p.verdict,
+            pct(p.visits_served_during),
+            num(p.goodput_during),
+            _recovery(p.recovery_s),
+            num(p.amplification, 2),
+        ],
+        p,
+    )
 
 
 def _agrees(p: PredictedFigures) -> Inline:
     return "yes" if not p.differs else [Span("NO", bold=True), ": " + "; ".join(p.differs)]
 
 
-def _not_modelled(name: str, p: PredictedFigures, width: int) -> list[Inline]:
+def _not_modelled(name: Inline, p: PredictedFigures, width: int) -> list[Inline]:
     """One row for a target the model does not cover: the reason in its last cell."""
     return [name, *([DASH] * (width - 2)), f"not modelled: {p.error}"]
 
@@ -74,29 +95,33 @@ def predicted_blocks(run: StoryRun) -> list[Block]:
                 "(docs/predict.md says what each part is modelled on)."
             )
         ]
-    rows = [_row(t, run) for t in run.targets if t.summary is not None and t.predicted]
+    rows = [
+        row for t in run.targets if t.summary is not None and t.predicted for row in _row(t, run)
+    ]
     if not rows:
         return []
     return [
         Heading(2, "Predicted beside measured"),
         Paragraph(
             "Each target again in the model of the incident (`playground predict`, the same "
-            "settings and arrivals), measured / predicted. A row is marked where the verdicts "
-            "differ or the visits served during the incident are more than 10 points apart."
+            "settings and arrivals), the model's figures beneath the measured ones. A target is "
+            "marked where the verdicts differ or the visits served during the incident are more "
+            "than 10 points apart."
         ),
         Table(COLUMNS, rows),
     ]
 
 
 AGREEMENT = (
-    "measured / predicted (the model of the incident, `playground predict`, with the same "
-    "settings, delay and arrivals); a step is marked where the verdicts differ or the visits "
-    "served are more than 10 points apart."
+    "the model's figures beneath the measured ones (the model of the incident, `playground "
+    "predict`, with the same settings, delay and arrivals); a step is marked where the verdicts "
+    "differ or the visits served are more than 10 points apart."
 )
 RATE_COLUMNS = (
     "target",
     "offered/s",
-    "verdict measured / predicted",
+    "figures",
+    "verdict",
     "goodput/s",
     "visits served",
     "attempts/visit",
@@ -104,17 +129,19 @@ RATE_COLUMNS = (
 )
 
 
-def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[Inline]:
+def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[list[Inline]]:
     amplification = st.attempts_per_s / st.offered_per_s if st.offered_per_s else None
-    return [
-        name,
-        f"{st.rate:g}",
-        f"{verdict.step_outcome(st)} / {p.verdict}",
-        f"{num(st.goodput_per_s)} / {num(p.goodput_during)}",
-        f"{pct(st.visits_served)} / {pct(p.visits_served_during)}",
-        f"{num(amplification, 2)} / {num(p.amplification, 2)}",
-        _agrees(p),
-    ]
+    return _pair(
+        [name, f"{st.rate:g}"],
+        [
+            verdict.step_outcome(st),
+            num(st.goodput_per_s),
+            pct(st.visits_served),
+            num(amplification, 2),
+        ],
+        [p.verdict, num(p.goodput_during), pct(p.visits_served_during), num(p.amplification, 2)],
+        p,
+    )
 
 
 def _rate_rows(m: SweepTarget) -> list[list[Inline]]:
@@ -123,7 +150,7 @@ def _rate_rows(m: SweepTarget) -> list[list[Inline]]:
         return []
     if why := next((p for _, p in shown if p.error), None):
         return [_not_modelled(m.name, why, len(RATE_COLUMNS))]
-    return [_rate_row(m.name, st, p) for st, p in shown]
+    return [row for st, p in shown for row in _rate_row(m.name, st, p)]
 
 
 def model_edge(m: SweepTarget) -> float | None:
@@ -157,7 +184,8 @@ def rate_blocks(sweeps: Sequence[SweepTarget], what: str) -> list[Block]:
 DELAY_COLUMNS = (
     "target",
     "incident delay (s)",
-    "verdict measured / predicted",
+    "figures",
+    "verdict",
     "visits served during",
     "goodput/s during",
     "time to recover",
@@ -166,17 +194,25 @@ DELAY_COLUMNS = (
 )
 
 
-def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[Inline]:
-    return [
-        name,
-        f"{d.incident_delay:g}",
-        f"{outcome(d.visits_served_during, d.recovery_s)} / {p.verdict}",
-        f"{pct(d.visits_served_during)} / {pct(p.visits_served_during)}",
-        f"{num(d.goodput_during)} / {num(p.goodput_during)}",
-        f"{_recovery(d.recovery_s)} / {_recovery(p.recovery_s)}",
-        f"{num(d.lasted_s, 0, ' s')} / {num(p.lasted_s, 0, ' s')}",
-        _agrees(p),
-    ]
+def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[list[Inline]]:
+    return _pair(
+        [name, f"{d.incident_delay:g}"],
+        [
+            outcome(d.visits_served_during, d.recovery_s),
+            pct(d.visits_served_during),
+            num(d.goodput_during),
+            _recovery(d.recovery_s),
+            num(d.lasted_s, 0, " s"),
+        ],
+        [
+            p.verdict,
+            pct(p.visits_served_during),
+            num(p.goodput_during),
+            _recovery(p.recovery_s),
+            num(p.lasted_s, 0, " s"),
+        ],
+        p,
+    )
 
 
 def _delay_rows(c: CliffTarget) -> list[list[Inline]]:
@@ -185,7 +221,7 @@ def _delay_rows(c: CliffTarget) -> list[list[Inline]]:
         return []
     if why := next((p for _, p in shown if p.error), None):
         return [_not_modelled(c.name, why, len(DELAY_COLUMNS))]
-    return [_delay_row(c.name, d, p) for d, p in shown]
+    return [row for d, p in shown for row in _delay_row(c.name, d, p)]
 
 
 def delay_blocks(targets: Sequence[CliffTarget]) -> list[Block]:
