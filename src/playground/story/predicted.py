@@ -52,6 +52,13 @@ def _pair(
     ]
 
 
+def _incident(
+    verdict: str, served: float | None, goodput: float | None, recovery: float | None
+) -> list[str]:
+    """The incident's figures in the tables' order: verdict, visits served, goodput, recovery."""
+    return [verdict, pct(served), num(goodput), _recovery(recovery)]
+
+
 def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
     s, p = t.summary, t.predicted
     assert s is not None and p is not None
@@ -60,17 +67,16 @@ def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
     return _pair(
         [label(t, run)],
         [
-            outcome(s.visits_served_during, s.recovery_s),
-            pct(s.visits_served_during),
-            num(s.goodput_during),
-            _recovery(s.recovery_s),
+            *_incident(
+                outcome(s.visits_served_during, s.recovery_s),
+                s.visits_served_during,
+                s.goodput_during,
+                s.recovery_s,
+            ),
             num(s.amplification, 2),
         ],
         [
-            p.verdict,
-            pct(p.visits_served_during),
-            num(p.goodput_during),
-            _recovery(p.recovery_s),
+            *_incident(p.verdict, p.visits_served_during, p.goodput_during, p.recovery_s),
             num(p.amplification, 2),
         ],
         p,
@@ -198,17 +204,16 @@ def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[list[Inline
     return _pair(
         [name, f"{d.incident_delay:g}"],
         [
-            outcome(d.visits_served_during, d.recovery_s),
-            pct(d.visits_served_during),
-            num(d.goodput_during),
-            _recovery(d.recovery_s),
+            *_incident(
+                outcome(d.visits_served_during, d.recovery_s),
+                d.visits_served_during,
+                d.goodput_during,
+                d.recovery_s,
+            ),
             num(d.lasted_s, 0, " s"),
         ],
         [
-            p.verdict,
-            pct(p.visits_served_during),
-            num(p.goodput_during),
-            _recovery(p.recovery_s),
+            *_incident(p.verdict, p.visits_served_during, p.goodput_during, p.recovery_s),
             num(p.lasted_s, 0, " s"),
         ],
         p,
