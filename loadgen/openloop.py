@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import errno
 import json
 import math
@@ -63,7 +64,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 # figures"): the figures are counted in one-second bins and the shortest latency the story
 # measures is its third party's normal 0.7 s. A p99 send lag of 10 ms moves under 1% of the
 # sends into a later bin than planned and is under 1.5% of that latency; a latency is counted
-# from the intended send, so a late send only ever adds to it.
+# from the intended send, so a late send only ever adds to it. With fewer than 100 sends (a
+# sweep's slow step) a nearest-rank p99 is the largest lag, and one send is more than 1% of
+# them: there the rule allows that one send, as it does from 100 to 199 sends.
 MAX_SEND_LAG_P99_S = 0.010
 # The longest any single send may lag: a tenth of a bin, 2.5% of a user's 4 s of patience.
 MAX_SEND_LAG_S = 0.100
@@ -322,14 +325,25 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[k]
 
 
+def late_sends_allowed(sends: int) -> int:
+    """How many sends may leave more than 10 ms late: 1% of them (what a nearest-rank p99 of
+    at most 10 ms allows from 100 sends on), and never fewer than one."""
+    return max(1, sends // 100)
+
+
 def self_check(sorted_lags: list[float]) -> dict:
-    """Did the generator keep its schedule? Invalid when the p99 send lag exceeds 10 ms or any
-    send lagged by more than 100 ms (the schedule was not kept)."""
+    """Did the generator keep its schedule? Invalid when more than 1% of the sends (and more
+    than one) lagged by more than 10 ms, the p99 bound, or any send lagged by more than 100 ms
+    (the schedule was not kept)."""
     p50, p99 = percentile(sorted_lags, 50), percentile(sorted_lags, 99)
     worst = sorted_lags[-1] if sorted_lags else math.nan
+    late = len(sorted_lags) - bisect.bisect_right(sorted_lags, MAX_SEND_LAG_P99_S)
     reasons = []
-    if sorted_lags and p99 > MAX_SEND_LAG_P99_S:
-        reasons.append(f"send lag p99 {p99 * 1000:.1f} ms > {MAX_SEND_LAG_P99_S * 1000:g} ms")
+    if late > late_sends_allowed(len(sorted_lags)):
+        reasons.append(
+            f"send lag p99 {p99 * 1000:.1f} ms > {MAX_SEND_LAG_P99_S * 1000:g} ms "
+            f"({late} of {len(sorted_lags)} sends later than that)"
+        )
     if sorted_lags and worst > MAX_SEND_LAG_S:
         reasons.append(
             f"schedule not kept: a send lagged {worst * 1000:.0f} ms "

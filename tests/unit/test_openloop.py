@@ -386,6 +386,11 @@ def test_an_unstalled_run_sends_on_time(ol):
         ([1.0] * 98 + [10.5, 10.5], False, "send lag p99 10.5 ms > 10 ms"),
         ([1.0] * 300 + [100.0], True, None),
         ([1.0] * 300 + [150.0], False, "schedule not kept"),
+        # A sweep's slow step: 66 sends, where the p99 is the largest lag. One late send is
+        # allowed (as from 100 to 199 sends), two are not.
+        ([1.0] * 65 + [14.0], True, None),
+        ([1.0] * 64 + [14.0, 14.0], False, "2 of 66 sends later than that"),
+        ([1.0] * 65 + [150.0], False, "schedule not kept"),
     ],
 )
 def test_self_check_verdict(ol, lags_ms, valid, says):
@@ -393,6 +398,16 @@ def test_self_check_verdict(ol, lags_ms, valid, says):
     assert check["valid"] is valid
     if says:
         assert any(says in r for r in check["reasons"]), check["reasons"]
+
+
+@pytest.mark.parametrize("sends", [100, 101, 150, 199, 200, 250, 999, 1000, 1001, 3600])
+def test_from_100_sends_the_late_send_rule_is_the_p99_bound(ol, sends):
+    """The rule counts late sends; from 100 sends on it says exactly what a nearest-rank p99
+    of at most 10 ms says, whatever the number of late sends."""
+    for late in range(sends // 50 + 2):
+        lags = sorted([0.001] * (sends - late) + [0.020] * late)
+        p99_holds = ol.percentile(lags, 99) <= ol.MAX_SEND_LAG_P99_S
+        assert ol.self_check(lags)["valid"] is p99_holds, (sends, late)
 
 
 def test_events_fire_on_time_and_watches_poll_every_second(ol):
