@@ -57,6 +57,12 @@ class StorySettings:
         "`asyncio` (its Python event loops)",
         "tokio",
     )
+    busiest_share: float | None = doc(
+        "the model's only (`playground predict --busiest-share`): the share of new connections "
+        "the busiest of Gunicorn's workers takes; absent: the share measured "
+        "(docs/predict.md)",
+        omit_none=True,
+    )
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):
@@ -81,6 +87,9 @@ class StorySettings:
             raise StoryError(f"arrival must be poisson or constant, got {self.arrival!r}")
         if self.engine not in ("tokio", "asyncio"):
             raise StoryError(f"engine must be tokio or asyncio, got {self.engine!r}")
+        share = self.busiest_share
+        if share is not None and not (math.isfinite(share) and 0 < share <= 1):
+            raise StoryError(f"busiest_share must be above 0 and at most 1, got {share}")
         if self.ab_concurrency is not None and not 1 <= self.ab_concurrency <= AB_MAX_CONCURRENCY:
             raise StoryError(
                 f"ab_concurrency must be 1 to {AB_MAX_CONCURRENCY}, got {self.ab_concurrency}"

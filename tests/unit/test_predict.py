@@ -13,6 +13,7 @@ import pytest
 
 from playground.cli import main
 from playground.incident import verdict
+from playground.jsonmodel import to_json
 from playground.predict import schedule
 from playground.predict.beside import differences
 from playground.predict.run import predict_target
@@ -169,6 +170,9 @@ def test_the_defaults_say_what_was_measured(argv, expected, tmp_path, capsys):
         (["gunicorn-gevent+timeout-3"], "runs gevent"),
         (["granian"], "the model covers"),
         (["--sweep", "rate", "--remedies"], "leave out --remedies"),
+        (["--busiest-share", "1.5"], "busiest_share must be above 0 and at most 1"),
+        (["--busiest-share", "0"], "busiest_share must be above 0 and at most 1"),
+        (["--busiest-share", "nan"], "busiest_share must be above 0 and at most 1"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
@@ -176,6 +180,30 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_the_busiest_workers_share_decides_gthreads_verdict_and_is_kept_with_the_run(
+    tmp_path, capsys
+):
+    """The kernel's split between Gunicorn's workers is the model's one measured knob: an even
+    split holds the incident that the measured share collapses; the share a prediction used is
+    in its results and its report, and a run that set none keeps no such key."""
+    from playground.results import runs
+
+    (gunicorn,) = resolve_story(["gunicorn-threads"])
+    measured = system_for(gunicorn, StorySettings()).busiest_share
+    assert measured is not None and 0.6 < measured < 0.75
+    assert system_for(gunicorn, StorySettings(busiest_share=0.5)).busiest_share == 0.5
+    assert "busiest_share" not in to_json(StorySettings())
+
+    _verdict(capsys, "--busiest-share", "0.5", "gunicorn-threads", tmp_path=tmp_path / "even")
+    _verdict(capsys, "gunicorn-threads", tmp_path=tmp_path / "measured")
+    ((_, even),) = runs(tmp_path / "even")
+    ((_, as_measured),) = runs(tmp_path / "measured")
+    assert verdict.held(even.targets[0]) and not verdict.held(as_measured.targets[0])
+    assert even.story.busiest_share == 0.5 and as_measured.story.busiest_share is None
+    report = (tmp_path / "even" / even.run_id / "report.md").read_text()
+    assert "takes 50.0% of the new connections (--busiest-share)" in report
 
 
 def test_a_rate_sweep_finds_a_pools_cliff_near_littles_law(tmp_path, capsys):

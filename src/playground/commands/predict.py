@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -23,7 +24,7 @@ from playground.commands import story as story_command
 from playground.errors import UsageError
 from playground.incident import capacity, verdict
 from playground.predict import run as model
-from playground.predict.system import system_for
+from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
 from playground.results import RunStore
 from playground.scenarios import Target
 from playground.story import cells, report
@@ -60,6 +61,13 @@ def add_parser(sub: Any) -> None:
         type=options.positive(float),
         default=SweepSettings().delay,
         help=f"the third party's delay throughout --sweep rate (default {SweepSettings().delay:g})",
+    )
+    p.add_argument(
+        "--busiest-share",
+        type=float,
+        help="the share of new connections the busiest of Gunicorn's workers takes, from 0 to 1 "
+        f"(default {GTHREAD_BUSIEST_SHARE:.3f}, measured: docs/predict.md); the kernel's "
+        "choice, which a gthread pool's verdict can turn on",
     )
     p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
 
@@ -152,7 +160,7 @@ def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
 
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
-    settings = story_command.settings_from(args)
+    settings = replace(story_command.settings_from(args), busiest_share=args.busiest_share)
     targets = _targets(args, settings)
     if args.sweep and args.remedies:
         raise UsageError("--sweep finds one target's cliff; leave out --remedies")

@@ -238,7 +238,11 @@ def system_for(target: Target, settings: StorySettings) -> System:
         if gunicorn
         else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
-        busiest_share=GTHREAD_BUSIEST_SHARE if gunicorn and not reuse_port else None,
+        busiest_share=(
+            GTHREAD_BUSIEST_SHARE if settings.busiest_share is None else settings.busiest_share
+        )
+        if gunicorn and not reuse_port
+        else None,
         abort_on_overflow=files.abort,
         cpu_s=CPU_PER_REQUEST_S[(target.server, target.model)],
         limit_conn=int(v) if (v := _directive(nginx, "limit_conn")) else None,

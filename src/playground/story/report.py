@@ -105,6 +105,16 @@ def _settings(run: StoryRun) -> Paragraph:
         f"gives up after {s.timeout:g} s, {_reloads(s)}, up to "
         f"{s.max_attempts} attempts. Thread pools: {s.workers} processes x {s.threads} "
         f"threads; gevent: {s.workers} x {s.async_cores}; uWSGI's listen queue {s.listen}."
+        + _share(s)
+    )
+
+
+def _share(s: StorySettings) -> str:
+    if s.busiest_share is None:
+        return ""
+    return (
+        f" The model's busiest Gunicorn worker takes {s.busiest_share:.1%} of the new "
+        "connections (--busiest-share), not the share measured."
     )
 
 
