@@ -4,7 +4,6 @@ generator's own schedule, and what it says at the story's defaults."""
 from __future__ import annotations
 
 import ast
-import math
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from playground.scenarios import resolve_story
 from playground.storyrecords import StorySummary
 from playground.storysettings import StorySettings
 from tests.conftest import load_module
+from tests.queueing import erlang_c
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
@@ -44,12 +44,6 @@ def _open_loop(
     arrivals = schedule.arrival_times(rate=rate, duration=seconds, arrival=arrival, seed=seed)
     sim = Simulation(system, s, delay=1.0, incident=False, upstream=upstream)
     return sim.run(arrivals), arrivals
-
-
-def erlang_c(c: int, a: float) -> float:
-    """The probability that an arrival waits in an M/M/c queue with offered load a = λ/μ."""
-    top = a**c / math.factorial(c) * c / (c - a)
-    return top / (sum(a**k / math.factorial(k) for k in range(c)) + top)
 
 
 def test_an_m_m_c_queue_waits_as_erlang_c_says():
