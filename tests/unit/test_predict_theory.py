@@ -158,10 +158,12 @@ def test_the_reload_loop_amplifies_a_steady_overload_as_its_fixed_point_says():
     Far into overload B -> 1 - C / Lambda, the pool's throughput p Lambda -> C, and
     C = lambda (1 - (1 - p)^m) gives the closed form p = 1 - (1 - C / lambda)^(1/m) and
     attempts per visit (C / lambda) / p: at 1.5 C, p = 0.307 and 2.17 attempts a visit; the
-    fixed point with Erlang B says 2.18. With m = 2 it would be 1.60, with m = 4, 2.81.
+    fixed point with Erlang B says 2.18. With m = 2 it would be 1.58, with m = 4, 2.78.
 
     Counted: visits that start after 10 s (the pool full) and early enough that all their
-    reloads meet the steady load, the arrivals still coming.
+    reloads meet the steady load, the arrivals still coming. Allowed beyond the run's own
+    error: 2% of the formula, for the independence supposed above (arrival seeds 1 to 3 of
+    this setting came within 1.7% of it).
     """
     base = StorySettings()
     system = _system("uwsgi-threads+limit-conn", base)
