@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from playground import jsonmodel
 from playground.jsonmodel import ModelError, doc
 from playground.model import SCHEMA_VERSION, Finding, RunHeader
+from playground.odds import Frequency
 from playground.outsidemodel import IncidentCommand, OutsideTarget
 from playground.storyrecords import (
     AbPhase,
@@ -252,10 +253,35 @@ class FigureSpread:
     values: list[float | None] = doc("each trusted repeat's, in order", factory=list)
 
 
+@dataclass(frozen=True)
+class RecoveryTimes:
+    """Time to recover over a target's trusted repeats, a repeat that did not recover within
+    the run counted as censored at the run's after-phase (`story.after_s`), not left out."""
+
+    repeats: int = doc("trusted repeats with a time to recover or none", 0)
+    recovered: int = doc("... of them that recovered within the run", 0)
+    censored_at_s: float = doc(
+        "the run's after-phase, s: a repeat that did not recover took longer than this", 0.0
+    )
+    median_s: float | None = doc(
+        "the Kaplan-Meier median (playground.survival), s; null: fewer than half recovered, "
+        "the median is over `censored_at_s`"
+    )
+    min_s: float | None = doc("the quickest recovery, s; null: none recovered")
+    max_s: float | None = doc(
+        "the slowest recovery within the run, s (over `censored_at_s` where `recovered` is "
+        "below `repeats`)"
+    )
+
+
+#: What TargetSpread.outcomes holds for a trusted repeat with no visits during the incident.
+NO_OUTCOME = "-"
+
+
 @dataclass
 class TargetSpread:
     """A target's repeats (`--repeat`) side by side: the headline figures' median and
-    min-max, and each repeat's verdict."""
+    min-max, how often each verdict came out (k of n) and the time to recover."""
 
     name: str = doc("target name from the registry", "")
     repeats: int = doc("measurements made", 0)
@@ -263,13 +289,26 @@ class TargetSpread:
     verdicts: list[str] = doc(
         "each trusted repeat's verdict: `held`, `collapsed` or `-`", factory=list
     )
+    outcomes: list[str] = doc(
+        "each trusted repeat's verdict in three (playground.incident.verdict.outcome): "
+        "`held`, `collapsed` (and recovered within the run), `collapsed and did not recover`, "
+        "or `-` (no visits during the incident)",
+        factory=list,
+    )
+    recovery: RecoveryTimes | None = doc("time to recover over the trusted repeats")
     figures: list[FigureSpread] = doc("the headline figures", factory=list)
     findings: list[Finding] = doc(
-        "e.g. `verdict-split`: held in some repeats, collapsed in others", factory=list
+        "e.g. `verdict-split`: held in k of n repeats, collapsed in the rest", factory=list
     )
 
     def figure(self, name: str) -> FigureSpread | None:
         return next((f for f in self.figures if f.name == name), None)
+
+    def frequency(self, *outcomes: str) -> Frequency | None:
+        """How many of the trusted repeats with a verdict came out as one of `outcomes`, of
+        them all; None where none has a verdict."""
+        judged = [o for o in self.outcomes if o != NO_OUTCOME]
+        return Frequency(sum(o in outcomes for o in judged), len(judged)) if judged else None
 
 
 @dataclass(frozen=True)
@@ -359,4 +398,5 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (DelayStep, "DelayStep (each of `cliff.targets[].delays`)"),
     (ToolFigures, "ToolFigures (`crosschecks[].openloop`, `crosschecks[].oha`)"),
     (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
+    (RecoveryTimes, "RecoveryTimes (`spreads[].recovery`)"),
 )

@@ -138,6 +138,13 @@ class StorySummary:
     worker_connections_during: list[float] | None = doc(
         "the split between workers: each worker's mean worker_connections during the incident"
     )
+    worker_connections_before: list[float] | None = doc(
+        "... each worker's mean worker_connections from second 3 to the incident's start "
+        "(playground.incident.split, which also gives the busiest worker's share of them); "
+        "absent: no split, or a run recorded before it was kept (that module reads it from "
+        "the run's seconds then)",
+        omit_none=True,
+    )
     peak_upstream_in_flight: float | None = doc("most calls waiting on the third party")
     peak_nginx_active: float | None = doc("most connections nginx held")
     peak_threads: float | None = doc("most OS threads of the app")

@@ -314,7 +314,7 @@ def test_report_writes_markdown_html_and_a_chart_per_target(tmp_path):
     paths = report.write_report(run_dir=tmp_path, run=_run(_target(), failed))
     md = (tmp_path / "report.md").read_text()
     # The one visit during the incident [2, 6) was served: it held, by the findings' rule.
-    assert "| story-uwsgi-threads | held |" in md
+    assert "| story-uwsgi-threads | held, 1 of 1 (21-100 %) |" in md
     assert "|---|" in md.split("| target |")[1].splitlines()[1]
     assert "error: did not become healthy" in md
     assert "![" in md and "(story-uwsgi-threads.png)" in md
@@ -634,7 +634,7 @@ def test_playground_report_and_compare_work_on_story_runs(tmp_path, capsys):
     b_run.run_id = "20261125-020304-story"
     b = _store(tmp_path, b_run)
     assert cli.main(["report", a.name, "--results-dir", str(tmp_path)]) == 0
-    assert "| story-uwsgi-threads | held |" in (a / "report.md").read_text()
+    assert "| story-uwsgi-threads | held, 1 of 1 (21-100 %) |" in (a / "report.md").read_text()
     capsys.readouterr()
     assert cli.main(["compare", a.name, b.name, "--results-dir", str(tmp_path)]) == 0
     shown = capsys.readouterr().out
@@ -678,14 +678,14 @@ def test_repeats_give_the_median_and_range_of_the_trusted_runs_only():
         _repeat(3, served=0.2, goodput=3.0, valid=False),  # not trusted: left out
         _repeat(4, served=0.99, goodput=58.0),
     ]
-    (sp,) = repeats.spreads(runs)
+    (sp,) = repeats.spreads(runs, after_s=6)
     assert (sp.repeats, sp.trusted, sp.verdicts) == (4, 3, ["held", "held", "held"])
     g = sp.figure("goodput_during")
     assert (g.median, g.min, g.max) == (58.0, 57.0, 59.0)
     assert [f.code for f in sp.findings] == ["repeats-left-out"]
 
 
-def test_a_verdict_that_changes_between_repeats_is_flagged(tmp_path):
+def test_a_verdict_that_changes_between_repeats_is_flagged_as_k_of_n(tmp_path):
     from playground.story import repeats
 
     runs = [
@@ -693,17 +693,19 @@ def test_a_verdict_that_changes_between_repeats_is_flagged(tmp_path):
         _repeat(2, served=0.6, goodput=29.0),
         _repeat(3, served=0.97, goodput=41.0),
     ]
-    (sp,) = repeats.spreads(runs)
+    (sp,) = repeats.spreads(runs, after_s=6)
     assert sp.verdicts == ["held", "collapsed", "held"]
     assert [f.code for f in sp.findings] == ["verdict-split"]
+    assert sp.findings[0].message.startswith(
+        "held in 2 of 3 (21-94 %) trusted repeats and collapsed in 1 of 3 (6-79 %)"
+    )
     run = _run(*runs)
-    run.repeat, run.spreads = 3, [sp]
+    run.repeat = 3  # no stored spreads: the report draws them from the measurements
     report.write_report(run_dir=tmp_path, run=run)
     md = (tmp_path / "report.md").read_text()
-    assert (
-        "| story-uwsgi-threads | SPLIT: held 2, collapsed 1 of 3 trusted (3 measured) "
-        "| 41.0 (29.0-59.0) |" in md
-    )
+    assert "| story-uwsgi-threads | 3 of 3 measured | 2 of 3 (21-94 %) | 1 of 3 (6-79 %) |" in md
+    assert "| story-uwsgi-threads | 41.0 (29.0-59.0) |" in md
+    assert "SPLIT" not in md
     assert "| story-uwsgi-threads \\#2 | collapsed |" in md
     assert (tmp_path / "story-uwsgi-threads-3.png").exists()
 
@@ -933,8 +935,8 @@ def test_playground_report_and_compare_redraw_a_recorded_story_run(tmp_path, cap
     run_dir = _recorded(tmp_path)
     assert cli.main(["report", run_dir.name, "--results-dir", str(tmp_path)]) == 0
     md = (run_dir / "report.md").read_text()
-    assert "| story-uwsgi-threads | collapsed |" in md
-    assert "| story-uwsgi-gevent | held |" in md
+    assert "| story-uwsgi-threads | collapsed, 1 of 1 (21-100 %) |" in md
+    assert "| story-uwsgi-gevent | held, 1 of 1 (21-100 %) |" in md
     assert "## The same incident under a closed loop (ab)" in md
     assert (run_dir / "story-goodput.png").stat().st_size > 10_000
     capsys.readouterr()

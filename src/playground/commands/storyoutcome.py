@@ -1,6 +1,7 @@
 """A `playground story` run's start and end, measured by the playground or by URL: the new run
-with its environment, and what is printed when it ends (each target's verdict, where the
-results are, and the exit status: 1 when a target was not measured or not trusted)."""
+with its environment, and what is printed when it ends (each target's verdict, or with repeats
+how often each verdict came out, k of n; where the results are; and the exit status: 1 when a
+target was not measured or not trusted)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.console import Console
 from playground import environment, results
 from playground.commands import options
 from playground.compose import Docker
-from playground.story import cells, findings
+from playground.story import cells, findings, repeats
 from playground.storymodel import StoryRun
 from playground.storysettings import StorySettings
 
@@ -40,8 +41,12 @@ def new_story_run(
 def print_outcome(
     run: StoryRun, *, results: Path, paths: list[Path], out: Console, err: Console
 ) -> int:
-    for t in run.targets:
-        out.print(f"{t.name}: {cells.verdict(t)}")
+    if run.repeat > 1:
+        for sp in repeats.spreads(run.targets, after_s=run.story.after_s):
+            out.print(f"{sp.name}: {cells.odds(sp)}", highlight=False)
+    else:
+        for t in run.targets:
+            out.print(f"{t.name}: {cells.once(t)}", highlight=False)
     out.print(f"results: {results}")
     for path in paths[:2]:
         out.print(f"         {path}")

@@ -20,6 +20,7 @@ from playground.incident.records import (
     calls_for_nobody,
     worker_split,
 )
+from playground.incident.split import split_before
 from playground.jsonmodel import ModelError
 from playground.storyrecords import GeneratorCheck, Incident, StorySecond, StorySummary
 
@@ -335,6 +336,9 @@ def summarise(
         peak_busy_cores=peak("busy_cores"),
         worker_connections_during=worker_split(
             [r.worker_connections for r in rows], lo=incident_start, hi=incident_end
+        ),
+        worker_connections_before=split_before(
+            [r.worker_connections for r in rows], incident_start=incident_start
         ),
         peak_upstream_in_flight=peak("upstream_in_flight"),
         peak_nginx_active=peak("nginx_active"),

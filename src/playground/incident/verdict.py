@@ -8,7 +8,7 @@ say whether a measurement can be trusted) and for the model's prediction
 from __future__ import annotations
 
 from playground.model import Finding
-from playground.storymodel import StoryTarget, SweepStep
+from playground.storymodel import NO_OUTCOME, StoryTarget, SweepStep
 
 #: A target *held* through the incident when at least this share of the visits that arrived
 #: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,
@@ -102,7 +102,7 @@ def outcome(served: float | None, recovery_s: float | None) -> str:
     """The verdict in three words: held, collapsed (and recovered within the run), or
     collapsed and did not recover; `-` with no visits during the incident."""
     if served is None:
-        return "-"
+        return NO_OUTCOME
     if served >= HELD_SHARE:
         return HELD
     return COLLAPSED if recovery_s is not None else NOT_RECOVERED

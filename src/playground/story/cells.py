@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED
+from playground.odds import Frequency
 from playground.story import findings
-from playground.storymodel import StoryRun, StoryTarget
+from playground.storymodel import RecoveryTimes, StoryRun, StoryTarget, TargetSpread
 from playground.storyrecords import StorySummary
 
 DASH = "-"
@@ -57,6 +59,52 @@ def verdict(t: StoryTarget) -> str:
     if not findings.trusted(t):
         return f"{says} (INVALID run: not a headline)"
     return says
+
+
+def once(t: StoryTarget) -> str:
+    """A target measured once: its one-word verdict and, where it can be trusted, 1 of 1 with
+    its interval (one run says little on its own)."""
+    says = verdict(t)
+    if t.error or not findings.trusted(t) or findings.held(t) is None:
+        return says
+    return f"{says}, {Frequency(1, 1).text()}"
+
+
+#: The three verdicts over repeats, in the order the report's columns and the terminal give them.
+OUTCOMES = (
+    (HELD, "held"),
+    (COLLAPSED, "collapsed and recovered within the run"),
+    (NOT_RECOVERED, "collapsed and did not recover"),
+)
+
+
+def often(f: Frequency | None) -> str:
+    """k of n with its interval; a dash where no repeat had a verdict."""
+    return DASH if f is None else f.text()
+
+
+def recovery_times(r: RecoveryTimes | None) -> str:
+    """The Kaplan-Meier median and the range; a repeat that did not recover is over the run's
+    after-phase, never left out."""
+    if r is None or r.repeats == 0:
+        return DASH
+    over = f"over {r.censored_at_s:g} s"
+    if r.min_s is None:
+        return f"{over} in all {r.repeats} (none recovered within the run)"
+    median = over if r.median_s is None else f"{r.median_s:.0f} s"
+    if r.recovered < r.repeats or r.max_s is None:
+        return f"median {median} ({r.min_s:.0f} s to {over})"
+    return f"median {median} ({r.min_s:.0f}-{r.max_s:.0f} s)"
+
+
+def odds(sp: TargetSpread) -> str:
+    """A repeated target's verdicts in a line: each way k of n, and the time to recover."""
+    ways = ", ".join(f"{name} {often(sp.frequency(o))}" for o, name in OUTCOMES)
+    left_out = f" ({sp.repeats - sp.trusted} of {sp.repeats} not trusted, left out)"
+    return (
+        f"{ways}; time to recover {recovery_times(sp.recovery)}"
+        f"{left_out if sp.trusted < sp.repeats else ''}"
+    )
 
 
 def recovery(t: StoryTarget, after_s: float) -> str:

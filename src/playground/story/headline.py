@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from playground.incident.split import busiest_share, connections_before
 from playground.report.document import Table
-from playground.story.cells import DASH, label, num, pct, recovery, took, verdict
+from playground.story.cells import DASH, label, num, once, pct, recovery, took, verdict
 from playground.story.findings import trusted
 from playground.storymodel import StoryRun, StoryTarget
 from playground.storyrecords import StorySummary
@@ -37,9 +38,11 @@ WAITS = (
     "third-party calls",
 )
 SPLIT = "connections per worker during (mean)"
+BEFORE = "connections per worker before (mean; busiest's share)"
 SERVER = (
     "target",
     "peak in flight",
+    BEFORE,
     SPLIT,
     "peak listen queue",
     "threads before",
@@ -86,6 +89,16 @@ def _split(t: StoryTarget, s: StorySummary) -> str:
     return " / ".join(num(v, 0) for v in split)
 
 
+def _before(t: StoryTarget) -> str:
+    """A thread pool's split before the incident, and its busiest worker's share of it."""
+    split = connections_before(t)
+    share = busiest_share(split)
+    if t.model != "threads" or not split:
+        return DASH
+    shown = " / ".join(num(v, 0) for v in split)
+    return shown if share is None else f"{shown} ({pct(share)})"
+
+
 def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]:
     counted = s.upstream_calls is not None  # the third party's calls, where they were logged
     return {
@@ -105,6 +118,7 @@ def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]
         "calls for nobody": num(s.calls_for_nobody) if counted else DASH,
         "third-party calls": num(s.upstream_calls),
         "peak in flight": num(s.peak_in_flight, 0),
+        BEFORE: _before(t),
         SPLIT: _split(t, s),
         "peak listen queue": num(s.peak_listen_queue, 0),
         "threads before": num(s.threads_before, 0),
@@ -113,9 +127,12 @@ def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]
     }
 
 
-def cells(t: StoryTarget, after_s: float, name: str | None = None) -> dict[str, str]:
+def cells(
+    t: StoryTarget, after_s: float, name: str | None = None, *, measured_once: bool = False
+) -> dict[str, str]:
     """One target's figures by column. An invalid run is never a headline: its figures stay in
-    results.json and in its own section; only its verdict and why (the send lag) show."""
+    results.json and in its own section; only its verdict and why (the send lag) show.
+    ``measured_once``: the run has no repeats, and its verdict says 1 of 1."""
     row = dict.fromkeys(COLUMNS, DASH)
     row["target"] = name or t.name
     s = t.summary
@@ -123,7 +140,7 @@ def cells(t: StoryTarget, after_s: float, name: str | None = None) -> dict[str, 
         row |= dict.fromkeys(set(COLUMNS) - set(UNTRUSTED_SHOWN), WITHHELD)
     elif s is not None:
         row |= _measured(t, s, after_s) | _predicted(t)
-    row["verdict"] = verdict(t)
+    row["verdict"] = once(t) if measured_once else verdict(t)
     if s is not None:
         row |= _lag(t)
     return row
@@ -141,4 +158,6 @@ def tables(rows: Sequence[dict[str, str]], *, leave_out: Collection[str] = ()) -
 
 
 def headline_rows(run: StoryRun, targets: Sequence[StoryTarget]) -> list[dict[str, str]]:
-    return [cells(t, run.story.after_s, label(t, run)) for t in targets]
+    return [
+        cells(t, run.story.after_s, label(t, run), measured_once=run.repeat == 1) for t in targets
+    ]

@@ -4,8 +4,12 @@ headline figures over the repeats whose figures can be trusted, and whether its 
 One run on a shared 2-core machine can mislead (a thread pool's goodput during the incident
 was 29/s in one run and 41/s in another), so each headline figure is reported as the median
 with its min-max, and a target that held in some repeats and collapsed in others says so:
-its verdict is not settled by these runs. A repeat whose load generator did not keep its
+its verdict is not settled by these runs: it says how often each way. A repeat whose load generator did not keep its
 schedule is left out of the spread (it is no headline), and the spread says how many were.
+
+How often each verdict came out is counted over the trusted repeats as k of n with its 95 %
+interval (:class:`playground.odds.Frequency`), never as one word; the time to recover is a
+distribution whose median counts a repeat that did not recover as censored, not as missing.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED, outcome
 from playground.model import Finding
 from playground.story.findings import WARNING, held, trusted, word
-from playground.storymodel import FigureSpread, StoryTarget, TargetSpread
+from playground.storymodel import FigureSpread, RecoveryTimes, StoryTarget, TargetSpread
+from playground.survival import km_median
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
 HEADLINE = (
@@ -42,24 +48,55 @@ def _figure(name: str, measured: Sequence[StoryTarget]) -> FigureSpread:
     )
 
 
-def spread(name: str, repeats: Sequence[StoryTarget]) -> TargetSpread:
-    """The spread of one target's repeats (all of them named `name`)."""
-    good = [t for t in repeats if trusted(t) and t.summary is not None]
-    verdicts = [word(held(t)) for t in good]
-    found: list[Finding] = []
-    if "held" in verdicts and "collapsed" in verdicts:
-        found.append(
-            Finding(
-                code="verdict-split",
-                severity=WARNING,
-                message=f"held in {verdicts.count('held')} of {len(verdicts)} trusted repeats "
-                f"and collapsed in {verdicts.count('collapsed')}: these runs do not settle "
-                "its verdict",
-                figures={"verdicts": verdicts},
-            )
+def recovery_times(measured: Sequence[StoryTarget], *, after_s: float) -> RecoveryTimes | None:
+    """Time to recover over the repeats, one that did not recover within the run censored at
+    the run's after-phase: it took longer than that, by how much is not known."""
+    times = [t.summary.recovery_s for t in measured if t.summary is not None]
+    if not times:
+        return None
+    seen = [r for r in times if r is not None]
+    return RecoveryTimes(
+        repeats=len(times),
+        recovered=len(seen),
+        censored_at_s=after_s,
+        median_s=km_median([(after_s, False) if r is None else (r, True) for r in times]),
+        min_s=min(seen, default=None),
+        max_s=max(seen, default=None),
+    )
+
+
+def _split(sp: TargetSpread) -> list[Finding]:
+    """Held in some trusted repeats and collapsed in others: k of n each way."""
+    held_, collapsed = sp.frequency(HELD), sp.frequency(COLLAPSED, NOT_RECOVERED)
+    if held_ is None or collapsed is None or not held_.k or not collapsed.k:
+        return []
+    return [
+        Finding(
+            code="verdict-split",
+            severity=WARNING,
+            message=f"held in {held_.text()} trusted repeats and collapsed in "
+            f"{collapsed.text()}: these runs do not settle its verdict",
+            figures={"held": held_.k, "collapsed": collapsed.k, "repeats": held_.n},
         )
+    ]
+
+
+def spread(name: str, repeats: Sequence[StoryTarget], *, after_s: float) -> TargetSpread:
+    """The spread of one target's repeats (all of them named `name`); `after_s`: the run's
+    after-phase, where a repeat that did not recover is censored."""
+    good = [t for t in repeats if trusted(t) and t.summary is not None]
+    sp = TargetSpread(
+        name=name,
+        repeats=len(repeats),
+        trusted=len(good),
+        verdicts=[word(held(t)) for t in good],
+        outcomes=[outcome(s.visits_served_during, s.recovery_s) for t in good if (s := t.summary)],
+        recovery=recovery_times(good, after_s=after_s),
+        figures=[_figure(f, good) for f in HEADLINE],
+    )
+    sp.findings = _split(sp)
     if len(good) < len(repeats):
-        found.append(
+        sp.findings.append(
             Finding(
                 code="repeats-left-out",
                 severity=WARNING,
@@ -68,17 +105,10 @@ def spread(name: str, repeats: Sequence[StoryTarget]) -> TargetSpread:
                 figures={"left_out": len(repeats) - len(good)},
             )
         )
-    return TargetSpread(
-        name=name,
-        repeats=len(repeats),
-        trusted=len(good),
-        verdicts=verdicts,
-        figures=[_figure(f, good) for f in HEADLINE],
-        findings=found,
-    )
+    return sp
 
 
-def spreads(targets: Sequence[StoryTarget]) -> list[TargetSpread]:
+def spreads(targets: Sequence[StoryTarget], *, after_s: float) -> list[TargetSpread]:
     """A spread per target name, in the order the targets were first measured."""
     names = list(dict.fromkeys(t.name for t in targets))
-    return [spread(n, [t for t in targets if t.name == n]) for n in names]
+    return [spread(n, [t for t in targets if t.name == n], after_s=after_s) for n in names]

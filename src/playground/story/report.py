@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.incident import charts
+from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED
 from playground.report.document import (
     Block,
     BulletList,
@@ -27,7 +28,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import cliff, headline, outsidereport, sweep
+from playground.story import cells, cliff, headline, outsidereport, repeats, sweep
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
@@ -36,13 +37,19 @@ from playground.story.predicted import predicted_blocks
 from playground.storymodel import StoryRun, TargetSpread
 from playground.storysettings import StorySettings
 
+VERDICT_COLUMNS = (
+    "target",
+    "trusted repeats",
+    "held",
+    "collapsed",
+    *(name for _, name in cells.OUTCOMES[1:]),
+    "time to recover",
+)
 SPREAD_COLUMNS = (
     "target",
-    "verdicts (trusted repeats)",
     "goodput/s during",
     "goodput/s after",
     "visits served during",
-    "time to recover (s)",
     "attempts/visit",
     "user p99 during (s)",
 )
@@ -56,27 +63,49 @@ def _median_range(spread: TargetSpread, name: str, digits: int, scale: float = 1
     return f"{m:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
 
 
-def spread_row(spread: TargetSpread) -> list[str]:
-    counts = {v: spread.verdicts.count(v) for v in dict.fromkeys(spread.verdicts)}
-    verdicts = ", ".join(f"{v} {n}" for v, n in counts.items()) or "none trusted"
-    if any(f.code == "verdict-split" for f in spread.findings):
-        verdicts = f"SPLIT: {verdicts}"
-    recovered = spread.figure("recovery_s")
-    missing = recovered is not None and any(v is None for v in recovered.values)
-    recovery = _median_range(spread, "recovery_s", 0)
-    if recovery == DASH and missing:
-        recovery = "not within the run"
-    elif missing:
-        recovery += " (not within the run in some)"
+def verdict_row(spread: TargetSpread) -> list[str]:
+    """How often each verdict came out over the trusted repeats, k of n, and the time to
+    recover with the repeats that did not recover censored."""
     return [
         spread.name,
-        f"{verdicts} of {spread.trusted} trusted ({spread.repeats} measured)",
+        f"{spread.trusted} of {spread.repeats} measured",
+        cells.often(spread.frequency(HELD)),
+        cells.often(spread.frequency(COLLAPSED, NOT_RECOVERED)),
+        *(cells.often(spread.frequency(o)) for o, _ in cells.OUTCOMES[1:]),
+        cells.recovery_times(spread.recovery),
+    ]
+
+
+def spread_row(spread: TargetSpread) -> list[str]:
+    return [
+        spread.name,
         _median_range(spread, "goodput_during", 1),
         _median_range(spread, "goodput_after", 1),
         _median_range(spread, "visits_served_during", 0, 100.0),
-        recovery,
         _median_range(spread, "amplification", 2),
         _median_range(spread, "user_latency_p99_during", 1),
+    ]
+
+
+def repeats_blocks(run: StoryRun) -> list[Block]:
+    """Each target over its repeats, from the measurements themselves (an older run's stored
+    spreads are drawn again by the same code)."""
+    spreads = repeats.spreads(run.targets, after_s=run.story.after_s)
+    return [
+        Heading(2, f"Each target over {run.repeat} repeats"),
+        Paragraph(
+            "How often each verdict came out over the repeats whose figures can be trusted, "
+            "each on a fresh bring-up: k of n with its 95 % interval (Wilson's). Time to "
+            "recover: the median (Kaplan-Meier) and the range, a repeat that did not recover "
+            f"within the run counted as taking over {run.story.after_s:g} s, not left out."
+        ),
+        Table(VERDICT_COLUMNS, [verdict_row(sp) for sp in spreads]),
+        Paragraph(
+            "The headline figures: median (min-max) over the same repeats; visits served in %."
+        ),
+        Table(SPREAD_COLUMNS, [spread_row(sp) for sp in spreads]),
+        *[Paragraph(f"{sp.name}: {f.message}") for sp in spreads for f in sp.findings],
+        Heading(2, "Every measurement"),
     ]
 
 
@@ -189,18 +218,8 @@ def document(
     if errors := _errors(run):
         blocks.append(Callout("Not trusted: " + " | ".join(errors)))
     measured = [t for t in run.targets if t.summary or t.error]
-    if run.spreads:
-        blocks += [
-            Heading(2, f"Each target over {run.repeat} repeats"),
-            Paragraph(
-                "Median (min-max) over the repeats whose figures can be trusted, each on a "
-                "fresh bring-up; visits served in %. A verdict marked SPLIT held in some "
-                "repeats and collapsed in others: these runs do not settle it."
-            ),
-            Table(SPREAD_COLUMNS, [spread_row(sp) for sp in run.spreads]),
-            *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
-            Heading(2, "Every measurement"),
-        ]
+    if run.repeat > 1 and run.targets:
+        blocks += repeats_blocks(run)
     rows = headline.headline_rows(run, measured)
     outside = outsidereport.all_outside(measured)
     if outside:

@@ -465,7 +465,7 @@ def run_story(
         for base in targets:
             _measure(story, as_run(base, story.run.story), repeat, incident, closed_loop)
         if story.run.repeat > 1:
-            story.run.spreads = repeats.spreads(story.run.targets)
+            story.run.spreads = repeats.spreads(story.run.targets, after_s=story.run.story.after_s)
             story.save()
 
 
