@@ -152,42 +152,50 @@ def _replacement(block: str) -> Callable[[re.Match[str]], str]:
     return lambda _match: block
 
 
-def settings_of(records: Sequence[RunRecord]) -> list[scoring.Setting]:
+def _label(k: Key) -> str:
+    """`gunicorn-threads (incident_delay 2.5)`: the target and the settings it differs by."""
+    target, settings = k
+    words = ", ".join(
+        f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+        for name, value in sorted(json.loads(settings).items())
+    )
+    return f"{target} ({words})" if words else target
+
+
+def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
     """Each target at each run's settings with its measured k of n (collapsed of measured)."""
     found: dict[Key, list[bool]] = {}
     for record in records:
         for t in record.targets:
             if t.verdict is not None:
                 found.setdefault(key(record, t.name), []).append(t.verdict != verdict.HELD)
-    out = []
-    for (target, settings), outcomes in sorted(found.items()):
-        s = StorySettings(**json.loads(settings))
-        (resolved,) = resolve_story([target])
+    out = {}
+    for k, outcomes in sorted(found.items()):
+        s = StorySettings(**json.loads(k[1]))
+        (resolved,) = resolve_story([k[0]])
         system = system_for(resolved, s)
-        out.append(
-            scoring.Setting(
-                label=f"{target} {settings}",
-                target=target,
-                rate=s.rate,
-                incident_delay=s.incident_delay,
-                pool=system.pool if system.model == "threads" else None,
-                collapsed=Frequency(sum(outcomes), len(outcomes)),
-            )
+        out[k] = scoring.Setting(
+            label=_label(k),
+            target=k[0],
+            rate=s.rate,
+            incident_delay=s.incident_delay,
+            pool=system.pool if system.model == "threads" else None,
+            collapsed=Frequency(sum(outcomes), len(outcomes)),
         )
     return out
 
 
-def seed_share(seeds: int) -> scoring.Forecast:
-    """The model's probability of collapse: the share of seeds 1..`seeds` whose run collapses."""
+def seed_share(seeds: int, keys: dict[str, Key]) -> scoring.Forecast:
+    """The model's probability of collapse: the share of seeds 1..`seeds` whose run collapses
+    (`keys`: each setting's target and settings, by its label)."""
 
     def forecast(setting: scoring.Setting) -> float:
-        target, settings = setting.label.split(" ", 1)
-        keys = [
+        target, settings = keys[setting.label]
+        runs = [
             (target, json.dumps({**json.loads(settings), "seed": n}, sort_keys=True))
             for n in range(1, seeds + 1)
         ]
-        outcomes = model.each(predict, keys)
-        return sum(o.verdict != verdict.HELD for o in outcomes) / seeds
+        return sum(o.verdict != verdict.HELD for o in model.each(predict, runs)) / seeds
 
     return forecast
 
@@ -199,8 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     records = runrecords.load_all()
     if args.scores:
-        settings = [s for s in settings_of(records) if s.collapsed.n > 1]
-        print("\n".join(scoring.table(settings=settings, model=seed_share(args.scores))))
+        repeated = {k: s for k, s in settings_of(records).items() if s.collapsed.n > 1}
+        forecast = seed_share(args.scores, {s.label: k for k, s in repeated.items()})
+        print("\n".join(scoring.table(settings=list(repeated.values()), model=forecast)))
         return 0
     text = PAGE.read_text()
     new = written(text, tables(records))
