@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from playground import cli, runrecords
+from playground.storymodel import StoryTarget
+from playground.storyrecords import Incident, StorySecond
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -122,3 +124,17 @@ def test_every_run_the_pages_cite_has_a_record() -> None:
     kept = {r.run_id for r in runrecords.load_all()}
     assert sorted(cited - kept - WITHOUT_RECORD) == [], "cited without a record in docs/runs/"
     assert sorted(WITHOUT_RECORD & kept) == [], "has a record now: take it off WITHOUT_RECORD"
+
+
+def test_the_busiest_workers_share_is_taken_before_the_incident_only() -> None:
+    """Means 5 and 1 connections over the seconds before it (an idle second left out): the
+    busier worker's share is 5 / 6; the incident's seconds do not count."""
+    seconds = [
+        StorySecond(t=0, worker_connections=[6, 2]),
+        StorySecond(t=1, worker_connections=[0, 0]),
+        StorySecond(t=2, worker_connections=[4, 0]),
+        StorySecond(t=3, worker_connections=[0, 90]),
+    ]
+    target = StoryTarget(incident=Incident(start=3, seconds=1), seconds=seconds)
+    assert runrecords.busiest_share_before(target) == pytest.approx(0.833)
+    assert runrecords.busiest_share_before(StoryTarget(seconds=seconds)) is None
