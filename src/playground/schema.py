@@ -7,7 +7,7 @@ writes it; a unit test checks it is current.
 
 from __future__ import annotations
 
-from playground import faultmodel, storymodel
+from playground import faultmodel, runrecords, storymodel
 from playground.jsonmodel import schema_table
 from playground.model import (
     SCHEMA_VERSION,
@@ -80,11 +80,27 @@ def schema_markdown() -> str:
         "keys of the class it holds stand in its place.",
         "",
     ]
-    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES, *faultmodel.SCHEMA_CLASSES):
+    records_intro = [
+        "# A run record (`docs/runs/<run-id>.json`)",
+        "",
+        "What the pages cite of a story run, kept in the repository (`src/playground/runrecords.py`,",
+        "`playground record`): written from a run's results.json, or transcribed from the pages'",
+        "tables where the results were not kept (`source`).",
+        "",
+    ]
+    classes = (
+        *bench,
+        *storymodel.SCHEMA_CLASSES,
+        *faultmodel.SCHEMA_CLASSES,
+        *runrecords.SCHEMA_CLASSES,
+    )
+    for cls, heading in classes:
         if cls is storymodel.StoryRun:
             lines += story_intro
         if cls is faultmodel.FaultsRun:
             lines += faults_intro
+        if cls is runrecords.RunRecord:
+            lines += records_intro
         lines += schema_table(cls, heading)
     return "\n".join(lines)
 

@@ -52,6 +52,7 @@ def test_every_command_is_one_module_with_add_parser():
         "scale",
         "story",
         "predict",
+        "record",
         "list",
         "runs",
         "compare",

@@ -1,0 +1,226 @@
+"""docs/predict.md's tables of the model against the rows measured, made from the run records.
+
+Each row of a table is a measurement kept in docs/runs/ (:mod:`playground.runrecords`, its
+`model_rows`); the model runs again on that run's settings and the row's target, and the
+table is written between the page's marker comments (``<!-- validation:NAME -->`` and
+``<!-- /validation:NAME -->``), so a change to the model changes the page by one command::
+
+    .venv/bin/python -m playground.predict.validation           # says which tables are stale
+    .venv/bin/python -m playground.predict.validation --write   # writes them
+    .venv/bin/python -m playground.predict.validation --scores 3  # the Brier table, seeds 1-3
+
+A row agrees by the page's rule: the same verdict (held / collapsed / not recovered within
+the run), the visits served during the incident within 10 points, and the time to recover
+within 5 s (or both past the run's end). Repeats of one setting share one prediction: the
+model gives every repeat the same arrivals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from playground import runrecords, scoring
+from playground.incident import verdict
+from playground.odds import Frequency
+from playground.predict import run as model
+from playground.predict.system import system_for
+from playground.runrecords import ModelRow, RunRecord, TargetRecord
+from playground.scenarios import resolve_story
+from playground.storysettings import StorySettings
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "predict.md"
+#: The page's criteria for a row that agrees.
+SERVED_POINTS = 10
+RECOVERY_S = 5
+HEADER = [
+    "| row | run | M verdict, served, recovery | P verdict, served, recovery | agrees |",
+    "|---|---|---|---|---|",
+]
+SHORT = {verdict.NOT_RECOVERED: "not recovered"}
+
+#: One prediction: a target at a run's settings (as JSON, so it can be a key and be pickled).
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A row's verdict and figures as the page writes them (whole percent, whole seconds)."""
+
+    verdict: str
+    served: int | None
+    recovery_s: int | None
+
+    def cell(self) -> str:
+        words = [SHORT.get(self.verdict, self.verdict)]
+        if self.served is not None:
+            words.append(f"{self.served}%")
+            if self.recovery_s is not None:
+                words.append(f"{self.recovery_s} s")
+        return ", ".join(words)
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
+def measured(t: TargetRecord) -> Outcome:
+    served = None if t.visits_served_during is None else 100 * t.visits_served_during
+    return Outcome(t.verdict or "-", _whole(served), _whole(t.recovery_s))
+
+
+def key(record: RunRecord, target: str) -> Key:
+    return target, json.dumps(record.settings, sort_keys=True)
+
+
+def predict(k: Key) -> Outcome:
+    """The model on one target at one run's settings."""
+    target, settings = k
+    (t,) = resolve_story([target])
+    s = StorySettings(**json.loads(settings))
+    summary = model.predict_target(t, s).summary
+    assert summary is not None
+    served = summary.visits_served_during
+    return Outcome(
+        verdict.outcome(served, summary.recovery_s),
+        _whole(None if served is None else 100 * served),
+        _whole(summary.recovery_s),
+    )
+
+
+def agrees(m: Outcome, p: Outcome) -> str:
+    """`yes`, or `**no**` with what differs."""
+    why = []
+    if m.verdict != p.verdict:
+        why.append("verdict")
+    if m.served is not None and p.served is not None and abs(m.served - p.served) > SERVED_POINTS:
+        why.append(f"{abs(m.served - p.served)} points")
+    if (
+        not why
+        and m.recovery_s is not None
+        and p.recovery_s is not None
+        and abs(m.recovery_s - p.recovery_s) > RECOVERY_S
+    ):
+        why.append("recovery")
+    return "yes" if not why else f"**no** ({', '.join(why)})"
+
+
+def tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
+    """Every table the records' rows make, by name, the model run once per target and
+    settings (over the cores)."""
+    rows: dict[str, list[tuple[ModelRow, RunRecord]]] = {}
+    for record in records:
+        for row in record.model_rows:
+            rows.setdefault(row.table, []).append((row, record))
+    keys = sorted({key(rec, row.target) for found in rows.values() for row, rec in found})
+    predicted = dict(zip(keys, model.each(predict, keys), strict=True))
+    out: dict[str, list[str]] = {}
+    for name, found in sorted(rows.items()):
+        lines = list(HEADER)
+        for row, rec in sorted(found, key=lambda f: f[0].position):
+            m = measured(rec.target(row.target, row.repeat))
+            note = rec.target(row.target, row.repeat).note
+            p = predicted[key(rec, row.target)]
+            m_cell = m.cell() + (f" ({note})" if note else "")
+            lines.append(f"| {row.label} | {rec.run_id} | {m_cell} | {p.cell()} | {agrees(m, p)} |")
+        out[name] = lines
+    return out
+
+
+def _marks(name: str) -> tuple[str, str]:
+    return f"<!-- validation:{name} -->", f"<!-- /validation:{name} -->"
+
+
+def written(text: str, made: dict[str, list[str]]) -> str:
+    """The page with each table between its markers; a table without markers is refused."""
+    for name, lines in made.items():
+        start, end = _marks(name)
+        pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.DOTALL)
+        if not pattern.search(text):
+            raise runrecords.RecordError(f"docs/predict.md has no markers for table {name!r}")
+        text = pattern.sub(_replacement("\n".join([start, *lines, end])), text)
+    return text
+
+
+def _replacement(block: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that takes `block` as it is (no backslash escapes read in it)."""
+    return lambda _match: block
+
+
+def _label(k: Key) -> str:
+    """`gunicorn-threads (incident_delay 2.5)`: the target and the settings it differs by."""
+    target, settings = k
+    words = ", ".join(
+        f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+        for name, value in sorted(json.loads(settings).items())
+    )
+    return f"{target} ({words})" if words else target
+
+
+def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
+    """Each target at each run's settings with its measured k of n (collapsed of measured)."""
+    found: dict[Key, list[bool]] = {}
+    for record in records:
+        for t in record.targets:
+            if t.verdict is not None:
+                found.setdefault(key(record, t.name), []).append(t.verdict != verdict.HELD)
+    out = {}
+    for k, outcomes in sorted(found.items()):
+        s = StorySettings(**json.loads(k[1]))
+        (resolved,) = resolve_story([k[0]])
+        system = system_for(resolved, s)
+        out[k] = scoring.Setting(
+            label=_label(k),
+            target=k[0],
+            rate=s.rate,
+            incident_delay=s.incident_delay,
+            pool=system.pool if system.model == "threads" else None,
+            collapsed=Frequency(sum(outcomes), len(outcomes)),
+        )
+    return out
+
+
+def seed_share(seeds: int, keys: dict[str, Key]) -> scoring.Forecast:
+    """The model's probability of collapse: the share of seeds 1..`seeds` whose run collapses
+    (`keys`: each setting's target and settings, by its label)."""
+
+    def forecast(setting: scoring.Setting) -> float:
+        target, settings = keys[setting.label]
+        runs = [
+            (target, json.dumps({**json.loads(settings), "seed": n}, sort_keys=True))
+            for n in range(1, seeds + 1)
+        ]
+        return sum(o.verdict != verdict.HELD for o in model.each(predict, runs)) / seeds
+
+    return forecast
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m playground.predict.validation")
+    parser.add_argument("--write", action="store_true", help="write the tables into the page")
+    parser.add_argument("--scores", type=int, metavar="SEEDS", help="print the Brier table")
+    args = parser.parse_args(argv)
+    records = runrecords.load_all()
+    if args.scores:
+        repeated = {k: s for k, s in settings_of(records).items() if s.collapsed.n > 1}
+        forecast = seed_share(args.scores, {s.label: k for k, s in repeated.items()})
+        print("\n".join(scoring.table(settings=list(repeated.values()), model=forecast)))
+        return 0
+    text = PAGE.read_text()
+    new = written(text, tables(records))
+    if args.write:
+        PAGE.write_text(new)
+        return 0
+    if new != text:
+        print("docs/predict.md's tables are stale: run with --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
