@@ -133,6 +133,56 @@ def test_every_relative_link_leads_to_a_file_of_the_repository(page: Path) -> No
     assert missing_pages(text, folder=page.parent) == []
 
 
+# ---- anchors ------------------------------------------------------------------------------------
+def anchors(text: str) -> set[str]:
+    """The anchors a page offers: its headings as GitHub slugs them (lower case, punctuation
+    dropped, spaces to hyphens, a repeat numbered) and its `<a id="...">` tags."""
+    found: set[str] = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    seen: dict[str, int] = {}
+    for line in FENCE.sub("", text).splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+        found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def broken_anchors(text: str, *, page: Path) -> list[str]:
+    """The links of a page whose anchor names no heading or tag of the page they lead to."""
+    broken = []
+    for target in link_targets(text):
+        if SCHEME.match(target) or "#" not in target:
+            continue
+        path, anchor = target.split("#", 1)
+        file = page if not path else (page.parent / path).resolve()
+        if file.suffix == ".md" and file.is_file():
+            if anchor not in anchors(file.read_text(encoding="utf-8")):
+                broken.append(target)
+    return broken
+
+
+def test_the_anchor_finder_slugs_headings_as_github_does() -> None:
+    text = '# `make scale`: ten thousand\n## Why gthread tips early: two queues\n## Runs\n## Runs\n<a id="x-y"></a>\n'
+    assert anchors(text) == {
+        "make-scale-ten-thousand",
+        "why-gthread-tips-early-two-queues",
+        "runs",
+        "runs-1",
+        "x-y",
+    }
+    page = ROOT / "docs" / "story.md"
+    assert broken_anchors("[a](#the-odds) [b](#nowhere) [c](glossary.md#visit)", page=page) == [
+        "#nowhere"
+    ]
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_anchor_leads_to_a_heading(page: Path) -> None:
+    assert broken_anchors(page.read_text(encoding="utf-8"), page=page) == []
+
+
 # ---- recorded data ------------------------------------------------------------------------------
 # What a recording leaves behind of the machine it ran on: its temporary or home folders, and
 # its kernel (platform.release(), uname -a).
