@@ -455,12 +455,19 @@ def test_every_figure_table_rests_on_a_row_of_the_pages_runs_table(page: Path) -
     assert sorted(set(cited_labels(text)) - set(runs_table(text))) == []
 
 
+# Provenance that belongs in a runs table: a run id, a time of day in UTC, this machine.
+IN_RUNS_TABLE = re.compile(
+    RUN_ID.pattern + r"|\b\d{1,2}:\d{2}(?:\s*[-–]\s*\d{1,2}:\d{2})? UTC\b|\bthis \d+-core machine"
+)
+
+
 def run_ids_in_prose(text: str) -> list[str]:
-    """The lines of a page, code included, that name a run id outside a table row."""
+    """The lines of a page, code included, that name a run id, a UTC time of day or "this
+    N-core machine" outside a table row."""
     return [
         line.strip()
         for line in text.splitlines()
-        if RUN_ID.search(line) and not line.lstrip().startswith("|")
+        if IN_RUNS_TABLE.search(line) and not line.lstrip().startswith("|")
     ]
 
 
@@ -468,10 +475,12 @@ def test_the_run_id_finder_leaves_table_rows_alone() -> None:
     text = (
         "Run `20261125-043845-story` shows it.\n| A | 20261125-043845-story | x |\n"
         "    .venv/bin/playground report 20261126-070916\nrun A, 2026-11-25\n"
+        "at 05:22-05:28 UTC, on this 2-core machine\n| B | 05:22 UTC | 2 cores |\n"
     )
     assert run_ids_in_prose(text) == [
         "Run `20261125-043845-story` shows it.",
         ".venv/bin/playground report 20261126-070916",
+        "at 05:22-05:28 UTC, on this 2-core machine",
     ]
 
 
