@@ -133,6 +133,56 @@ def test_every_relative_link_leads_to_a_file_of_the_repository(page: Path) -> No
     assert missing_pages(text, folder=page.parent) == []
 
 
+# ---- anchors ------------------------------------------------------------------------------------
+def anchors(text: str) -> set[str]:
+    """The anchors a page offers: its headings as GitHub slugs them (lower case, punctuation
+    dropped, spaces to hyphens, a repeat numbered) and its `<a id="...">` tags."""
+    found: set[str] = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    seen: dict[str, int] = {}
+    for line in FENCE.sub("", text).splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+        found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def broken_anchors(text: str, *, page: Path) -> list[str]:
+    """The links of a page whose anchor names no heading or tag of the page they lead to."""
+    broken = []
+    for target in link_targets(text):
+        if SCHEME.match(target) or "#" not in target:
+            continue
+        path, anchor = target.split("#", 1)
+        file = page if not path else (page.parent / path).resolve()
+        if file.suffix == ".md" and file.is_file():
+            if anchor not in anchors(file.read_text(encoding="utf-8")):
+                broken.append(target)
+    return broken
+
+
+def test_the_anchor_finder_slugs_headings_as_github_does() -> None:
+    text = '# `make scale`: ten thousand\n## Why gthread tips early: two queues\n## Runs\n## Runs\n<a id="x-y"></a>\n'
+    assert anchors(text) == {
+        "make-scale-ten-thousand",
+        "why-gthread-tips-early-two-queues",
+        "runs",
+        "runs-1",
+        "x-y",
+    }
+    page = ROOT / "docs" / "story.md"
+    assert broken_anchors("[a](#the-odds) [b](#nowhere) [c](glossary.md#visit)", page=page) == [
+        "#nowhere"
+    ]
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_anchor_leads_to_a_heading(page: Path) -> None:
+    assert broken_anchors(page.read_text(encoding="utf-8"), page=page) == []
+
+
 # ---- recorded data ------------------------------------------------------------------------------
 # What a recording leaves behind of the machine it ran on: its temporary or home folders, and
 # its kernel (platform.release(), uname -a).
@@ -216,10 +266,39 @@ def test_recording_scrubs_what_a_run_writes_of_its_machine() -> None:
 # A cell that is a measured figure: a number with at most a unit, or an arrow of them.
 FIGURE_CELL = re.compile(r"^[~≤≥<>+−-]?\s*\d[\d.,]*\s*(%|/s|s|ms|MB|GB|x|×)?(\s*(→|\(|-|–).*)?$")
 RUN_ID = re.compile(r"\b20\d{6}-\d{6}\b")
-COMMAND = re.compile(r"\b(playground|make) [a-z-]")
-MACHINE = re.compile(r"\d-core|\d+ cores|\d CPUs")
+COMMAND = re.compile(r"\b(playground|make) [a-z-]|\bdocker (compose|run)\b|\.ci/run|bin/pytest ")
 # Figures that were not measured here: a source's published ones, or the registry's facts.
 NOT_MEASURED = re.compile(r"as published|<!-- not measured")
+# A page's one table of its runs: a short label, the run id, what it was, the command, the
+# date, the machine and the load generator's check.
+RUNS_COLUMNS = ("run", "run id", "what", "command", "date", "machine", "generator check")
+# Prose cites a row of that table by its label: "run A", "runs B and C", "runs D, E and F".
+LABEL = r"[A-Z]{1,2}\b"
+CITATION = re.compile(r"\b[Rr]uns? (" + LABEL + r"(?:(?:, | and | or )" + LABEL + r")*)")
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+# Generated from the model's field docs, not written by hand.
+GENERATED = {"results-schema.md"}
+
+
+def table_rows(lines: list[str], start: int) -> tuple[list[str], list[list[str]], int]:
+    """The header cells, the body rows' cells and the line after the table that starts at
+    `start`."""
+    j = start + 2
+    while j < len(lines) and lines[j].startswith("|"):
+        j += 1
+
+    def cells(row: str) -> list[str]:
+        return [c.strip() for c in row.strip().strip("|").split("|")]
+
+    return cells(lines[start]), [cells(r) for r in lines[start + 2 : j]], j
+
+
+def is_table_start(lines: list[str], i: int) -> bool:
+    return (
+        i + 1 < len(lines)
+        and lines[i].startswith("|")
+        and re.match(r"^\|[\s:|-]+\|$", lines[i + 1]) is not None
+    )
 
 
 def figure_tables(text: str) -> list[tuple[str, str, str]]:
@@ -237,14 +316,9 @@ def figure_tables(text: str) -> list[tuple[str, str, str]]:
         body = lines[first:last]
         i = 0
         while i < len(body) - 1:
-            if body[i].startswith("|") and re.match(r"^\|[\s:|-]+\|$", body[i + 1]):
-                j = i + 2
-                while j < len(body) and body[j].startswith("|"):
-                    j += 1
-                rows = [
-                    [c.strip().strip("*`") for c in r.strip("|").split("|")]
-                    for r in body[i + 2 : j]
-                ]
+            if is_table_start(body, i):
+                _, rows, j = table_rows(body, i)
+                rows = [[c.strip("*`") for c in r] for r in rows]
                 figures = sum(1 for r in rows for c in r if FIGURE_CELL.match(c))
                 if rows and figures >= len(rows):
                     out.append((title, section, body[i]))
@@ -262,23 +336,215 @@ def test_the_figure_table_finder_sees_figures_and_not_prose() -> None:
     assert [t[2] for t in figure_tables(page)] == ["| mode | rps |"]
 
 
-@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
-def test_every_figure_table_names_its_run_the_command_and_the_machine(page: Path) -> None:
-    """A reader can repeat and compare every table of figures: its section names the run id,
-    the command, and the machine (there or in the page's own words on its machines)."""
-    text = page.read_text()
-    machine_page = bool(re.search(r"^## The machines", text, re.MULTILINE))
+def runs_table(text: str) -> dict[str, dict[str, str]]:
+    """A page's runs table: each row's cells by column, keyed by the row's label."""
+    lines = text.splitlines()
+    for i in range(len(lines)):
+        if not is_table_start(lines, i):
+            continue
+        header, rows, _ = table_rows(lines, i)
+        names = [re.sub(r"\s*\(.*\)$", "", h).lower() for h in header]
+        if tuple(names) == RUNS_COLUMNS:
+            return {r[0]: dict(zip(names, r, strict=False)) for r in rows}
+    return {}
+
+
+def runs_table_faults(text: str) -> list[str]:
+    """What a page's runs table lacks: a row without a run id, a command, a date, a machine or
+    the generator's check, or a label used twice."""
+    faults = []
+    lines = text.splitlines()
+    labels = [
+        r[0]
+        for i in range(len(lines))
+        if is_table_start(lines, i)
+        and tuple(re.sub(r"\s*\(.*\)$", "", h).lower() for h in table_rows(lines, i)[0])
+        == RUNS_COLUMNS
+        for r in table_rows(lines, i)[1]
+    ]
+    faults += [f"label {x} twice" for x in sorted({x for x in labels if labels.count(x) > 1})]
+    for label, row in runs_table(text).items():
+        if not re.fullmatch(LABEL, label):
+            faults.append(f"{label!r}: not a label")
+        if not RUN_ID.search(row.get("run id", "")):
+            faults.append(f"run {label}: no run id")
+        if not COMMAND.search(row.get("command", "")):
+            faults.append(f"run {label}: no command")
+        for column in ("date", "machine", "generator check"):
+            if not row.get(column, "").strip(" -"):
+                faults.append(f"run {label}: no {column}")
+    return faults
+
+
+def cited_labels(text: str) -> list[str]:
+    """The labels a text cites: "run A", "runs B and C", "runs D, E or F"."""
+    return [
+        label
+        for m in CITATION.finditer(prose(text))
+        for label in re.split(r", | and | or ", m.group(1))
+    ]
+
+
+def label_column(section: str, header: str) -> list[str]:
+    """The labels in the "run" or "runs" column of the table under `header`: "A", "B, C"."""
+    lines = section.splitlines()
+    start = lines.index(header)
+    names, rows, _ = table_rows(lines, start)
+    return [
+        label
+        for column, name in enumerate(names)
+        if name.lower() in {"run", "runs"}
+        for row in rows
+        if column < len(row)
+        for label in re.split(r",\s*", row[column].strip("*`"))
+        if re.fullmatch(LABEL, label)
+    ]
+
+
+def uncovered_figure_tables(text: str) -> list[str]:
+    """The figure tables of a page that rest on no run of its runs table: neither a run id in
+    their rows that is a row of the runs table, nor a label cited in their section; and every
+    label or run id they name that the runs table lacks."""
+    runs = runs_table(text)
+    ids = {i for row in runs.values() for i in RUN_ID.findall(row.get("run id", ""))}
+    missing = []
     for title, section, header in figure_tables(text):
         if NOT_MEASURED.search(section):
             continue
-        missing = [
-            what
-            for what, pattern in (("a run id", RUN_ID), ("the command", COMMAND))
-            if not pattern.search(section)
-        ]
-        if not (machine_page or MACHINE.search(section)):
-            missing.append("the machine")
-        assert not missing, f"{page.name} {title!r}, table {header[:50]!r}: no {', '.join(missing)}"
+        table = "\n".join(line for line in section.splitlines() if line.startswith("|"))
+        named = set(RUN_ID.findall(table))
+        labels = set(cited_labels(section)) | set(label_column(section, header))
+        unknown = sorted(named - ids) + sorted(f"run {x}" for x in labels - set(runs))
+        if unknown or not (labels & set(runs) or named & ids):
+            missing.append(f"{title!r}, {header[:50]!r}: {', '.join(unknown) or 'no run'}")
+    return missing
+
+
+def test_the_runs_checks_want_a_cited_row_with_its_provenance() -> None:
+    runs = (
+        "## The runs\n\n| run | run id | what | command | date (UTC) | machine | generator check |\n"
+        "|---|---|---|---|---|---|---|\n"
+        "| A | 20261125-043845-story | four modes | `make story` | 2026-11-25 | 2 cores | valid |\n"
+        "| B | 20261125-052158-story | closed loop | by hand | 2026-11-25 | 2 cores | - |\n"
+    )
+    cited = "# X\n\nRun A, runs A and B:\n\n| mode | rps |\n|---|---|\n| gevent | 19 |\n\n"
+    by_id = (
+        "# Y\n\n| mode | run | rps |\n|---|---|---|\n| gevent | 20261125-043845-story | 19 |\n\n"
+    )
+    by_label = "# V\n\n| mode | runs | rps |\n|---|---|---|\n| gevent | A, B | 19 |\n\n"
+    uncited = "# Z\n\nNo run.\n\n| mode | rps |\n|---|---|\n| gevent | 19 |\n\n"
+    unknown = "# W\n\nRun C.\n\n| mode | rps |\n|---|---|\n| gevent | 19 |\n\n"
+    assert cited_labels("runs A, B and C; run D or run E") == ["A", "B", "C", "D", "E"]
+    assert uncovered_figure_tables(cited + by_id + by_label + runs) == []
+    assert uncovered_figure_tables(uncited + runs) == ["'# Z', '| mode | rps |': no run"]
+    assert uncovered_figure_tables(unknown + runs) == ["'# W', '| mode | rps |': run C"]
+    assert uncovered_figure_tables(by_label.replace("A, B", "B, Q") + runs) == [
+        "'# V', '| mode | runs | rps |': run Q"
+    ]
+    assert runs_table_faults(runs) == ["run B: no command", "run B: no generator check"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_figure_table_rests_on_a_row_of_the_pages_runs_table(page: Path) -> None:
+    """A reader can repeat and compare every table of figures: it cites a row of the page's
+    one runs table, which names the run id, the command, the date, the machine and the load
+    generator's check."""
+    text = page.read_text(encoding="utf-8")
+    assert uncovered_figure_tables(text) == []
+    assert runs_table_faults(text) == []
+    assert sorted(set(cited_labels(text)) - set(runs_table(text))) == []
+
+
+# Provenance that belongs in a runs table: a run id, a time of day in UTC, this machine.
+IN_RUNS_TABLE = re.compile(
+    RUN_ID.pattern + r"|\b\d{1,2}:\d{2}(?:\s*[-–]\s*\d{1,2}:\d{2})? UTC\b|\bthis \d+-core machine"
+)
+
+
+def run_ids_in_prose(text: str) -> list[str]:
+    """The lines of a page, code included, that name a run id, a UTC time of day or "this
+    N-core machine" outside a table row."""
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if IN_RUNS_TABLE.search(line) and not line.lstrip().startswith("|")
+    ]
+
+
+def test_the_run_id_finder_leaves_table_rows_alone() -> None:
+    text = (
+        "Run `20261125-043845-story` shows it.\n| A | 20261125-043845-story | x |\n"
+        "    .venv/bin/playground report 20261126-070916\nrun A, 2026-11-25\n"
+        "at 05:22-05:28 UTC, on this 2-core machine\n| B | 05:22 UTC | 2 cores |\n"
+    )
+    assert run_ids_in_prose(text) == [
+        "Run `20261125-043845-story` shows it.",
+        ".venv/bin/playground report 20261126-070916",
+        "at 05:22-05:28 UTC, on this 2-core machine",
+    ]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [ROOT / "README.md", *(p for p in PAGES if p.name not in GENERATED)],
+    ids=lambda p: p.name,
+)
+def test_a_run_id_appears_only_in_a_table_row(page: Path) -> None:
+    """Prose cites a run by its label in the page's runs table, never by its id."""
+    assert run_ids_in_prose(page.read_text(encoding="utf-8")) == []
+
+
+# ---- the reader's pages -------------------------------------------------------------------------
+STORY_MAX_LINES = 350
+ANSWER_MAX_LINES = 5
+
+
+def opening_answer(text: str) -> list[str]:
+    """The non-blank lines of a page's first section when it is "The answer", else []."""
+    parts = re.split(r"^## ", text, flags=re.MULTILINE)
+    if len(parts) < 2 or not parts[1].startswith("The answer\n"):
+        return []
+    return [line for line in parts[1].splitlines()[1:] if line.strip()]
+
+
+def test_the_answer_finder_reads_the_first_section_only() -> None:
+    page = "# T\n\nIntro.\n\n## The answer\n\n- one\n- two\n\n## More\n\n- three\n"
+    assert opening_answer(page) == ["- one", "- two"]
+    assert opening_answer("# T\n\n## More\n\n## The answer\n\n- one\n") == []
+
+
+def test_the_story_opens_with_an_answer_of_five_lines_and_stays_short() -> None:
+    text = (ROOT / "docs" / "story.md").read_text(encoding="utf-8")
+    answer = opening_answer(text)
+    assert 1 <= len(answer) <= ANSWER_MAX_LINES, answer
+    assert len(text.splitlines()) <= STORY_MAX_LINES
+
+
+# Odds as the pages write them: "7 of 10 (40-89 %)", Wilson's 95 % interval (playground.odds).
+ODDS = re.compile(r"\b(\d+) of (\d+) \((\d+)-(\d+) %\)")
+
+
+def wrong_odds(text: str) -> list[str]:
+    """The odds of a text whose interval is not Wilson's for its k of n."""
+    from playground.odds import Frequency
+
+    return [
+        m.group(0)
+        for m in ODDS.finditer(text)
+        if int(m.group(1)) > int(m.group(2))
+        or m.group(0) != Frequency(int(m.group(1)), int(m.group(2))).text()
+    ]
+
+
+def test_the_odds_check_recomputes_the_interval() -> None:
+    assert wrong_odds("held 7 of 10 (40-89 %), 3 of 3 (44-100 %); 3 of 3 (50-100 %)") == [
+        "3 of 3 (50-100 %)"
+    ]
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", *PAGES], ids=lambda p: p.name)
+def test_every_odds_interval_is_wilsons(page: Path) -> None:
+    assert wrong_odds(page.read_text(encoding="utf-8")) == []
 
 
 # ---- by-hand commands ---------------------------------------------------------------------------
@@ -392,6 +658,13 @@ GLOSSARY_TERMS = {
     r"steady (?:rps|rate)": "steady-rps",
     r"efficiency": "efficiency",
     r"(?-i:SPLIT)": "split",
+    r"(?:not recovered|did not recover)": "not-recovered",
+    r"(?<![\d.])0 s\b": "zero-seconds",
+    r"visits?\b": "visit",
+    r"attempts?\b": "attempt",
+    r"(?:its|the|an?) edge\b": "edge",
+    r"Little's law": "littles-law",
+    r"lesser page": "lesser-page",
 }
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
 
@@ -425,11 +698,13 @@ def test_the_first_use_finder_wants_a_link_to_the_entry() -> None:
 GLOSSARY_PAGES = [ROOT / "README.md"] + [
     ROOT / "docs" / f"{name}.md"
     for name in (
+        "choose",
         "contenders",
         "demos",
         "faults",
         "findings",
         "offline-images",
+        "predict",
         "reading-the-numbers",
         "scale",
         "scenarios",
@@ -437,6 +712,7 @@ GLOSSARY_PAGES = [ROOT / "README.md"] + [
         "story-internals",
         "testing",
         "troubleshooting",
+        "your-service",
     )
 ]
 
@@ -450,3 +726,49 @@ def test_the_glossary_has_every_entry_the_pages_link_to() -> None:
     text = (ROOT / "docs" / "glossary.md").read_text()
     anchors = set(re.findall(r'<a id="([\w-]+)"></a>', text))
     assert set(GLOSSARY_TERMS.values()) <= anchors
+
+
+# ---- no history ---------------------------------------------------------------------------------
+# A page says what is, not how it came to be: no fix, no "earlier run", no target of our own,
+# no commit.
+HISTORY = re.compile(
+    r"(?i)\b(?:got|was|were|been) (?:now )?fixed\b|\bfixed since\b"
+    r"|\bfixed in (?:v?\d|commit|version)\b"
+    r"|\bat its present weight|\bpresent weight|\b(?:an|the) earlier\b|\bearlier (?:run|day)"
+    r"|\bheld out since|\bshort of the goal|\bthe goal\b|\bthe morning's"
+    r"|\bno longer\b|(?-i:\b[Nn]ow\b)(?! and then)|\bused to be\b|\bpreviously\b"
+    r"|\bsince then\b|\bbefore the fix|\bafter the fix|\bthis round\b|\blast round\b"
+    r"|\bat first\b|\bchangelog\b|\b(?:commit|main) [0-9a-f]{7,40}\b"
+)
+
+
+def history(text: str) -> list[str]:
+    return [m.group(0) for m in HISTORY.finditer(text)]
+
+
+def test_the_history_finder_sees_the_phrases_and_not_their_neighbours() -> None:
+    text = (
+        "It got fixed; an earlier run at its present weight, held out since, short of the "
+        "goal, 90%. The morning's figure. It no longer waits; now it does. main 37810c2. "
+        "Now and then the queue fills; a schedule fixed in advance; the edge; a fixed pool."
+    )
+    assert history(text) == [
+        "got fixed",
+        "an earlier",
+        "at its present weight",
+        "held out since",
+        "short of the goal",
+        "The morning's",
+        "no longer",
+        "now",
+        "main 37810c2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [ROOT / "README.md", *(p for p in PAGES if p.name not in GENERATED)],
+    ids=lambda p: p.name,
+)
+def test_no_page_tells_history(page: Path) -> None:
+    assert history(page.read_text(encoding="utf-8")) == []
