@@ -142,7 +142,7 @@ offline-images:
 ## interleaves; a failing one stops `make`.
 IMAGE_BUILDS := image-flask image-bonus image-loadgen image-openloop image-demos image-contenders \
 	image-freethreaded image-haproxy image-delayproxy
-images:
+images: base-images
 	@$(MAKE) --no-print-directory --jobs=$(words $(IMAGE_BUILDS)) $(IMAGE_BUILDS)
 
 image-flask:

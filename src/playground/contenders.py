@@ -21,10 +21,10 @@ holds the most requests per MB and per CPU-second and which ones quietly seriali
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from playground.demos import Load
-from playground.target import Target
+from playground.target import Target, same_port_target
 
 GTHREAD = "contenders/gunicorn-gthread.yml"
 GRANIAN = "contenders/granian-wsgi.yml"
@@ -61,32 +61,7 @@ FREETHREADED_NOTE = (
 )
 
 
-def _contender(
-    name: str,
-    title: str,
-    compose_file: str,
-    service: str,
-    port: int,
-    *,
-    n: int,
-    c: int,
-    delay: float,
-    **kw: Any,
-) -> Target:
-    # Inside the network each service listens on its published port, so one number serves both.
-    return Target(
-        name=name,
-        title=title,
-        compose_file=compose_file,
-        service=service,
-        port=port,
-        host_port=port,
-        requests=n,
-        concurrency=c,
-        delay=delay,
-        kind="contender",
-        **kw,
-    )
+_contender = partial(same_port_target, kind="contender")
 
 
 CONTENDERS: tuple[Target, ...] = (

@@ -17,9 +17,10 @@ says which demos serialise (see `playground.report`).
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from functools import partial
+from typing import TypedDict
 
-from playground.target import Target
+from playground.target import Target, same_port_target
 
 
 class Load(TypedDict):
@@ -52,34 +53,7 @@ WRK = "demos/wrk-workers.yml"
 DEMO_FILES = (UWSGI, GUNICORN, SANIC, WRK)  # what `make demos` runs, `make down` stops
 
 
-def _demo(
-    name: str,
-    title: str,
-    compose_file: str,
-    service: str,
-    port: int,
-    *,
-    n: int,
-    c: int,
-    delay: float,
-    body: str = SLEPT,
-    **kw: Any,
-) -> Target:
-    # Inside the network each service listens on its published port, so one number serves both.
-    return Target(
-        name=name,
-        title=title,
-        compose_file=compose_file,
-        service=service,
-        port=port,
-        host_port=port,
-        requests=n,
-        concurrency=c,
-        delay=delay,
-        body=body,
-        kind="demo",
-        **kw,
-    )
+_demo = partial(same_port_target, kind="demo", body=SLEPT)
 
 
 # --- 1. uWSGI threads vs greenlets, no upstream --------------------------------------------

@@ -50,6 +50,10 @@ class LoadTool(Protocol):
         """Return the argv (no shell) for one bounded run against ``url``."""
         ...
 
+    def version_command(self) -> list[str]:
+        """Return the argv that prints the tool's version (read by :func:`tool_version`)."""
+        ...
+
     def parse(self, *, stdout: str, per_request: str | None, concurrency: int) -> LoadResult:
         """Parse the tool's report.
 

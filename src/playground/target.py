@@ -7,6 +7,7 @@ of them (the demos, the contenders) build them from this class without importing
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 FLASK_BODY = "Hi there! slow api response"
 
@@ -94,6 +95,36 @@ class Target:
     def body_ok(self, body: str) -> bool:
         body = body.rstrip("\n")
         return body.startswith(self.body) if self.body_is_prefix else body == self.body
+
+
+def same_port_target(
+    name: str,
+    title: str,
+    compose_file: str,
+    service: str,
+    port: int,
+    *,
+    kind: str,
+    n: int,
+    c: int,
+    delay: float,
+    **kw: Any,
+) -> Target:
+    """A demo's or a contender's target: its load as n, c and delay, and one port, since
+    inside the network each service listens on its published port."""
+    return Target(
+        name=name,
+        title=title,
+        compose_file=compose_file,
+        service=service,
+        port=port,
+        host_port=port,
+        requests=n,
+        concurrency=c,
+        delay=delay,
+        kind=kind,
+        **kw,
+    )
 
 
 def plain_decimal(seconds: float) -> str:

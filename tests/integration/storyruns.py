@@ -58,19 +58,24 @@ def _lag(check: GeneratorCheck | None) -> str:
 
 
 def untrusted(run: StoryRun) -> list[str]:
-    """Each target (and sweep step) whose generator did not keep its schedule, with its send
-    lag: the figures the report withholds."""
+    """Each target (and sweep step) whose generator did not keep its schedule, or recorded no
+    self-check, with its send lag: the figures the report withholds. A prediction (`playground
+    predict`) has no generator, so nothing in it is judged here."""
+    if run.predicted:
+        return []
     bad = [
         f"{t.name}: {_lag(t.check)}"
         for t in run.targets
-        if any(f.code == "generator-invalid" for f in t.findings)
+        if t.check is None
+        or not t.check.valid
+        or any(f.code == "generator-invalid" for f in t.findings)
     ]
     if run.sweep is not None:
         bad += [
             f"{t.name} at {step.rate:g}/s (sweep): {_lag(step.check)}"
             for t in run.sweep.targets
             for step in t.steps
-            if step.check is not None and not step.check.valid
+            if step.check is None or not step.check.valid
         ]
     return bad
 

@@ -155,17 +155,36 @@ class TestGunicornWorkers:
 # ---- 3. Sanic: time.sleep vs await asyncio.sleep -------------------------------------------
 
 
-def time_a_quick_request_behind_a_slow_one(port: int, *, slow: float = 1.5) -> float:
+def read_by_the_server(up, service: str, port: int) -> bool:
+    """Whether `service` has read a request on its `port`: an established connection to it
+    whose receive queue is empty, in the container's own /proc/net/tcp (tcp6 too). A request
+    not yet read sits in the queue (or the connection in the accept queue, its bytes unread)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        lines = up.exec(service, "cat", table).stdout.splitlines()[1:]
+        for fields in (line.split() for line in lines):
+            local, state, queues = fields[1], fields[3], fields[4]
+            if int(local.rsplit(":", 1)[1], 16) == port and state == "01":
+                if int(queues.split(":")[1], 16) == 0:
+                    return True
+    return False
+
+
+def time_a_quick_request_behind_a_slow_one(
+    up, service: str, port: int, *, slow: float = 3.0
+) -> float:
     """Send one request that sleeps `slow` s, then time a ?delay=0 request sent meanwhile.
 
-    The quick one is sent a fifth of `slow` after the slow one: by then the server has read the
-    slow one and is in its handler. Sent at once, the two could arrive in one turn of the
-    server's event loop, which may read the quick one first (2.7 ms on a CI run).
+    The quick one is sent once the server has read the slow one (it is then in its handler):
+    sent at once, the two could arrive in one turn of the server's event loop, which may read
+    the quick one first (2.7 ms on a CI run). The wait is bounded by a quarter of `slow`, so
+    the quick one still goes out early in the slow one's sleep.
     """
     request = f"GET /?delay={slow} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     with socket.create_connection(("127.0.0.1", port), timeout=30) as slow_one:
+        sent = time.monotonic()
         slow_one.sendall(request.encode())
-        time.sleep(slow / 5)
+        while not read_by_the_server(up, service, port):
+            assert time.monotonic() - sent < slow / 4, f"{service} did not read the slow request"
         started = time.monotonic()
         assert get(port)[0] == 200
         elapsed = time.monotonic() - started
@@ -187,11 +206,11 @@ class TestSanic:
 
     def test_time_sleep_blocks_the_whole_server(self, up):
         # Even a request that needs no sleep waits for the sleeping one to finish.
-        assert time_a_quick_request_behind_a_slow_one(3000) >= 1.0
+        assert time_a_quick_request_behind_a_slow_one(up, "sanic_blocking", 3000) >= 1.0
 
     def test_await_asyncio_sleep_concurrent(self, up):
         assert_concurrent(3001)
-        assert time_a_quick_request_behind_a_slow_one(3001) < 0.5
+        assert time_a_quick_request_behind_a_slow_one(up, "sanic_concurrent", 3001) < 0.5
 
 
 # ---- 4. wrk and the worker classes ---------------------------------------------------------

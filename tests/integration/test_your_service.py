@@ -17,6 +17,8 @@ import pytest
 
 from playground.compose import DELAY_PROXY_LABEL, Docker
 from playground.story.delayproxy import Dependency, delay_proxy
+from playground.storymodel import StoryRun
+from tests.integration import storyruns
 from tests.integration.conftest import ROOT, sh
 
 PLAYGROUND = str(Path(ROOT) / ".venv" / "bin" / "playground")
@@ -180,8 +182,13 @@ def test_every_call_passes_through_unchanged_and_is_slowed_only_when_set(network
         _, before = timing(curl("http://slow_api_delayed:4000/?delay=0"))
         curl("--request", "POST", slow.incident_url(seconds=1.0, lasts=4))
         _, during = timing(curl("http://slow_api_delayed:4000/?delay=0"))
-        time.sleep(4.5)
-        _, after = timing(curl("http://slow_api_delayed:4000/?delay=0"))
+        # The incident ends by itself after its 4 s: ask until a call is quick again, for at
+        # most 30 s, rather than sleeping a guessed time.
+        deadline = time.monotonic() + 30
+        while True:
+            _, after = timing(curl("http://slow_api_delayed:4000/?delay=0"))
+            if after < 0.5 or time.monotonic() > deadline:
+                break
         assert before < 0.5 and during >= 1.0 and after < 0.5, (before, during, after)
     assert proxies() == []
 
@@ -218,18 +225,32 @@ def story_url(results: Path, *extra: str) -> list[str]:
 
 
 def test_a_run_removes_its_proxy_and_measures_the_incident(network, tmp_path):
-    proc = subprocess.run(
-        story_url(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
-    # 1: measured, but the generator's self-check found the machine too busy to trust it.
-    assert proc.returncode in (0, 1), proc.stderr
-    assert proxies() == []
     from playground import results
 
-    (run_dir,) = tmp_path.glob("*-story")
-    (t,) = results.load_run(run_dir).targets  # type: ignore[union-attr]
+    seen: list[str] = []
+    for attempt in range(1, storyruns.ATTEMPTS + 1):
+        attempt_dir = tmp_path / f"attempt-{attempt}"
+        attempt_dir.mkdir()
+        proc = subprocess.run(
+            story_url(attempt_dir), cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
+        # 1: measured, but the generator's self-check found the machine too busy to trust it.
+        assert proc.returncode in (0, 1), proc.stderr
+        assert proxies() == []
+        (run_dir,) = attempt_dir.glob("*-story")
+        run = results.load_run(run_dir)
+        assert isinstance(run, StoryRun)
+        # Figures only from a run whose generator kept its schedule (and said so).
+        bad = storyruns.untrusted(run)
+        if not bad:
+            break
+        seen += [f"attempt {attempt}: {line}" for line in bad]
+    else:
+        pytest.fail("the load generator did not keep its schedule:\n" + "\n".join(seen))
+    (t,) = run.targets
     assert t.outside is not None and t.outside.mechanism == "delay-proxy"
     # The users' latency rose by the proxy's second during the incident, not before.
+    assert t.summary is not None
     assert t.summary.normal_latency_s < 0.6 < 1.0 < t.summary.user_latency_p50_during
     assert "nothing was sampled on its side" in (run_dir / "report.md").read_text()
 

@@ -3,6 +3,7 @@ PNG bytes, and no chart leaves pyplot's global state behind."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,16 +45,37 @@ def test_a_story_chart_re_rendered_gives_the_same_bytes(tmp_path: Path) -> None:
         assert b"Software" not in first and b"Matplotlib" not in first, chart
 
 
+PYPLOT_CHECK = """
+import sys
+from pathlib import Path
+from playground import results
+from playground.incident.charts import plot_target
+run = results.load_run(Path(sys.argv[1]))
+plot_target(run.targets[0], run.story, Path(sys.argv[2]))
+assert Path(sys.argv[2]).stat().st_size > 0
+print("pyplot imported" if "matplotlib.pyplot" in sys.modules else "no pyplot")
+"""
+
+
 def test_no_chart_uses_pyplot(tmp_path: Path) -> None:
     """pyplot keeps every figure it opens in a global registry: a chart drawn through it
-    outlives its function unless closed, and its state is shared between reports."""
-    if "matplotlib.pyplot" in sys.modules:
-        pytest.skip("another test in this process imported pyplot")
-    from playground.incident.charts import plot_target
-
-    run = story_run()
-    plot_target(run.targets[0], run.story, tmp_path / "target.png")
-    assert "matplotlib.pyplot" not in sys.modules
+    outlives its function unless closed, and its state is shared between reports. Drawn in a
+    fresh interpreter, where no other test can have imported pyplot first."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PYPLOT_CHECK,
+            str(DATA / "story_results_recorded.json"),
+            str(tmp_path / "target.png"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "no pyplot"
 
 
 def test_the_busy_series_is_labelled_for_every_server_that_fills_it(

@@ -628,6 +628,18 @@ def test_tool_version() -> None:
     assert tool_version(stdout="") is None
 
 
+@pytest.mark.parametrize(
+    ("tool", "argv", "captured"),
+    [("ab", ["ab", "-V"], "ab_version_V.txt"), ("wrk", ["wrk", "-v"], "wrk_version_v.txt")],
+)
+def test_each_tool_names_its_version_probe(tool: str, argv: list[str], captured: str) -> None:
+    """The probe the run's header reads the version from: the command that printed the
+    captured output."""
+    assert TOOLS[tool].version_command() == argv
+    assert tool_version(stdout=read(captured)) is not None
+    assert TOOLS["wrk-t12"].version_command() == ["wrk", "-v"]
+
+
 # ---- diagnose ------------------------------------------------------------------------------------
 
 

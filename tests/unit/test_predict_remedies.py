@@ -7,6 +7,9 @@ import random
 from dataclasses import replace
 
 import pytest
+from hypothesis import example, given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from playground.cli import main
 from playground.incident import verdict
@@ -18,6 +21,9 @@ from playground.predict.simulate import Simulation
 from playground.predict.system import HAProxy, _haproxy_time, system_for
 from playground.scenarios import resolve_story
 from playground.storysettings import StorySettings
+from tests.conftest import load_module
+
+_APP_REMEDIES = load_module("budget_remedies", "flask_app/remedies.py")
 
 
 def _system(name: str, settings: StorySettings | None = None):
@@ -172,3 +178,35 @@ def test_reuse_port_and_haproxy_are_predicted_unlike_the_pool_as_it_is(tmp_path,
     assert said["gunicorn-threads+haproxy"] != said["gunicorn-threads"]
     assert summaries["gunicorn-threads+haproxy"].errors > 0  # its 503s
     assert summaries["gunicorn-threads"].errors == 0
+
+
+# The model's retry budget (predict/app.py) is a copy of the app's (flask_app/remedies.py,
+# which runs inside the image and cannot import the runner): the same calls at the same
+# times must get the same answers from both.
+_BUDGET_CALLS = st.lists(
+    st.tuples(st.sampled_from(["request", "allow"]), st.floats(min_value=0, max_value=3)),
+    max_size=80,
+)
+
+
+@examples(max_examples=200, deadline=None)
+# Ten deposits of 0.2 sum to a whisker below two: both must still allow two retries.
+@example(calls=[("request", 0.0)] * 10 + [("allow", 0.0)] * 3, ratio=0.2, per_s=0.0)
+@given(
+    calls=_BUDGET_CALLS,
+    ratio=st.sampled_from([0.0, 0.1, 0.2, 0.5, 1.0]),
+    per_s=st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+)
+def test_the_models_retry_budget_answers_as_the_apps_does(calls, ratio, per_s):
+    from playground.predict.app import RetryBudget
+
+    now = [0.0]
+    app = _APP_REMEDIES.RetryBudget(ratio=ratio, per_s=per_s, clock=lambda: now[0])
+    model = RetryBudget(ratio=ratio, per_s=per_s, now=0.0)
+    for call, wait in calls:
+        now[0] += wait
+        if call == "request":
+            app.request()
+            model.request()
+        else:
+            assert model.allow(now[0]) == app.allow(), (call, now[0])

@@ -107,3 +107,14 @@ def test_the_story_tests_take_no_figures_from_a_starved_generator() -> None:
     assert "a send 0.8 s late" in line
     # The exit code says so too (the run's own rule).
     assert findings.failed(bad) == ["story-uwsgi-gevent"]
+
+
+def test_a_target_with_no_recorded_self_check_is_not_trusted() -> None:
+    """No check recorded is no evidence the generator kept its schedule; a prediction has no
+    generator at all, so nothing in it is untrusted."""
+    run = story()
+    unchecked = dataclasses.replace(
+        run, targets=[dataclasses.replace(run.targets[0], check=None), *run.targets[1:]]
+    )
+    assert storyruns.untrusted(unchecked) == [f"{run.targets[0].name}: no self-check recorded"]
+    assert storyruns.untrusted(dataclasses.replace(unchecked, predicted=True)) == []

@@ -6,10 +6,14 @@ kept in tests/data/reports/<run>.md. A change to any report's Markdown fails her
 change is meant, write the references again from the current code and review their diff:
 
     REGENERATE=1 .venv/bin/pytest tests/unit/test_reference_reports.py
+
+Regenerating prints what changed in each reference and compares nothing (a reference just
+written equals itself); under CI (CI=true) it is refused: CI checks, it never rewrites.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -23,6 +27,22 @@ from tests.conftest import ROOT
 DATA = ROOT / "tests" / "data"
 REFERENCES = DATA / "reports"
 REGENERATE = os.environ.get("REGENERATE") == "1"
+
+
+def regenerate(reference: Path, markdown: str) -> str:
+    """Write the reference again; what changed in it, in one line."""
+    if os.environ.get("CI") == "true":
+        pytest.fail("REGENERATE=1 under CI=true: the references are rewritten by hand, never in CI")
+    old = reference.read_text(encoding="utf-8") if reference.exists() else None
+    reference.parent.mkdir(exist_ok=True)
+    reference.write_text(markdown, encoding="utf-8", newline="\n")
+    name = reference.relative_to(ROOT)
+    if old is None:
+        return f"{name}: written ({len(markdown.splitlines())} lines)"
+    diff = list(difflib.unified_diff(old.splitlines(), markdown.splitlines(), lineterm="", n=0))
+    added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
+    removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
+    return f"{name}: {added} lines added, {removed} removed" if diff else f"{name}: unchanged"
 
 
 def recorded_runs() -> list[Path]:
@@ -61,8 +81,10 @@ def test_a_recorded_run_renders_its_reference_report(
     assert str(tmp_path) not in markdown
     reference = REFERENCES / f"{recorded.stem}.md"
     if REGENERATE:
-        reference.parent.mkdir(exist_ok=True)
-        reference.write_text(markdown, encoding="utf-8", newline="\n")
+        changed = regenerate(reference, markdown)
+        with capsys.disabled():
+            print(f"\nREGENERATE: {changed}")
+        pytest.skip(f"regenerated, not compared: {changed}")
     assert reference.exists(), f"no reference for {recorded.name}: run with REGENERATE=1"
     assert markdown == reference.read_text(encoding="utf-8"), (
         f"{recorded.name} renders a different report from {reference.relative_to(ROOT)}; "
@@ -83,3 +105,21 @@ def test_a_run_named_by_its_results_file_gets_its_report_beside_it(
     assert (run_dir / "report.md").read_text(encoding="utf-8") == (
         REFERENCES / f"{recorded.stem}.md"
     ).read_text(encoding="utf-8")
+
+
+def test_regenerating_says_what_changed_and_is_refused_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    reference = ROOT / "tests" / "data" / "reports" / "_missing_" / "x.md"
+    monkeypatch.setattr(Path, "write_text", lambda self, text, **kw: None)
+    monkeypatch.setattr(Path, "mkdir", lambda self, **kw: None)
+    assert regenerate(reference, "a\nb\n") == f"{reference.relative_to(ROOT)}: written (2 lines)"
+    existing = REFERENCES / f"{RUNS[0].stem}.md"
+    text = existing.read_text(encoding="utf-8")
+    changed = text.replace("\n", "\nnew line\n", 1)
+    assert regenerate(existing, changed).endswith(": 1 lines added, 0 removed")
+    assert regenerate(existing, text).endswith(": unchanged")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI=true"):
+        regenerate(existing, changed)

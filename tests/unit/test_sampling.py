@@ -158,3 +158,37 @@ def test_a_reading_that_fails_in_the_background_fails_the_measurement() -> None:
             while reader.reads < 2 and time.monotonic() < deadline:
                 time.sleep(0.01)
     assert len(sampler.series["app"].samples) == 1
+
+
+def _spend(proc: Path, pid: int, *, utime: int, stime: int) -> None:
+    """Add CPU ticks to one process's recorded stat, as a later reading would show them."""
+    path = proc / str(pid) / "stat"
+    head, tail = path.read_text().rsplit(")", 1)
+    after = tail.split()
+    after[11], after[12] = str(int(after[11]) + utime), str(int(after[12]) + stime)
+    path.write_text(f"{head}) {' '.join(after)}\n")
+
+
+def test_the_readers_cpu_is_the_trees_ticks_between_two_readings_over_the_time_between(
+    tmp_path, monkeypatch
+) -> None:
+    """Two readings of the recorded processes 2 s apart, the tree 30 + 10 ticks busier in the
+    second and a health check outside it 500: CPU % is 100 x 40 ticks / CLK_TCK / 2 s."""
+    import shutil
+
+    from playground import sampling
+
+    proc = tmp_path / "proc"
+    shutil.copytree(PROC, proc)
+    clock = iter([100.0, 102.0])
+    monkeypatch.setattr(sampling.time, "monotonic", lambda: next(clock))
+    reader = ProcReader(proc / "cgroup.procs", root=MASTER, proc=proc)
+    first = reader.read(0.0)
+    _spend(proc, 21310, utime=30, stime=0)
+    _spend(proc, 21311, utime=0, stime=10)
+    outside = next(pid for pid in BY_EYE if pid not in (21172, 21310, 21311))
+    _spend(proc, outside, utime=500, stime=0)
+    second = reader.read(2.0)
+    assert first is not None and second is not None
+    assert first.cpu_pct == 0.0
+    assert second.cpu_pct == pytest.approx(100 * 40 / sampling.CLK_TCK / 2.0)

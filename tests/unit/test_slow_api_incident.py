@@ -22,6 +22,17 @@ async def _timed(client, path: str) -> tuple[int, str, float]:
     return resp.status, await resp.text(), time.monotonic() - started
 
 
+async def _until(client, path: str, holds, *, timeout: float = 15.0) -> dict:
+    """Poll a control endpoint until its answer satisfies `holds`; fail past `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = await (await client.get(path)).json()
+        if holds(answer):
+            return answer
+        assert time.monotonic() < deadline, f"{path} still answers {answer} after {timeout} s"
+        await asyncio.sleep(0.05)
+
+
 def test_an_incident_slows_every_answer_for_a_while_then_ends_by_itself(slow_api):
     async def scenario():
         async with TestClient(TestServer(slow_api.make_app())) as client:
@@ -30,7 +41,8 @@ def test_an_incident_slows_every_answer_for_a_while_then_ends_by_itself(slow_api
             started = await resp.json()
             during = await _timed(client, "/?delay=0.1")
             state = await (await client.get("/control/slowdown")).json()
-            await asyncio.sleep(2.2)
+            # The incident ends by itself: wait for slow_api to say so, not for a guessed time.
+            await _until(client, "/control/slowdown", lambda now: now["extra"] == 0)
             after = await _timed(client, "/?delay=0.1")
             return before, resp.status, started, during, state, after
 
@@ -60,8 +72,7 @@ def test_stats_count_requests_waiting_at_the_upstream(slow_api):
     async def scenario():
         async with TestClient(TestServer(slow_api.make_app())) as client:
             waiting = [asyncio.ensure_future(client.get("/?delay=0.5")) for _ in range(5)]
-            await asyncio.sleep(0.2)
-            mid = await (await client.get("/control/stats")).json()
+            mid = await _until(client, "/control/stats", lambda now: now["in_flight"] == 5)
             await asyncio.gather(*waiting)
             end = await (await client.get("/control/stats")).json()
             return mid, end

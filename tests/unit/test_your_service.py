@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -107,13 +108,20 @@ def test_the_command_refuses_bad_input_in_one_line_before_docker(args, says, cap
 
 def test_the_incidents_end_runs_whenever_its_start_did():
     ran: list[str] = []
+    started = threading.Event()
 
     def action(name):
-        return lambda: (ran.append(name), (0, name))[1]
+        def act():
+            ran.append(name)
+            if name == "start":
+                started.set()
+            return 0, name
+
+        return act
 
     timed = external._Timed([("start", 0.0, action("start")), ("end", 30.0, action("end"))])
     timed.start()
-    time.sleep(0.3)
+    assert started.wait(timeout=10), "the start never ran"
     timed.finish()  # stopped early (a Ctrl-C): the end is not left waiting 30 s
     assert ran == ["start", "end"]
     timed = external._Timed([("start", 30.0, action("start")), ("end", 60.0, action("end"))])

@@ -197,9 +197,7 @@ def _new_store(
 ) -> RunStore[Run]:
     """A new run's store, its header carrying the command, the environment and the settings."""
     version = docker.run(
-        docker.loadgen_argv(
-            network="none", tool_argv=[tool, "-V"] if tool == "ab" else ["wrk", "-v"]
-        ),
+        docker.loadgen_argv(network="none", tool_argv=loadmod.TOOLS[tool].version_command()),
         check=False,
         quiet=True,
     )

@@ -30,6 +30,20 @@ class Phases:
     end: float  # the probe stopping
 
 
+@dataclass(frozen=True)
+class Observed:
+    """What one target went through in a fault: what :meth:`Fault.judge` reads."""
+
+    session: FaultSession
+    target: Target
+    clients: int  # the prober's concurrency
+    outcomes: Sequence[Outcome]
+    marks: Phases
+    containers: dict[str, ContainerCheck]
+    before: Burst  # a burst before the fault
+    after: Burst  # the same burst after it
+
+
 class Fault:
     name: ClassVar[str]
     # The service the fault stops, if it stops one; the others act on the load instead.
@@ -55,14 +69,16 @@ class Fault:
         containers = container_checks(before=states_before, after=session.states(skip=skip))
         out: list[Verdict] = [
             self.judge(
-                session=session,
-                target=target,
-                clients=prober.concurrency,
-                outcomes=outcomes,
-                marks=marks,
-                containers=containers,
-                before=bursts_before[target.name],
-                after=bursts_after[target.name],
+                Observed(
+                    session=session,
+                    target=target,
+                    clients=prober.concurrency,
+                    outcomes=outcomes,
+                    marks=marks,
+                    containers=containers,
+                    before=bursts_before[target.name],
+                    after=bursts_after[target.name],
+                )
             )
             for target, prober, outcomes in zip(session.targets, probers, results, strict=True)
         ]
@@ -75,17 +91,6 @@ class Fault:
         """Drive the fault while the probers run; when each of its phases began."""
         raise NotImplementedError
 
-    def judge(
-        self,
-        *,
-        session: FaultSession,
-        target: Target,
-        clients: int,
-        outcomes: Sequence[Outcome],
-        marks: Phases,
-        containers: dict[str, ContainerCheck],
-        before: Burst,
-        after: Burst,
-    ) -> Verdict:
+    def judge(self, seen: Observed) -> Verdict:
         """The phases of one target's outcomes and what must hold of them."""
         raise NotImplementedError

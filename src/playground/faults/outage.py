@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from playground.faultmodel import Burst, ContainerCheck, OutageVerdict, Probed
+from playground.faultmodel import OutageVerdict, Probed
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
@@ -20,8 +20,8 @@ from playground.faults.analysis import (
     time_to_recover,
     unexpected_answers,
 )
-from playground.faults.fault import Fault, Phases
-from playground.faults.probe import Outcome, Prober
+from playground.faults.fault import Fault, Observed, Phases
+from playground.faults.probe import Prober
 from playground.faults.records import judged
 from playground.faults.session import FaultSession, sleep_until
 from playground.scenarios import Target
@@ -60,19 +60,9 @@ class Outage(Fault):
         end = session.mark("probe stopping")
         return Phases(start=start, fault_at=stop_at, in_effect_at=down_at, back_at=back_at, end=end)
 
-    def judge(
-        self,
-        *,
-        session: FaultSession,
-        target: Target,
-        clients: int,
-        outcomes: Sequence[Outcome],
-        marks: Phases,
-        containers: dict[str, ContainerCheck],
-        before: Burst,
-        after: Burst,
-    ) -> OutageVerdict:
+    def judge(self, seen: Observed) -> OutageVerdict:
         """The phases of one target's outcomes and what must hold of them."""
+        session, outcomes, marks = seen.session, seen.outcomes, seen.marks
         s, service = session.settings, self.stopped_service
         stop_at, down_at, back_at = marks.fault_at, marks.in_effect_at, marks.back_at
         bound = s.delay + UPSTREAM_GRACE_S
@@ -100,7 +90,7 @@ class Outage(Fault):
         if not any(k != "200" for k in during.kinds):
             notes.append(f"no request failed while {service} was down")
         return OutageVerdict(
-            probed=Probed.of(target, clients=clients, delay=s.delay),
+            probed=Probed.of(seen.target, clients=seen.clients, delay=s.delay),
             requests=len(outcomes),
             kinds=kinds,
             phases={
@@ -113,7 +103,7 @@ class Outage(Fault):
             answer_bound_s=bound,
             recover_s=recover,
             requests_after_return=after_return,
-            aftermath=judged(outcomes, before, after, containers, problems, notes),
+            aftermath=judged(outcomes, seen.before, seen.after, seen.containers, problems, notes),
         )
 
 

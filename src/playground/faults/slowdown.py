@@ -8,17 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.faultmodel import Burst, ContainerCheck, Probed, SlowdownVerdict
+from playground.faultmodel import Probed, SlowdownVerdict
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,
     settle_time,
 )
-from playground.faults.fault import Fault, Phases
-from playground.faults.probe import Outcome, Prober
+from playground.faults.fault import Fault, Observed, Phases
+from playground.faults.probe import Prober
 from playground.faults.records import judged
 from playground.faults.session import FaultSession, sleep_until
-from playground.scenarios import Target
 
 
 class UpstreamSlowdown(Fault):
@@ -48,19 +47,9 @@ class UpstreamSlowdown(Fault):
         end = session.mark("probe stopping")
         return Phases(start=start, fault_at=slow_at, in_effect_at=slow_at, back_at=back_at, end=end)
 
-    def judge(
-        self,
-        *,
-        session: FaultSession,
-        target: Target,
-        clients: int,
-        outcomes: Sequence[Outcome],
-        marks: Phases,
-        containers: dict[str, ContainerCheck],
-        before: Burst,
-        after: Burst,
-    ) -> SlowdownVerdict:
+    def judge(self, seen: Observed) -> SlowdownVerdict:
         """Latency before, while slow and after; queueing; the time to settle back."""
+        session, outcomes, marks = seen.session, seen.outcomes, seen.marks
         s = session.settings
         slow_at, back_at = marks.fault_at, marks.back_at
         phase_before = phase_stats(outcomes, start=marks.start, end=slow_at)
@@ -87,12 +76,12 @@ class UpstreamSlowdown(Fault):
                 f"{s.slow_delay:g} s delay), no queueing"
             )
         return SlowdownVerdict(
-            probed=Probed.of(target, clients=clients, delay=s.delay),
+            probed=Probed.of(seen.target, clients=seen.clients, delay=s.delay),
             slow_delay=s.slow_delay,
             requests=len(outcomes),
             kinds=kinds,
             phases={"before": phase_before, "slow": slow, "after": phase_after},
             settle_s=settle,
             settle_limit_s=round(limit, 3),
-            aftermath=judged(outcomes, before, after, containers, problems, notes),
+            aftermath=judged(outcomes, seen.before, seen.after, seen.containers, problems, notes),
         )

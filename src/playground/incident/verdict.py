@@ -38,7 +38,7 @@ def incident(target: StoryTarget) -> list[Finding]:
         "arrivals_during": s.arrivals_during,
         "held_share": HELD_SHARE,
     }
-    if served is not None and served >= HELD_SHARE:
+    if served is not None and served_enough(served):
         out.append(
             Finding(
                 code="held",
@@ -98,12 +98,17 @@ HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not rec
 FELL = "fell"
 
 
+def served_enough(served: float) -> bool:
+    """The one rule: the incident was held where at least HELD_SHARE of its visits were served."""
+    return served >= HELD_SHARE
+
+
 def outcome(served: float | None, recovery_s: float | None) -> str:
     """The verdict in three words: held, collapsed (and recovered within the run), or
     collapsed and did not recover; `-` with no visits during the incident."""
     if served is None:
         return NO_OUTCOME
-    if served >= HELD_SHARE:
+    if served_enough(served):
         return HELD
     return COLLAPSED if recovery_s is not None else NOT_RECOVERED
 

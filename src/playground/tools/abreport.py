@@ -48,6 +48,10 @@ class AbTool:
 
     name = "ab"
 
+    def version_command(self) -> list[str]:
+        """``ab -V``: ``This is ApacheBench, Version 2.3 ...`` (every report starts so too)."""
+        return ["ab", "-V"]
+
     def command(
         self,
         *,

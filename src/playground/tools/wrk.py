@@ -54,6 +54,10 @@ class WrkTool:
         self.threads = threads
         self.name = name
 
+    def version_command(self) -> list[str]:
+        """``wrk -v``: ``wrk debian/4.1.0-3+b2 [epoll] ...`` (a report does not say it)."""
+        return ["wrk", "-v"]
+
     def command(
         self,
         *,
