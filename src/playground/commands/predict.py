@@ -240,7 +240,7 @@ def odds_lines(name: str, o: Odds) -> list[str]:
     )
     low, high = o.frequency(verdict.HELD).interval
     half = (high - low) / 2
-    lines = [f"{name}: {n} draws, {how}"]
+    lines = [f"{name}: {n} draws", f"  {how}"]
     for word, label in (
         (verdict.HELD, "P(held)"),
         (verdict.COLLAPSED, "P(collapsed, recovered)"),
@@ -250,7 +250,7 @@ def odds_lines(name: str, o: Odds) -> list[str]:
         lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
     lines.append(f"  {recovery_text(o)}")
     if (sentence := threshold_text(o)) is not None:
-        lines.append(f"  {sentence}")
+        lines += [f"  {part}" for part in sentence.split("; ")]
     lines.append(f"  (95 % intervals; P(held)'s half-width {half:.2f} with {n} draws)")
     return lines
 
