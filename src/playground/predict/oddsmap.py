@@ -72,7 +72,7 @@ def _row(
 
     def cell(i: int) -> MapCell:
         s = replace(settings, rate=rates[i])
-        k = sum(each(partial(collapsed, target, s), range(draws)))
+        k = sum(collapsed(target, s, n) for n in range(draws))
         found[i] = MapCell(rate=rates[i], delay=delay, collapsed=k, draws=draws)
         return found[i]
 
@@ -95,6 +95,18 @@ def _row(
     return [found[i] for i in range(len(rates))]
 
 
+def _row_at(
+    target: Target,
+    settings: StorySettings,
+    rates: list[float],
+    delay: float,
+    *,
+    draws: int,
+    pool: int,
+) -> list[MapCell]:
+    return _row(target, replace(settings, incident_delay=delay), rates, draws=draws, pool=pool)
+
+
 def predict_map(
     target: Target,
     settings: StorySettings,
@@ -107,11 +119,9 @@ def predict_map(
     """The map of one target, with the measured runs that fall on it."""
     pool = system_for(target, settings).pool
     short = collapse_settings(settings)
-    cells = [
-        c
-        for d in delays
-        for c in _row(target, replace(short, incident_delay=d), rates, draws=draws, pool=pool)
-    ]
+    # A row a process: each row is simulated in order (its cells depend on each other).
+    rows = each(partial(_row_at, target, short, rates, draws=draws, pool=pool), delays)
+    cells = [c for row in rows for c in row]
     return OddsMap(
         target=target.name,
         pool=pool,
