@@ -133,7 +133,6 @@ class OddsMap:
         "stored story runs of the target whose settings match apart from rate and delay",
         factory=list,
     )
-    chart: str | None = doc("the PNG beside the report")
 
 
 def share_range(shares: list[float]) -> str:
