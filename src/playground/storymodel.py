@@ -19,6 +19,7 @@ from playground import jsonmodel
 from playground.jsonmodel import ModelError, doc
 from playground.model import SCHEMA_VERSION, Finding, RunHeader
 from playground.odds import Frequency
+from playground.oddsmodel import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.outsidemodel import IncidentCommand, OutsideTarget
 from playground.storyrecords import (
     AbPhase,
@@ -77,6 +78,11 @@ class StoryTarget:
     )
     predicted: PredictedFigures | None = doc(
         "the model's figures for this target with the same settings (`playground predict`)",
+        omit_none=True,
+    )
+    odds: Odds | None = doc(
+        "a prediction's draws (`playground predict`): how often the target held, recovered or "
+        "did not; the per-second rows and summary above are one representative draw's",
         omit_none=True,
     )
     error: str | None = doc("why the target could not be measured")
@@ -347,6 +353,10 @@ class StoryRun(RunHeader):
     )
     cliff: Cliff | None = doc("with --cliff: each thread pool's edge, predicted and found")
     sweep: Sweep | None = doc("goodput against offered load, with --sweep")
+    odds_map: OddsMap | None = doc(
+        "`playground predict TARGET --map`: P(collapse) over arrival rate and incident delay",
+        omit_none=True,
+    )
 
     @classmethod
     def from_json(cls, data: Any, *, where: str = "results") -> StoryRun:
@@ -399,4 +409,9 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (ToolFigures, "ToolFigures (`crosschecks[].openloop`, `crosschecks[].oha`)"),
     (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
     (RecoveryTimes, "RecoveryTimes (`spreads[].recovery`)"),
+    (Odds, "Odds (`targets[].odds`)"),
+    (Draw, "Draw (each of `targets[].odds.draws`)"),
+    (OddsMap, "OddsMap (`odds_map`)"),
+    (MapCell, "MapCell (each of `odds_map.cells`)"),
+    (MapPoint, "MapPoint (each of `odds_map.measured`)"),
 )

@@ -63,6 +63,12 @@ class StorySettings:
         "(docs/predict.md)",
         omit_none=True,
     )
+    system_seed: int | None = doc(
+        "the model's only (`playground predict --system-seed`): seed of what the model draws "
+        "inside the servers (which Gunicorn worker accepts, the app's retry jitter), apart "
+        "from the arrivals'; absent: `seed`, the arrivals' seed",
+        omit_none=True,
+    )
 
     def __post_init__(self) -> None:
         for name in ("rate", "timeout", "incident_s"):

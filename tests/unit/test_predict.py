@@ -126,7 +126,8 @@ def test_the_schedule_is_the_generators():
 
 
 def _verdict(capsys, *argv: str, tmp_path: Path) -> str:
-    assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
+    # One draw: the representative draw is the only one (the odds: test_predict_odds.py).
+    assert main(["predict", "--results-dir", str(tmp_path), "--draws", "1", *argv]) == 0
     out = capsys.readouterr().out
     return out
 
@@ -284,7 +285,7 @@ def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys, mo
     ids = iter(["20261126-120000", "20261126-120001"])
     monkeypatch.setattr(results, "new_run_id", lambda: next(ids))
     for argv in (["uwsgi-threads"], ["--incident-delay", "2.5", "uwsgi-threads"]):
-        assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
+        assert main(["predict", "--results-dir", str(tmp_path), "--draws", "1", *argv]) == 0
     a, b = sorted(path.name for path, _ in runs(tmp_path))
     capsys.readouterr()
     assert main(["compare", a, b, "--results-dir", str(tmp_path)]) == 0

@@ -170,7 +170,7 @@ def test_reuse_port_and_haproxy_are_predicted_unlike_the_pool_as_it_is(tmp_path,
     from playground.results import runs
 
     names = ["gunicorn-threads", "gunicorn-threads+reuse-port", "gunicorn-threads+haproxy"]
-    assert main(["predict", "--results-dir", str(tmp_path), *names]) == 0
+    assert main(["predict", "--results-dir", str(tmp_path), "--draws", "1", *names]) == 0
     ((_, run),) = runs(tmp_path)
     summaries = {t.name.removeprefix("story-"): t.summary for t in run.targets}
     said = {n: verdict.outcome(s.visits_served_during, s.recovery_s) for n, s in summaries.items()}

@@ -10,6 +10,8 @@ Little's law.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
 from dataclasses import replace
 from functools import partial
@@ -18,11 +20,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import environment, remedies, results
+from playground import environment, jsonmodel, remedies, results
 from playground.commands import options
 from playground.commands import story as story_command
 from playground.errors import UsageError
 from playground.incident import capacity, verdict
+from playground.oddsmodel import Odds, recovery_text, share_range, threshold_text
+from playground.predict import draws as odds
+from playground.predict import oddsmap
 from playground.predict import run as model
 from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
 from playground.results import RunStore
@@ -35,6 +40,11 @@ from playground.storysettings import StorySettings, SweepSettings
 RATE_SHARES = [round(0.40 + 0.05 * k, 2) for k in range(21)]
 #: `--sweep delay`: the incident's delay from half to 1.5 times Little's tipping delay.
 DELAY_SHARES = [round(0.5 + 0.1 * k, 1) for k in range(11)]
+#: Draws per target: enough for a half-width of at most 0.1 at 95 % whatever the probability
+#: (1.96^2 x 0.25 / 0.1^2 = 96.04, and Wilson's interval is narrower at the centre).
+DRAWS = 96
+#: Draws per cell of `--map`.
+MAP_DRAWS = 8
 
 
 def add_parser(sub: Any) -> None:
@@ -65,10 +75,47 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--busiest-share",
         type=float,
-        help="the share of new connections the busiest of Gunicorn's workers takes, from 0 to 1 "
-        f"(default {GTHREAD_BUSIEST_SHARE:.3f}, measured: docs/predict.md); the kernel's "
-        "choice, which a gthread pool's verdict can turn on",
+        help="the share of new connections the busiest of Gunicorn's workers takes, from 0 to 1, "
+        "in every draw (default: each draw its own, from the measured shares, "
+        "playground.predict.measured; --sweep: the count by hand, "
+        f"{GTHREAD_BUSIEST_SHARE:.3f}); the kernel's choice, which a gthread pool's verdict "
+        "can turn on",
     )
+    p.add_argument(
+        "--system-seed",
+        type=int,
+        help="seed of what the model draws inside the servers, apart from the arrivals' "
+        "(--seed); each draw adds its index (default: --seed)",
+    )
+    p.add_argument(
+        "--draws",
+        type=int,
+        help=f"simulated repeats per target (default {DRAWS}) or per cell of --map "
+        f"(default {MAP_DRAWS}); each its own system seed and busiest share",
+    )
+    p.add_argument(
+        "--map",
+        action="store_true",
+        help="P(collapse) over arrival rate x the incident's delay for one target: a chart "
+        "with its 10/50/90%% contours, Little's law and the measured runs",
+    )
+    p.add_argument(
+        "--map-rates", metavar="LO:HI", help="the map's rates (default 0.5-1.5 x --rate)"
+    )
+    p.add_argument(
+        "--map-delays",
+        metavar="LO:HI",
+        help="the map's incident delays, s (default 0.5-1.5 x the tipping delay pool / rate)",
+    )
+    p.add_argument(
+        "--map-cells", type=int, default=oddsmap.CELLS, help="cells per axis (default %(default)s)"
+    )
+    p.add_argument(
+        "--map-incident-s",
+        type=float,
+        help="the incident's duration on the map (default: --incident-s)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document, for scripts")
     p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
 
 
@@ -159,8 +206,144 @@ def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
     run.cliff = cliff
 
 
+def _range(text: str | None, name: str, default: tuple[float, float]) -> tuple[float, float]:
+    """`LO:HI` as two numbers above 0, LO at most HI."""
+    if text is None:
+        return default
+    lo, sep, hi = text.partition(":")
+    try:
+        low, high = float(lo), float(hi if sep else lo)
+    except ValueError:
+        raise UsageError(f"{name} takes LO:HI, two numbers, got {text!r}") from None
+    if not (0 < low <= high < float("inf")):
+        raise UsageError(f"{name} must run from above 0 up (LO:HI, LO <= HI), got {text!r}")
+    return low, high
+
+
+def _frequencies(o: Odds) -> dict[str, Any]:
+    return {
+        word: {"k": f.k, "n": f.n, "p": f.share, "low": f.interval[0], "high": f.interval[1]}
+        for word in (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
+        for f in (o.frequency(word),)
+    }
+
+
+def odds_lines(name: str, o: Odds) -> list[str]:
+    """A target's probabilities, each line under 80 columns."""
+    n = len(o.draws)
+    how = (
+        "the busiest share pinned (--busiest-share)"
+        if o.share_pinned
+        else f"the busiest share drawn from the measured {share_range(o.measured_shares)}"
+        if any(d.share is not None for d in o.draws)
+        else "each its own system seed"
+    )
+    low, high = o.frequency(verdict.HELD).interval
+    half = (high - low) / 2
+    lines = [f"{name}: {n} draws", f"  {how}"]
+    for word, label in (
+        (verdict.HELD, "P(held)"),
+        (verdict.COLLAPSED, "P(collapsed, recovered)"),
+        (verdict.NOT_RECOVERED, "P(not recovered)"),
+    ):
+        f = o.frequency(word)
+        lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
+    lines.append(f"  {recovery_text(o)}")
+    if (sentence := threshold_text(o)) is not None:
+        lines += [f"  {part}" for part in sentence.split("; ")]
+    lines.append(f"  (95 % intervals; P(held)'s half-width {half:.2f} with {n} draws)")
+    return lines
+
+
+def _incident(
+    run: StoryRun, targets: list[Target], draws: int, args: argparse.Namespace, out: Console
+) -> None:
+    settings = run.story
+    run.targets = [odds.predict_odds(t, settings, draws=draws) for t in targets]
+    if args.json:
+        return
+    table = Table(
+        title=f"predicted, one representative draw each: {settings.rate:g} visits/s, third "
+        f"party {settings.normal_delay:g} → {settings.incident_delay:g} s for "
+        f"{settings.incident_s:g} s"
+    )
+    for col in COLUMNS:
+        table.add_column(col, overflow="fold")
+    for t in run.targets:
+        table.add_row(*_row(t))
+    out.print(table)
+    for t in run.targets:
+        assert t.odds is not None
+        for line in odds_lines(t.name, t.odds):
+            out.print(line)
+
+
+def _map(
+    run: StoryRun, targets: list[Target], draws: int, args: argparse.Namespace, out: Console
+) -> None:
+    if len(targets) != 1 or args.sweep or args.remedies:
+        raise UsageError(
+            "--map draws one target's map: name one target, without --sweep or --remedies"
+        )
+    (target,) = targets
+    settings = run.story
+    if args.map_incident_s is not None:
+        settings = replace(settings, incident_s=args.map_incident_s)
+        run.story = settings
+    pool = system_for(target, settings).pool
+    rates, delays = oddsmap.default_ranges(pool, settings)
+    grid_rates = oddsmap.grid(*_range(args.map_rates, "--map-rates", rates), args.map_cells)
+    grid_delays = oddsmap.grid(*_range(args.map_delays, "--map-delays", delays), args.map_cells)
+    for d in grid_delays:
+        replace(settings, incident_delay=d)  # refuses a delay no incident can have, up front
+    run.odds_map = oddsmap.predict_map(
+        target,
+        settings,
+        rates=grid_rates,
+        delays=grid_delays,
+        draws=draws,
+        results_dir=args.results_dir,
+    )
+    if args.json:
+        return
+    for d in grid_delays:
+        row = [c for c in run.odds_map.cells if c.delay == d]
+        half = next((c.rate for c in row if c.p >= 0.5), None)
+        edge = "none on the map" if half is None else f"{half:g}/s"
+        out.print(f"delay {d:g} s: P(collapse) >= 1/2 from {edge}; Little's law {pool / d:.1f}/s")
+    points = run.odds_map.measured
+    out.print(f"measured runs on the map: {len(points) or 'none found'}")
+
+
+def _json(run: StoryRun) -> str:
+    doc: dict[str, Any] = {"run_id": run.run_id, "targets": []}
+    for t in run.targets:
+        if t.odds is not None:
+            doc["targets"].append(
+                {
+                    "name": t.name,
+                    "probabilities": _frequencies(t.odds),
+                    "recovery_s": {str(q): t.odds.recovery_quantile(q) for q in (0.5, 0.9)},
+                    "odds": jsonmodel.to_json(t.odds),
+                }
+            )
+    if run.odds_map is not None:
+        doc["map"] = jsonmodel.to_json(run.odds_map)
+    return json.dumps(doc)
+
+
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
-    settings = replace(story_command.settings_from(args), busiest_share=args.busiest_share)
+    if args.draws is not None and args.draws < 1:
+        raise UsageError(f"--draws must be at least 1, got {args.draws}")
+    if args.map and args.map_cells < 1:
+        raise UsageError(
+            f"a map needs at least one cell per axis, got --map-cells {args.map_cells}"
+        )
+    settings = replace(
+        story_command.settings_from(args),
+        busiest_share=args.busiest_share,
+        system_seed=args.system_seed,
+    )
     targets = _targets(args, settings)
     if args.sweep and args.remedies:
         raise UsageError("--sweep finds one target's cliff; leave out --remedies")
@@ -173,26 +356,22 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         predicted=True,
     )
     started = time.monotonic()
-    if args.sweep == "rate":
+    if args.map:
+        _map(run, targets, args.draws or MAP_DRAWS, args, out)
+    elif args.sweep == "rate":
         _sweep_rate(run, targets, args.sweep_delay, out)
     elif args.sweep == "delay":
         _sweep_delay(run, targets, out)
     else:
-        run.targets = model.each(partial(model.predict_target, settings=settings), targets)
-        table = Table(
-            title=f"predicted: {settings.rate:g} visits/s, third party "
-            f"{settings.normal_delay:g} → {settings.incident_delay:g} s for {settings.incident_s:g} s"
-        )
-        for col in COLUMNS:
-            table.add_column(col, overflow="fold")
-        for t in run.targets:
-            table.add_row(*_row(t))
-        out.print(table)
-    out.print(f"modelled in {time.monotonic() - started:.1f} s")
+        _incident(run, targets, args.draws or DRAWS, args, out)
     run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     store = RunStore.create_run(results_dir=args.results_dir, run=run)
     store.save_run(run)
     paths = report.write_report(run_dir=store.run_dir, run=run)
+    if args.json:
+        sys.stdout.write(_json(run) + "\n")
+        return 0
+    out.print(f"modelled in {time.monotonic() - started:.1f} s")
     out.print(f"results: {store.path}")
     out.print(f"         {paths[0]}")
     return 0

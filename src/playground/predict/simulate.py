@@ -81,7 +81,7 @@ class Simulation:
         the incident's extra during it (slow_api's control) where `incident` is set."""
         self.env = simpy.Environment()
         self.system, self.s = system, settings
-        rng = random.Random(settings.seed)
+        rng = random.Random(settings.seed if settings.system_seed is None else settings.system_seed)
         start, end = settings.before_s, settings.before_s + settings.incident_s
         extra = settings.extra_delay if incident else 0.0
         self.app = App(

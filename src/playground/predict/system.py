@@ -29,17 +29,17 @@ import yaml
 
 from playground import remedies
 from playground.errors import UsageError
+from playground.predict import measured
 from playground.scenarios import Target
 from playground.storysettings import StorySettings
 
 ROOT = Path(__file__).resolve().parents[3]
 
 #: The share of new connections the busiest of Gunicorn's workers takes (the kernel wakes the
-#: worker that waited last). Measured by hand on this machine (docs/story.md, "How close is a
-#: pool to its cliff"): at 40 visits/s with the third party at 2 s (80 requests in flight), one
-#: worker stood at 65 OS threads (full) while the other had 24-27, its main thread included:
-#: the other worker took (25.5 - 1) / 80 of the connections, the busiest the rest.
-GTHREAD_BUSIEST_SHARE = 1 - (25.5 - 1) / 80
+#: worker that waited last) where a run neither pins nor draws one (a sweep, a step beside a
+#: measured row): the count by hand (:data:`.measured.HAND_COUNT`). `playground predict`'s
+#: draws each take one from every measured share (:mod:`.measured`).
+GTHREAD_BUSIEST_SHARE = measured.HAND_COUNT.share
 #: The app's CPU per request in each server and model, ms: run 20261123-152814 (`make bench
 #: ARGS="--repeat 5"`, docs/reading-the-numbers.md), the figures the bench measured.
 CPU_PER_REQUEST_S: Mapping[tuple[str, str], float] = {

@@ -28,7 +28,7 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import cells, cliff, headline, outsidereport, repeats, sweep
+from playground.story import cells, cliff, headline, odds, outsidereport, repeats, sweep
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
@@ -204,6 +204,7 @@ def document(
     sweep_chart: str | None,
     cliff_chart: str | None = None,
     overlay: str | None = None,
+    map_chart: str | None = None,
 ) -> list[Block]:
     lead = lead_blocks(run, target_charts, overlay)
     blocks: list[Block] = [
@@ -213,6 +214,7 @@ def document(
     ]
     if run.predicted:
         blocks += predicted_blocks(run)
+        blocks += odds.odds_blocks(run) + odds.map_blocks(run, map_chart)
     if run.finished_at is None:
         blocks.append(Callout("This run did not finish: the targets below are the ones it did."))
     if errors := _errors(run):
@@ -279,8 +281,14 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
     if run.cliff is not None and any(c.rates and c.rates.steps for c in run.cliff.targets):
         cliff_chart = cliff.CLIFF_CHART
         sweep.plot_sweep(cliff.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
-    blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay)
-    names = [n for n in (overlay, *target_charts.values(), sweep_chart, cliff_chart) if n]
+    map_chart = None
+    if run.odds_map is not None and run.odds_map.cells:
+        map_chart = odds.MAP_CHART
+        odds.plot_map(run.odds_map, run_dir / map_chart)
+    blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay, map_chart)
+    names = [
+        n for n in (overlay, *target_charts.values(), sweep_chart, cliff_chart, map_chart) if n
+    ]
     images = {name: (run_dir / name).read_bytes() for name in names}
     md, page = run_dir / "report.md", run_dir / "report.html"
     md.write_text(render_markdown(blocks), encoding="utf-8", newline="\n")

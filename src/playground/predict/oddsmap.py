@@ -1,0 +1,163 @@
+"""The map: P(collapse) over arrival rate x the incident's delay, from draws per cell.
+
+The default grid is 11 x 11 around Little's law's edge (rate = pool / delay): rates from half
+to 1.5 times the story's, delays from half to 1.5 times the tipping delay (pool / rate), none
+below the normal delay + 0.1 s. Each cell's draws are :func:`.draws.collapsed` (each its own
+system seed and busiest share; cut short after the incident where that cannot change the
+verdict). Along each delay's row the cells are simulated outward from the one nearest
+Little's edge until a cell collapses in every draw (every faster rate is then counted as
+collapsing in every draw) and, below, until one collapses in none (every slower rate as none):
+P(collapse) is taken to grow with the rate at a fixed delay. A cell so filled says so
+(`simulated` false).
+
+The measured points are the stored story runs of the same target whose settings match the
+prediction's apart from rate and delay (and the seeds, the generator's engine and ab's
+connections, which do not enter the incident's verdict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from functools import partial
+from pathlib import Path
+
+from playground import results
+from playground.errors import UsageError
+from playground.incident import verdict
+from playground.oddsmodel import MapCell, MapPoint, OddsMap
+from playground.predict.draws import collapse_settings, collapsed
+from playground.predict.run import each
+from playground.predict.system import system_for
+from playground.scenarios import Target
+from playground.storymodel import StoryRun
+from playground.storysettings import StorySettings
+
+#: The default grid: cells per axis, and each axis from half to 1.5 times its centre.
+CELLS = 11
+SPAN = (0.5, 1.5)
+#: Settings a measured run may differ in and still be a point on the map.
+FREE = {
+    "rate",
+    "incident_delay",
+    "seed",
+    "system_seed",
+    "busiest_share",
+    "engine",
+    "ab_concurrency",
+}
+
+
+def grid(lo: float, hi: float, n: int) -> list[float]:
+    """n values from lo to hi, evenly spaced (lo alone where n is 1)."""
+    if n < 1:
+        raise UsageError(f"the map needs at least one cell per axis, got {n}")
+    if not (0 < lo <= hi):
+        raise UsageError(f"a map's range must run from above 0 up, got {lo:g} to {hi:g}")
+    return [lo] if n == 1 else [round(lo + (hi - lo) * k / (n - 1), 3) for k in range(n)]
+
+
+def default_ranges(pool: int, settings: StorySettings) -> tuple[tuple[float, float], ...]:
+    """Rates around the story's, delays around the tipping delay pool / rate."""
+    tipping = pool / settings.rate
+    low = max(settings.normal_delay + 0.1, SPAN[0] * tipping)
+    return (SPAN[0] * settings.rate, SPAN[1] * settings.rate), (low, max(low, SPAN[1] * tipping))
+
+
+def _row(
+    target: Target, settings: StorySettings, rates: list[float], *, draws: int, pool: int
+) -> list[MapCell]:
+    """One delay's cells, simulated outward from Little's edge (module docstring)."""
+    delay = settings.incident_delay
+    found: dict[int, MapCell] = {}
+
+    def cell(i: int) -> MapCell:
+        s = replace(settings, rate=rates[i])
+        k = sum(collapsed(target, s, n) for n in range(draws))
+        found[i] = MapCell(rate=rates[i], delay=delay, collapsed=k, draws=draws)
+        return found[i]
+
+    start = min(range(len(rates)), key=lambda i: abs(rates[i] - pool / delay))
+    for i in range(start, len(rates)):
+        if cell(i).collapsed == draws:
+            break
+    for i in range(start - 1, -1, -1):
+        if cell(i).collapsed == 0:
+            break
+    top = max(found)
+    low = min(found)
+    for i in range(len(rates)):
+        if i not in found:
+            k = draws if i > top else 0
+            assert i < low or i > top
+            found[i] = MapCell(
+                rate=rates[i], delay=delay, collapsed=k, draws=draws, simulated=False
+            )
+    return [found[i] for i in range(len(rates))]
+
+
+def _row_at(
+    target: Target,
+    settings: StorySettings,
+    rates: list[float],
+    delay: float,
+    *,
+    draws: int,
+    pool: int,
+) -> list[MapCell]:
+    return _row(target, replace(settings, incident_delay=delay), rates, draws=draws, pool=pool)
+
+
+def predict_map(
+    target: Target,
+    settings: StorySettings,
+    *,
+    rates: list[float],
+    delays: list[float],
+    draws: int,
+    results_dir: Path,
+) -> OddsMap:
+    """The map of one target, with the measured runs that fall on it."""
+    pool = system_for(target, settings).pool
+    short = collapse_settings(settings)
+    # A row a process: each row is simulated in order (its cells depend on each other).
+    rows = each(partial(_row_at, target, short, rates, draws=draws, pool=pool), delays)
+    cells = [c for row in rows for c in row]
+    return OddsMap(
+        target=target.name,
+        pool=pool,
+        incident_s=settings.incident_s,
+        rates=rates,
+        delays=delays,
+        draws_per_cell=draws,
+        after_s=short.after_s,
+        cells=cells,
+        measured=measured_points(results_dir, target.name, settings),
+    )
+
+
+def _matches(run: StoryRun, settings: StorySettings) -> bool:
+    return all(
+        getattr(run.story, f.name) == getattr(settings, f.name)
+        for f in fields(StorySettings)
+        if f.name not in FREE
+    )
+
+
+def measured_points(results_dir: Path, target: str, settings: StorySettings) -> list[MapPoint]:
+    """The target's stored measurements whose settings match apart from rate and delay: k of
+    n collapsed per rate and delay."""
+    seen: dict[tuple[float, float], tuple[int, int, list[str]]] = {}
+    for _, run in results.runs(results_dir) if results_dir.is_dir() else []:
+        if not isinstance(run, StoryRun) or run.predicted or not _matches(run, settings):
+            continue
+        for t in run.targets:
+            if t.name != target or t.summary is None or t.summary.visits_served_during is None:
+                continue
+            gone = verdict.outcome(t.summary.visits_served_during, 0.0) != verdict.HELD
+            key = (run.story.rate, run.story.incident_delay)
+            k, n, ids = seen.get(key, (0, 0, []))
+            seen[key] = (k + gone, n + 1, ids if run.run_id in ids else [*ids, run.run_id])
+    return [
+        MapPoint(rate=r, delay=d, collapsed=k, runs=n, run_ids=ids)
+        for (r, d), (k, n, ids) in sorted(seen.items())
+    ]
