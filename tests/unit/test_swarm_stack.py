@@ -1,5 +1,6 @@
 """The stack file made from `docker compose config`: a hand-written copy of what Compose
-prints for story/gunicorn-threads.yml with the Gunicorn bounded-queue remedy over it."""
+prints for story/gunicorn-threads.yml with the Gunicorn bounded-queue remedy over it, on a
+machine whose .env names the base images built from Debian (docs/offline-images.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_built_images_come_from_the_registry_under_the_runs_tag() -> None:
     assert services["flask_app"]["image"] == "127.0.0.1:5000/flask-playground/flask_app:run1"
     assert services["slow_api"]["image"] == "127.0.0.1:5000/flask-playground/slow_api:run1"
     # A base image keeps its own tag: every node pulls it from the same registry.
-    assert services["ingress"]["image"] == "127.0.0.1:5000/nginx:1.28.0"
+    assert services["ingress"]["image"] == "127.0.0.1:5000/flask-playground-base/nginx:trixie"
     assert stack().images["flask-playground/flask_app"].endswith("/flask_app:run1")
     assert all("build" not in s for s in services.values())
 

@@ -32,6 +32,7 @@ from playground.tools.openloop import OPENLOOP, incident_url, users
 STACK = "playground"
 REGISTRY_CONTAINER = "playground-registry"
 REGISTRY_IMAGE = "flask-playground/registry"
+REGISTRY_COMPOSE = "compose/registry.yml"
 SENDER_IMAGE = "flask-playground/openloop"
 GWBRIDGE = "docker_gwbridge"  # left behind by `docker swarm leave --force`
 POLL_S = 1.0
@@ -88,13 +89,13 @@ def _answers(registry: str) -> str | None:
 @contextmanager
 def registry(docker: Docker, *, given: str | None, timeout_s: float) -> Iterator[str]:
     """The registry the images go through: the one given (it must answer), or one started
-    here from registry/Dockerfile (Debian's docker-registry) and removed afterwards."""
+    here from compose/registry.yml (Debian's docker-registry) and removed afterwards."""
     if given is not None:
         if (why := _answers(given)) is not None:
             raise UsageError(f"the registry {given} refuses: {why}")
         yield given
         return
-    docker.run(["docker", "build", "-t", REGISTRY_IMAGE, "registry"])
+    docker.run(docker.compose(REGISTRY_COMPOSE, "build", "registry"))
     port = LOCAL_REGISTRY.rpartition(":")[2]
     docker.run(
         [
