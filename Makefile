@@ -29,7 +29,7 @@ CONTENDER_FILES := contenders/gunicorn-gthread.yml contenders/granian-wsgi.yml \
 ENV_FILE = $$( [ -f .env ] && echo --env-file .env )
 ARGS ?=
 
-.PHONY: bench bench-ready bench-images demos contenders scale story remedies test unit-test \
+.PHONY: bench bench-ready bench-images demos contenders scale story remedies swarm test unit-test \
 	integration-test lint venv runner-venv base-images offline-images images $(IMAGE_BUILDS) \
 	lock down clean
 
@@ -76,6 +76,12 @@ story: runner-venv base-images
 ## every remedy that fits, through the same incident (about 32 minutes; it says before it starts)
 remedies: runner-venv base-images
 	$(PLAYGROUND) story --remedies $(ARGS)
+
+## swarm: the incident on a Docker Swarm stack made from the same compose files, the app
+## replicated and the load from several senders merged into one run (docs/cluster.md); on a
+## machine with no swarm, a single-node one is started and left afterwards
+swarm: runner-venv base-images
+	$(PLAYGROUND) swarm $(ARGS)
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 # The unit tests share no port or file, so they run on every core. The integration tests share

@@ -13,11 +13,21 @@ import sys
 
 from rich.console import Console
 
-from playground.commands import faults, finished, listing, predict, record, run, scale, story
+from playground.commands import (
+    faults,
+    finished,
+    listing,
+    predict,
+    record,
+    run,
+    scale,
+    story,
+    swarm,
+)
 from playground.errors import PlaygroundError
 
 # In the order `playground --help` lists them.
-COMMANDS = (run, faults, scale, story, predict, record, listing, finished)
+COMMANDS = (run, faults, scale, story, swarm, predict, record, listing, finished)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,6 +51,7 @@ def test_every_command_is_one_module_with_add_parser():
         "faults",
         "scale",
         "story",
+        "swarm",
         "predict",
         "record",
         "list",
@@ -63,7 +64,7 @@ def test_every_command_is_one_module_with_add_parser():
     assert all(callable(getattr(module, "add_parser", None)) for module in cli.COMMANDS)
 
 
-@pytest.mark.parametrize("command", ["run", "scale", "faults"])
+@pytest.mark.parametrize("command", ["run", "scale", "faults", "swarm"])
 def test_commands_that_bring_scenarios_up_share_their_options(command):
     args = cli.build_parser().parse_args(
         [command, "--no-build", "-q", "--results-dir", "/tmp/x", "--wait-timeout", "30"]

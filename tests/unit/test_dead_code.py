@@ -28,6 +28,8 @@ MODULES = [
     "storyrecords.py",
     "commands/story.py",
     *(f"story/{p.name}" for p in sorted((SRC / "story").glob("*.py"))),
+    *(f"swarm/{p.name}" for p in sorted((SRC / "swarm").glob("*.py"))),
+    "commands/swarm.py",
 ]
 #: Entry points called from outside src/ (the console script, `python -m`, pytest, markdown-it).
 USED_FROM_OUTSIDE = {"main", "schema_markdown", "image"}

@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "playground"
 
 #: The kinds of run: a package each, none importing another.
-KINDS = ("bench", "faults", "story", "predict")
+KINDS = ("bench", "faults", "story", "predict", "swarm")
 #: What a kind may import besides the core and itself.
 DOCUMENT_MODEL = "playground.report.document"
 #: The top: they turn flags into settings and call one entry point; they may import anything.

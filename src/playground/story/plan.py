@@ -19,24 +19,16 @@ from playground.scenarios import Target
 from playground.scenarios import plain_decimal as num
 from playground.storysettings import StorySettings
 from playground.tools.abreport import AbTool
+from playground.tools.openloop import API_PORT as API_PORT
+from playground.tools.openloop import incident_url as incident_url
 from playground.tools.openloop import openloop
+from playground.tools.openloop import users as users
 
 STATS_PORT = 1717
 STUB_STATUS_PORT = 8081
 APP_PORT = 3000
-API_PORT = 4000
 # ab's inactivity limit through the incident: far beyond any wait.
 AB_INACTIVITY_S = 30
-
-
-def users(s: StorySettings) -> list[str]:
-    """The generator's options for the story's users: arrivals, patience, reloads."""
-    return [
-        *("--arrival", s.arrival, "--seed", str(s.seed)),
-        *("--timeout", num(s.timeout), "--refresh-delay", num(s.refresh_delay)),
-        *("--refresh-backoff", num(s.refresh_backoff), "--max-attempts", str(s.max_attempts)),
-        *("--engine", s.engine),
-    ]
 
 
 def openloop_args(s: StorySettings, target: Target, *, out: str) -> list[str]:
@@ -48,14 +40,6 @@ def openloop_args(s: StorySettings, target: Target, *, out: str) -> list[str]:
         duration=s.duration,
         options=[*users(s), "--at", f"{num(s.before_s)}:POST:{incident_url(s)}"],
         out=out,
-    )
-
-
-def incident_url(s: StorySettings, *, host: str = "slow_api") -> str:
-    """The control request that starts the incident at the third party."""
-    return (
-        f"http://{host}:{API_PORT}/control/slowdown"
-        f"?extra={num(s.extra_delay)}&seconds={num(s.incident_s)}"
     )
 
 
