@@ -22,7 +22,7 @@ from typing import Any
 
 from playground import jsonmodel
 from playground.errors import UsageError
-from playground.incident import verdict
+from playground.incident import split, verdict
 from playground.jsonmodel import doc
 from playground.model import Environment
 from playground.storymodel import StoryRun, StoryTarget
@@ -137,19 +137,10 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
 
 
 def busiest_share_before(t: StoryTarget) -> float | None:
-    """The busiest worker's mean share of the connections over the seconds before the
-    incident in which the workers held any; None where the run has no per-worker figures."""
-    if t.incident is None:
-        return None
-    rows = [
-        r.worker_connections
-        for r in t.seconds
-        if r.t < t.incident.start and r.worker_connections and sum(r.worker_connections) > 0
-    ]
-    if not rows or len(rows[0]) < 2:
-        return None
-    means = [sum(r[i] for r in rows) / len(rows) for i in range(len(rows[0]))]
-    return round(max(means) / sum(means), 3)
+    """The busiest worker's share of the connections before the incident, by the rule the
+    report uses (:mod:`playground.incident.split`); None without per-worker figures."""
+    share = split.busiest_share(split.connections_before(t))
+    return None if share is None else round(share, 3)
 
 
 def from_run(run: StoryRun, *, machine: str) -> RunRecord:

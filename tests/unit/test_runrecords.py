@@ -10,7 +10,7 @@ import pytest
 
 from playground import cli, runrecords
 from playground.storymodel import StoryTarget
-from playground.storyrecords import Incident, StorySecond
+from playground.storyrecords import Incident, StorySecond, StorySummary
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -128,14 +128,19 @@ def test_every_run_the_pages_cite_has_a_record() -> None:
 
 
 def test_the_busiest_workers_share_is_taken_before_the_incident_only() -> None:
-    """Means 5 and 1 connections over the seconds before it (an idle second left out): the
-    busier worker's share is 5 / 6; the incident's seconds do not count."""
+    """The report's rule (incident/split.py): seconds 3 to the incident's start, means 4 and 1
+    there: the busier worker's share is 4 / 5; the first seconds and the incident's do not
+    count."""
     seconds = [
         StorySecond(t=0, worker_connections=[6, 2]),
-        StorySecond(t=1, worker_connections=[0, 0]),
-        StorySecond(t=2, worker_connections=[4, 0]),
-        StorySecond(t=3, worker_connections=[0, 90]),
+        StorySecond(t=1, worker_connections=[9, 9]),
+        StorySecond(t=2, worker_connections=[0, 8]),
+        StorySecond(t=3, worker_connections=[5, 1]),
+        StorySecond(t=4, worker_connections=[3, 1]),
+        StorySecond(t=5, worker_connections=[0, 90]),
     ]
-    target = StoryTarget(incident=Incident(start=3, seconds=1), seconds=seconds)
-    assert runrecords.busiest_share_before(target) == pytest.approx(0.833)
+    target = StoryTarget(
+        incident=Incident(start=5, seconds=1), seconds=seconds, summary=StorySummary()
+    )
+    assert runrecords.busiest_share_before(target) == pytest.approx(0.8)
     assert runrecords.busiest_share_before(StoryTarget(seconds=seconds)) is None

@@ -9,9 +9,11 @@ from. A new measurement is one more line.
 
 The distribution is these rows' shares, smoothed (a Gaussian kernel, Silverman's bandwidth):
 a draw picks a measured share at random and moves it by the kernel, kept between an even split
-and one worker taking all. The rows come from the same runs as some of the rows the model is
-checked against (run 20261126-125508-story's pool as it is and `deadline`): a prediction of
-those rows is not held out.
+and one worker taking all. The rows are the ten repeats of the `deadline` remedy in one run
+(its docs/runs record): before the incident that remedy's app is the pool as it is, so its
+split is the same kernel's. The pool as it is was measured ten times in the same run; those
+repeats are not in this table, so the model's odds for them are held out. Its predictions of
+`deadline` at these settings are not.
 """
 
 from __future__ import annotations
@@ -37,9 +39,16 @@ class MeasuredShare:
 #: connections, the busiest the rest. A steady load, not the seconds before an incident.
 HAND_COUNT = MeasuredShare("counted by hand (docs/story.md)", "gunicorn-threads", 1 - (25.5 - 1) / 80, "OS threads per worker at 40 visits/s, third party 2 s: 65 and 24-27")  # fmt: skip
 SHARES: tuple[MeasuredShare, ...] = (
-    HAND_COUNT,
-    MeasuredShare("20261126-125508-story", "gunicorn-threads", 21 / (19 + 21), "mean connections per worker, seconds 3-19: 19 / 21"),
-    MeasuredShare("20261126-125508-story", "gunicorn-threads+deadline", 29 / (11 + 29), "mean connections per worker, seconds 3-19: 11 / 29"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.651, "repeat 1: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.582, "repeat 2: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.525, "repeat 3: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.535, "repeat 4: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.506, "repeat 5: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.653, "repeat 6: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.519, "repeat 7: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.664, "repeat 8: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.637, "repeat 9: incident/split.py before the incident"),
+    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.623, "repeat 10: incident/split.py before the incident"),
 )  # fmt: skip
 
 
