@@ -14,7 +14,7 @@ import sys
 from rich.console import Console
 
 from playground.commands import faults, finished, listing, predict, run, scale, story
-from playground.errors import PlaygroundError
+from playground.core.errors import PlaygroundError
 
 # In the order `playground --help` lists them.
 COMMANDS = (run, faults, scale, story, predict, listing, finished)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from playground import faults
-from playground.compose import Docker
+from playground.core.compose import Docker
 from tests.integration.conftest import ROOT, leftovers, project_of, sh
 from tests.strategies import (
     EXCHANGE_SRC,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground.scenarios import BONUS_BODY_PREFIX, FLASK_BODY, SCENARIO_FILES
+from playground.core.scenarios import BONUS_BODY_PREFIX, FLASK_BODY, SCENARIO_FILES
 from tests.integration.conftest import ab, concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
+from playground.core import runstore
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story import findings
-from playground.storymodel import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 from tests.integration.storyruns import own_runner_lock, run_in, story_run
 
@@ -208,8 +208,8 @@ def _targets_done(results_dir: Path) -> int:
     if not found:
         return 0
     try:
-        return len(results.load_run(found[0]).targets)  # type: ignore[union-attr]
-    except results.ResultsError:
+        return len(runstore.load_run(found[0]).targets)  # type: ignore[union-attr]
+    except runstore.ResultsError:
         return 0  # caught between two writes: the file is replaced atomically, so retry
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.compose import DELAY_PROXY_LABEL, Docker
+from playground.core.compose import DELAY_PROXY_LABEL, Docker
 from playground.story.delayproxy import Dependency, delay_proxy
 from tests.integration.conftest import ROOT, sh
 
@@ -224,10 +224,10 @@ def test_a_run_removes_its_proxy_and_measures_the_incident(network, tmp_path):
     # 1: measured, but the generator's self-check found the machine too busy to trust it.
     assert proc.returncode in (0, 1), proc.stderr
     assert proxies() == []
-    from playground import results
+    from playground.core import runstore
 
     (run_dir,) = tmp_path.glob("*-story")
-    (t,) = results.load_run(run_dir).targets  # type: ignore[union-attr]
+    (t,) = runstore.load_run(run_dir).targets  # type: ignore[union-attr]
     assert t.outside is not None and t.outside.mechanism == "delay-proxy"
     # The users' latency rose by the proxy's second during the incident, not before.
     assert t.summary.normal_latency_s < 0.6 < 1.0 < t.summary.user_latency_p50_during

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from playground.scenarios import BONUS_BODY_PREFIX, REGISTRY
+from playground.core.scenarios import BONUS_BODY_PREFIX, REGISTRY
 from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
 

@@ -1,4 +1,4 @@
-"""Every chart is saved one way (playground.charting): the same run re-rendered gives the same
+"""Every chart is saved one way (playground.core.charting): the same run re-rendered gives the same
 PNG bytes, and no chart leaves pyplot's global state behind."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
-from playground.storymodel import StoryRun
+from playground.core import runstore
+from playground.incident.storyresults import StoryRun
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def story_run() -> StoryRun:
-    run = results.load_run(DATA / "story_results_recorded.json")
+    run = runstore.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 
@@ -60,10 +60,10 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model fills the busy threads/greenlets for Gunicorn too: the label names no server."""
+    from playground.core.scenarios import resolve_story
     from playground.incident import charts
+    from playground.incident.settings import StorySettings
     from playground.predict.run import predict_target
-    from playground.scenarios import resolve_story
-    from playground.storysettings import StorySettings
 
     drawn = []
     monkeypatch.setattr(charts, "save", lambda fig, path: drawn.append(fig))
@@ -81,8 +81,8 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
 
 
 def _steps(rates: list[float], goodput: list[float], model: list[float] | None) -> list:
-    from playground.storymodel import SweepStep
-    from playground.storyrecords import PredictedFigures
+    from playground.incident.storyresults import SweepStep
+    from playground.incident.targetresults import PredictedFigures
 
     return [
         SweepStep(
@@ -100,9 +100,9 @@ def swept_run(*, predicted: bool) -> StoryRun:
     the model's goodput (when `predicted`) and a target the model does not cover."""
     from dataclasses import replace
 
-    from playground.storymodel import Cliff, CliffTarget, Sweep, SweepTarget
-    from playground.storyrecords import PredictedFigures
-    from playground.storysettings import SweepSettings
+    from playground.incident.settings import SweepSettings
+    from playground.incident.storyresults import Cliff, CliffTarget, Sweep, SweepTarget
+    from playground.incident.targetresults import PredictedFigures
 
     rates = [40.0, 60.0, 80.0]
     pool = SweepTarget(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from playground import cli
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 
 
 @pytest.mark.parametrize("value", ["0", "-0.5", "1.5", "nan", "x"])

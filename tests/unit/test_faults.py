@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from playground import faults
-from playground.faultmodel import FaultsRun, OutageVerdict
+from playground.core.jsonmodel import from_json, to_json
+from playground.core.tools.output import LoadResult
 from playground.faults import Burst, Outcome, PhaseStats, ServerState, analysis, render
-from playground.jsonmodel import from_json, to_json
-from playground.tools.output import LoadResult
+from playground.faults.results import FaultsRun, OutageVerdict
 from tests.unit.conftest import free_port, serve_slow_api
 
 

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
+from playground.core.jsonmodel import to_json
+from playground.core.scenarios import resolve_story
 from playground.incident import verdict
-from playground.jsonmodel import to_json
+from playground.incident.settings import StorySettings
+from playground.incident.targetresults import StorySummary
 from playground.predict import schedule
 from playground.predict.beside import differences
 from playground.predict.run import predict_target
 from playground.predict.simulate import Simulation
 from playground.predict.system import system_for
-from playground.scenarios import resolve_story
-from playground.storyrecords import StorySummary
-from playground.storysettings import StorySettings
 from tests.conftest import load_module
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
@@ -148,7 +148,7 @@ def _verdict(capsys, *argv: str, tmp_path: Path) -> str:
     ],
 )
 def test_the_defaults_say_what_was_measured(argv, expected, tmp_path, capsys):
-    from playground.results import load_run, runs
+    from playground.core.runstore import load_run, runs
 
     _verdict(capsys, *argv, tmp_path=tmp_path)
     ((_, run),) = runs(tmp_path)
@@ -188,7 +188,7 @@ def test_the_busiest_workers_share_decides_gthreads_verdict_and_is_kept_with_the
     """The kernel's split between Gunicorn's workers is the model's one measured knob: an even
     split holds the incident that the measured share collapses; the share a prediction used is
     in its results and its report, and a run that set none keeps no such key."""
-    from playground.results import runs
+    from playground.core.runstore import runs
 
     (gunicorn,) = resolve_story(["gunicorn-threads"])
     measured = system_for(gunicorn, StorySettings()).busiest_share
@@ -257,10 +257,10 @@ def test_the_model_and_the_story_do_not_import_each_other(package, never):
 def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_misses():
     """A measured run (here: figures made up where a measurement would put them) gets the
     model's figures beside each target, and the report marks the one that disagrees."""
+    from playground.incident.storyresults import StoryRun
     from playground.predict.beside import attach
     from playground.report.document import render_markdown
     from playground.story.report import document
-    from playground.storymodel import StoryRun
 
     settings = StorySettings()
     run = StoryRun(run_id="measured", story=settings)
@@ -283,12 +283,12 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
 
 
 def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys, monkeypatch):
-    from playground import results
-    from playground.results import runs
+    from playground.core import runstore
+    from playground.core.runstore import runs
 
     # A run's id is the second it started: two predictions within one second would share it.
     ids = iter(["20261126-120000", "20261126-120001"])
-    monkeypatch.setattr(results, "new_run_id", lambda: next(ids))
+    monkeypatch.setattr(runstore, "new_run_id", lambda: next(ids))
     for argv in (["uwsgi-threads"], ["--incident-delay", "2.5", "uwsgi-threads"]):
         assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
     a, b = sorted(path.name for path, _ in runs(tmp_path))

@@ -9,15 +9,15 @@ from dataclasses import replace
 import pytest
 
 from playground.cli import main
+from playground.core.scenarios import resolve_story
 from playground.incident import verdict
+from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.haproxy import Queue
 from playground.predict.run import predict_target
 from playground.predict.servers import Connection, Server
 from playground.predict.simulate import Simulation
 from playground.predict.system import HAProxy, _haproxy_time, system_for
-from playground.scenarios import resolve_story
-from playground.storysettings import StorySettings
 
 
 def _system(name: str, settings: StorySettings | None = None):
@@ -161,7 +161,7 @@ def test_thunder_lock_predicts_the_pool_as_it_is():
 
 
 def test_reuse_port_and_haproxy_are_predicted_unlike_the_pool_as_it_is(tmp_path, capsys):
-    from playground.results import runs
+    from playground.core.runstore import runs
 
     names = ["gunicorn-threads", "gunicorn-threads+reuse-port", "gunicorn-threads+haproxy"]
     assert main(["predict", "--results-dir", str(tmp_path), *names]) == 0

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from playground import results, verdicts
-from playground.model import Entry, Run
+from playground.core import runstore, verdicts
+from playground.core.results import Entry, Run
+from playground.incident.storyresults import StoryRun
+from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings
-from playground.storymodel import StoryRun
-from playground.storyrecords import GeneratorCheck
 from tests.integration import storyruns
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -47,7 +47,7 @@ def entries(run: Run) -> list[Entry]:
 
 @pytest.mark.parametrize("name", sorted({f for f, _, _ in EXPECTED}))
 def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
-    run = results.load_run(DATA / name)
+    run = runstore.load_run(DATA / name)
     assert isinstance(run, Run)
     judged = {
         (name, e.name, e.concurrency): (e.shape, e.keeps_scaling)
@@ -60,7 +60,7 @@ def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
 
 
 def story() -> StoryRun:
-    run = results.load_run(DATA / "story_results_recorded.json")
+    run = runstore.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 

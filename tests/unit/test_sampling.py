@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Sample
-from playground.sampling import (
+from playground.core.results import Sample
+from playground.core.sampling import (
     ProcReader,
     Sampler,
     SamplingError,

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from playground.compose import Docker, DockerError
+from playground.core.compose import Docker, DockerError
 from playground.story import run as story_run
 from playground.story.run import Story, brought_up
 from tests.unit.fakedocker import Steps as _Steps

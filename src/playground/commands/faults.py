@@ -6,13 +6,13 @@ import argparse
 
 from rich.console import Console
 
-from playground import environment, results
 from playground import faults as faultsmod
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.faultmodel import FaultRunSettings, FaultsRun
-from playground.scenarios import SCENARIOS, resolve
+from playground.core import environment, runstore
+from playground.core.scenarios import SCENARIOS, resolve
+from playground.faults.results import FaultRunSettings, FaultsRun
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -108,13 +108,13 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     with session(args, out) as docker:
         build(docker, [t.compose_file for t in targets], args=args)
         run = FaultsRun(
-            run_id=results.new_run_id() + "-faults",
-            started_at=results.now(),
+            run_id=runstore.new_run_id() + "-faults",
+            started_at=runstore.now(),
             command=args.command_line,
             environment=environment.docker_only(docker),
             settings=FaultRunSettings(faults=list(faults), options=settings),
         )
-        store = results.RunStore.create_run(results_dir=args.results_dir, run=run)
+        store = runstore.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:
             faultsmod.run_faults(
                 docker=docker,

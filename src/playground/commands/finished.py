@@ -8,16 +8,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import report, results
+from playground import report
 from playground.commands import options
-from playground.model import Run
+from playground.core import runstore
+from playground.core.results import Run
+from playground.core.runstore import ResultsError
+from playground.incident.storyresults import StoryRun
 from playground.predict import beside
-from playground.results import ResultsError
 from playground.story import byhand
 from playground.story import compare as story_compare
 from playground.story import findings as story_findings
 from playground.story import report as story_report
-from playground.storymodel import StoryRun
 
 
 def add_parser(sub: Any) -> None:
@@ -51,11 +52,11 @@ def add_parser(sub: Any) -> None:
     rep.set_defaults(handler=cmd_report)
 
 
-def _load(args: argparse.Namespace, ref: str) -> results.AnyRun:
-    return results.load_run(results.resolve_run(args.results_dir, ref))
+def _load(args: argparse.Namespace, ref: str) -> runstore.AnyRun:
+    return runstore.load_run(runstore.resolve_run(args.results_dir, ref))
 
 
-def _state(run: results.AnyRun) -> str:
+def _state(run: runstore.AnyRun) -> str:
     if run.finished_at is None:
         return "unfinished"
     if isinstance(run, StoryRun):
@@ -69,7 +70,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = Table(title=f"runs in {args.results_dir}")
     for col in ("run", "kind", "started", "targets", "state", "command"):
         table.add_column(col, overflow="fold")
-    for path, run in results.runs(args.results_dir):
+    for path, run in runstore.runs(args.results_dir):
         if isinstance(run, ResultsError):
             table.add_row(path.name, "?", "-", "-", f"unreadable: {run}", "-")
             continue
@@ -106,7 +107,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
-    run_dir = results.resolve_run(args.results_dir, args.run)
+    run_dir = runstore.resolve_run(args.results_dir, args.run)
     if byhand.is_generator_output(run_dir):
         run_dir = byhand.keep(
             run_dir,
@@ -117,7 +118,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(f"kept as run {run_dir.name}")
     elif run_dir.is_file():  # a run named by its results.json: its report goes beside it
         run_dir = run_dir.parent
-    run = results.load_run(run_dir)
+    run = runstore.load_run(run_dir)
     if isinstance(run, StoryRun):
         if beside.missing(run):
             beside.attach(run)  # the model's figures beside a run measured before it had them

@@ -18,18 +18,18 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import environment, remedies, results
 from playground.commands import options
 from playground.commands import story as story_command
-from playground.errors import UsageError
+from playground.core import environment, remedies, runstore
+from playground.core.errors import UsageError
+from playground.core.runstore import RunStore
+from playground.core.scenarios import Target
 from playground.incident import capacity, verdict
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
 from playground.predict import run as model
 from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
-from playground.results import RunStore
-from playground.scenarios import Target
 from playground.story import cells, report
-from playground.storymodel import Cliff, CliffTarget, StoryRun, Sweep
-from playground.storysettings import StorySettings, SweepSettings
 
 #: `--sweep rate`: offered load from 40% to 140% of Little's capacity, in 5% steps.
 RATE_SHARES = [round(0.40 + 0.05 * k, 2) for k in range(21)]
@@ -165,7 +165,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.sweep and args.remedies:
         raise UsageError("--sweep finds one target's cliff; leave out --remedies")
     run = StoryRun(
-        run_id=results.new_run_id() + "-predict",
+        run_id=runstore.new_run_id() + "-predict",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
         environment=environment.model_only(),

@@ -10,18 +10,19 @@ from dataclasses import replace
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from playground import contenders, demos, environment, report, results
-from playground import load as loadmod
+from playground import report
 from playground.bench.plan import Plan
 from playground.bench.runner import Progress as RunnerProgress
 from playground.bench.runner import Runner
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.compose import Docker
-from playground.model import BenchSettings, Run
-from playground.results import RunStore
-from playground.scenarios import CALIBRATION, SCENARIOS, Target, resolve
+from playground.core import contenders, demos, environment, runstore
+from playground.core import load as loadmod
+from playground.core.compose import Docker
+from playground.core.results import BenchSettings, Run
+from playground.core.runstore import RunStore
+from playground.core.scenarios import CALIBRATION, SCENARIOS, Target, resolve
 
 # What `measure` calls to make its plan once the run's store exists (`playground scale`: after
 # the probe it runs with the runner it is given).
@@ -204,8 +205,8 @@ def _new_store(
         quiet=True,
     )
     run = Run(
-        run_id=results.new_run_id(),
-        started_at=results.now(),
+        run_id=runstore.new_run_id(),
+        started_at=runstore.now(),
         command=args.command_line,
         environment=environment.collect(
             root=options.ROOT,

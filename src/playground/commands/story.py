@@ -1,7 +1,7 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
 The path of an option, from here to the chart: this module turns the options into the
-settings (:mod:`playground.storysettings`) and the registry's targets, takes the machine for
+settings (:mod:`playground.incident.settings`) and the registry's targets, takes the machine for
 every bring-up (:mod:`.session`), and hands both to the part that measures:
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
@@ -19,27 +19,27 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from playground import remedies
 from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.commands.storyoutcome import new_story_run, print_outcome
-from playground.compose import STORY_LOADGEN_SERVICES
-from playground.jsonmodel import field_doc
-from playground.predict import beside
-from playground.results import RunStore
-from playground.scenarios import (
+from playground.core import remedies
+from playground.core.compose import STORY_LOADGEN_SERVICES
+from playground.core.jsonmodel import field_doc
+from playground.core.runstore import RunStore
+from playground.core.scenarios import (
     STORY_CONTENDERS,
     Target,
     remedies_table,
     resolve_story,
     story_targets,
 )
+from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.predict import beside
 from playground.story import report
 from playground.story.cliff import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
 from playground.story.sweep import run_sweep
-from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()

@@ -9,18 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground import load as loadmod
-from playground.compose import shown
-from playground.faultmodel import (
-    AbFigures,
-    AbOutcome,
-    Burst,
-    FaultRun,
-    FaultSettings,
-    OverloadVerdict,
-    PhaseStats,
-    Probed,
-)
+from playground.core import load as loadmod
+from playground.core.compose import shown
+from playground.core.scenarios import Target
+from playground.core.tools.ab import ab_command
+from playground.core.tools.output import LoadOutputError, LoadResult
+from playground.core.verdicts import SYN_RETRANSMIT_MS
 from playground.faults.analysis import (
     phase_stats,
     stuck_verdict,
@@ -30,11 +24,17 @@ from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Outcome, Prober, timed_request
 from playground.faults.records import aftermath
+from playground.faults.results import (
+    AbFigures,
+    AbOutcome,
+    Burst,
+    FaultRun,
+    FaultSettings,
+    OverloadVerdict,
+    PhaseStats,
+    Probed,
+)
 from playground.faults.session import FaultSession, probe_port, running
-from playground.scenarios import Target
-from playground.tools.ab import ab_command
-from playground.tools.output import LoadOutputError, LoadResult
-from playground.verdicts import SYN_RETRANSMIT_MS
 
 OVERLOAD_PROBE_CONCURRENCY = 10
 DASH = "—"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground.faultmodel import (
+from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
+from playground.faults.results import (
     FaultFailed,
     FaultRecord,
     FaultsRun,
@@ -17,7 +18,6 @@ from playground.faultmodel import (
     SlowdownVerdict,
     Verdict,
 )
-from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.run import STOPPED_SERVICE
 from playground.report.document import (
     Block,

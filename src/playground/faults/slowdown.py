@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.faultmodel import Burst, ContainerCheck, Probed, SlowdownVerdict
+from playground.core.scenarios import Target
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,
@@ -17,8 +17,8 @@ from playground.faults.analysis import (
 from playground.faults.fault import Fault, Phases
 from playground.faults.probe import Outcome, Prober
 from playground.faults.records import judged
+from playground.faults.results import Burst, ContainerCheck, Probed, SlowdownVerdict
 from playground.faults.session import FaultSession, sleep_until
-from playground.scenarios import Target
 
 
 class UpstreamSlowdown(Fault):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from playground.core.jsonmodel import ModelError
 from playground.incident.records import (
     AccessRecord,
     ServerSample,
@@ -20,8 +21,7 @@ from playground.incident.records import (
     calls_for_nobody,
     worker_split,
 )
-from playground.jsonmodel import ModelError
-from playground.storyrecords import GeneratorCheck, Incident, StorySecond, StorySummary
+from playground.incident.targetresults import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows

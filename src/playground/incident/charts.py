@@ -9,15 +9,15 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.charting import new_figure, save_png
-from playground.storymodel import StoryTarget
-from playground.storyrecords import StorySecond
-from playground.storysettings import StorySettings
+from playground.core.charting import new_figure, save_png
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryTarget
+from playground.incident.targetresults import StorySecond
 
 
 def save(fig: Figure, path: Path) -> None:
     """The figure laid out, written as a PNG at 100 dpi the deterministic way
-    (:func:`playground.charting.save_png`: the same run gives the same bytes)."""
+    (:func:`playground.core.charting.save_png`: the same run gives the same bytes)."""
     fig.tight_layout()
     save_png(fig, path, dpi=100)
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
-from playground import remedies
-from playground.errors import UsageError
-from playground.scenarios import Target
-from playground.storysettings import StorySettings
+from playground.core import remedies
+from playground.core.errors import UsageError
+from playground.core.scenarios import Target
+from playground.incident.settings import StorySettings
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -23,9 +23,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from playground.charting import new_figure as _new_figure
-from playground.charting import save_png
-from playground.model import Entry, Run
+from playground.core.charting import new_figure as _new_figure
+from playground.core.charting import save_png
+from playground.core.results import Entry, Run
 from playground.report.reading import fmt, is_sweep, main_entries, status
 
 CHART_DPI = 100
@@ -51,7 +51,7 @@ def new_figure(*, width: float, height: float) -> Figure:
 
 
 def save(figure: Figure, path: Path) -> None:
-    """Save the deterministic way (:func:`playground.charting.save_png`)."""
+    """Save the deterministic way (:func:`playground.core.charting.save_png`)."""
     save_png(figure, path, dpi=CHART_DPI)
 
 

@@ -6,7 +6,7 @@ It appears when the run has a ``contender`` entry (``playground run --contenders
 ``playground scale --contenders``); any tutorial scenario measured in the same run sits beside
 them. Every figure is an entry's own (rps, steady_rps, efficiency, latency, threads, RSS, CPU);
 the only quotients added are said in :data:`HOW_TO_READ`, and the verdict is
-:func:`playground.verdicts.overlap`'s.
+:func:`playground.core.verdicts.overlap`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from playground.model import Entry, Run
+from playground.core.results import Entry, Run
+from playground.core.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 from playground.report.charts import new_figure, save
 from playground.report.document import (
     Block,
@@ -29,7 +30,6 @@ from playground.report.document import (
     Table,
 )
 from playground.report.reading import DASH, SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
-from playground.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
 KINDS = ("contender", "scenario")

@@ -1,7 +1,7 @@
 """The war story: open-loop users through an incident at the third party.
 
 `playground story` (:mod:`playground.commands.story`) takes the registry's story targets and
-the settings (:mod:`playground.storysettings`); :mod:`.run` measures each target through the
+the settings (:mod:`playground.incident.settings`); :mod:`.run` measures each target through the
 incident (the command lines: :mod:`.plan`; what the servers show: :mod:`.serverside`; the
 figures: :mod:`.analysis`; the verdicts: :mod:`.findings`; over repeats: :mod:`.repeats`;
 Little's law's prediction: :mod:`.capacity`), and :mod:`.report` writes the report (the

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.targetresults import StorySummary
 from playground.story import findings
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storyrecords import StorySummary
 
 DASH = "-"
 

@@ -19,16 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from playground.compose import DockerError
+from playground.core.compose import DockerError
+from playground.core.results import Finding
+from playground.core.scenarios import Target
 from playground.incident import capacity, verdict
-from playground.model import Finding
-from playground.report.document import Block, Heading, Image, Paragraph, Table
-from playground.scenarios import Target
-from playground.story import findings, predicted
-from playground.story.cells import DASH, error, num, pct
-from playground.story.run import Story, as_run, run_incident
-from playground.story.sweep import model_note, run_sweep_target
-from playground.storymodel import (
+from playground.incident.settings import SweepSettings
+from playground.incident.storyresults import (
     Cliff,
     CliffTarget,
     DelayStep,
@@ -38,7 +34,11 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
-from playground.storysettings import SweepSettings
+from playground.report.document import Block, Heading, Image, Paragraph, Table
+from playground.story import findings, predicted
+from playground.story.cells import DASH, error, num, pct
+from playground.story.run import Story, as_run, run_incident
+from playground.story.sweep import model_note, run_sweep_target
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
 #: Where even the lowest share fell (a pool far below its prediction: Gunicorn's gthread over

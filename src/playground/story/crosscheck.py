@@ -12,19 +12,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from playground.compose import DockerError, shown
+from playground.core.compose import DockerError, shown
+from playground.core.scenarios import Target, plain_decimal
+from playground.core.tools.output import LoadOutputError
 from playground.incident.analysis import OK, GeneratorOutput, percentile
+from playground.incident.oha import oha_command, oha_figures
+from playground.incident.openloop import openloop
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import CrossCheck
+from playground.incident.targetresults import ToolFigures
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
-from playground.scenarios import Target, plain_decimal
 from playground.story.cells import DASH, error, ms
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
 from playground.story.serverside import ServerAddresses
-from playground.storymodel import CrossCheck
-from playground.storyrecords import ToolFigures
-from playground.storysettings import StorySettings
-from playground.tools.oha import oha_command, oha_figures
-from playground.tools.openloop import openloop
-from playground.tools.output import LoadOutputError
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"

@@ -20,15 +20,15 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 
-from playground.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
-from playground.outsidemodel import IncidentCommand, OutsideTarget
+from playground.core.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
+from playground.incident.openloop import openloop
+from playground.incident.outside import IncidentCommand, OutsideTarget
+from playground.incident.settings import StoryError, StorySettings
+from playground.incident.storyresults import StoryTarget
 from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
 from playground.story.plan import users
 from playground.story.run import GENERATOR_CPU_SHARES, Story, bound, measure_incident, read_output
-from playground.storymodel import StoryTarget
-from playground.storysettings import StoryError, StorySettings
-from playground.tools.openloop import openloop
 
 #: How long the service may take to answer its URL with a 2xx before the load (it may be
 #: becoming healthy once the proxy it is pointed at has started).

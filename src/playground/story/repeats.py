@@ -13,9 +13,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from playground.model import Finding
+from playground.core.results import Finding
+from playground.incident.storyresults import FigureSpread, StoryTarget, TargetSpread
 from playground.story.findings import WARNING, held, trusted, word
-from playground.storymodel import FigureSpread, StoryTarget, TargetSpread
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
 HEADLINE = (

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.incident import charts
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryRun, TargetSpread
 from playground.report.document import (
     Block,
     BulletList,
@@ -33,8 +35,6 @@ from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.findings import ERROR, HELD_SHARE
 from playground.story.predicted import predicted_blocks
-from playground.storymodel import StoryRun, TargetSpread
-from playground.storysettings import StorySettings
 
 SPREAD_COLUMNS = (
     "target",

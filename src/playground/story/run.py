@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from subprocess import CompletedProcess
 
-from playground import remedies
-from playground.compose import (
+from playground.core import remedies
+from playground.core.compose import (
     OPENLOOP_IMAGE,
     WAIT_TIMEOUT_S,
     Docker,
@@ -31,13 +31,19 @@ from playground.compose import (
     scenario_up,
     shown,
 )
+from playground.core.jsonmodel import ModelError
+from playground.core.runstore import RunStore
+from playground.core.sampling import wait_for
+from playground.core.scenarios import Target
+from playground.core.tools.abreport import AbTool
+from playground.core.tools.abrequests import ab_rows
+from playground.core.tools.output import LoadOutputError
 from playground.incident import analysis, capacity
 from playground.incident.records import ServerSample
-from playground.jsonmodel import ModelError
-from playground.results import RunStore
-from playground.sampling import wait_for
-from playground.scenarios import Target
-from playground.steal import CpuTimes, StealSampler, over_run
+from playground.incident.settings import StorySettings
+from playground.incident.steal import CpuTimes, StealSampler, over_run
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.targetresults import ClosedLoop, HostSteal, Incident, InvalidTry
 from playground.story import findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
@@ -49,12 +55,6 @@ from playground.story.serverside import (
     parse_calls_log,
     upstream_in_flight,
 )
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storyrecords import ClosedLoop, HostSteal, Incident, InvalidTry
-from playground.storysettings import StorySettings
-from playground.tools.abreport import AbTool
-from playground.tools.abrequests import ab_rows
-from playground.tools.output import LoadOutputError
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120

@@ -20,18 +20,18 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.compose import DockerError, shown
+from playground.core.compose import DockerError, shown
+from playground.core.scenarios import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
 from playground.incident.charts import save
+from playground.incident.openloop import openloop
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import StoryRun, Sweep, SweepStep, SweepTarget
+from playground.incident.targetresults import GeneratorCheck
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
-from playground.scenarios import Target
 from playground.story import findings, plan, predicted
 from playground.story.cells import DASH, error, num, pct
 from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
-from playground.storymodel import StoryRun, Sweep, SweepStep, SweepTarget
-from playground.storyrecords import GeneratorCheck
-from playground.storysettings import StorySettings, SweepSettings
-from playground.tools.openloop import openloop
 
 
 def step_args(

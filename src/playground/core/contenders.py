@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from playground.demos import Load
-from playground.target import Target
+from playground.core.demos import Load
+from playground.core.target import Target
 
 GTHREAD = "contenders/gunicorn-gthread.yml"
 GRANIAN = "contenders/granian-wsgi.yml"
@@ -171,7 +171,7 @@ CONTENDERS: tuple[Target, ...] = (
 )
 
 # What each contender is there to show; the integration tests check it and the report
-# measures it (its verdict column, playground.verdicts.overlap).
+# measures it (its verdict column, playground.core.verdicts.overlap).
 SERIALISED = frozenset({"uvicorn-wsgitoasgi"})
 THREAD_PER_REQUEST = frozenset(
     {

@@ -7,8 +7,8 @@ import platform
 import subprocess
 from pathlib import Path
 
-from playground.compose import LOADGEN_IMAGE, OPENLOOP_IMAGE, Docker
-from playground.model import Environment
+from playground.core.compose import LOADGEN_IMAGE, OPENLOOP_IMAGE, Docker
+from playground.core.results import Environment
 
 IMAGES = (
     "flask-playground/flask_app",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A target: one URL of one compose file loaded at one default load, as frozen data.
 
-The registry (:mod:`playground.scenarios`) lists every target; the modules that define some
+The registry (:mod:`playground.core.scenarios`) lists every target; the modules that define some
 of them (the demos, the contenders) build them from this class without importing the registry.
 """
 
@@ -42,7 +42,7 @@ class Target:
     proxy: str | None = None  # what stands in front of the app (nginx), if anything
     database: bool = False  # each request also waits on PostgreSQL
     notes: tuple[str, ...] = field(default=())
-    # A target may insist on its own load tool (a key of playground.load.TOOLS) and, for
+    # A target may insist on its own load tool (a key of playground.core.load.TOOLS) and, for
     # duration-bound tools such as wrk, its own duration; None follows the run's settings.
     tool: str | None = None
     duration_s: float | None = None

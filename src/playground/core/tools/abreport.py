@@ -1,6 +1,6 @@
 """ApacheBench as a load tool (:class:`AbTool`): its command line, built by
-:func:`playground.tools.ab.ab_command`, and its report turned into a
-:class:`~playground.tools.output.LoadResult`.
+:func:`playground.core.tools.ab.ab_command`, and its report turned into a
+:class:`~playground.core.tools.output.LoadResult`.
 
 Everything here was checked against the real tool on Linux (ApacheBench 2.3 from apache2-utils
 2.4.71); the captured reports live in ``tests/data/ab_*``. Some behaviour is surprising and is
@@ -8,10 +8,10 @@ written down where it matters:
 
 * ab sends its **first request alone** and opens the other ``c - 1``
   connections only once it has returned (``-n 20 -c 10`` against a 0.2 s
-  server takes 0.6 s, not 0.4 s), see :func:`playground.tools.ab.ab_cap_rps`.
+  server takes 0.6 s, not 0.4 s), see :func:`playground.core.tools.ab.ab_cap_rps`.
 * ab's ``-g`` file is written **after** ab has sorted its samples, so its rows
   are in ascending order of total time (``ttime``), *not* completion order;
-  see :func:`playground.tools.abrequests.steady_rps_from_ab`.
+  see :func:`playground.core.tools.abrequests.steady_rps_from_ab`.
 * With ``-r``, ab counts a request that never got an answer as "complete" and
   counts failure *events*: against a closed port it reports
   ``Complete requests: 20``, ``Failed requests: 30`` and ~90,000 requests/s.
@@ -19,18 +19,23 @@ written down where it matters:
   that long, ab exits (status 119) without printing any results, ``-r`` or not.
 * With ``-n`` a multiple of ``-c``, ab opens **one connection more than it
   sends requests on** and may count the server closing that idle connection
-  as a completed request that failed (Length); :func:`playground.tools.ab.ab_requests`
+  as a completed request that failed (Length); :func:`playground.core.tools.ab.ab_requests`
   picks an ``-n`` that leaves none over,
-  :func:`playground.tools.abrequests.ab_unwritten` finds them.
+  :func:`playground.core.tools.abrequests.ab_unwritten` finds them.
 """
 
 from __future__ import annotations
 
 import re
 
-from playground.tools.ab import AB_MAX_CONCURRENCY, ab_command
-from playground.tools.abrequests import ab_rows, ab_unwritten, connect_gap_ms, steady_rps_from_ab
-from playground.tools.output import (
+from playground.core.tools.ab import AB_MAX_CONCURRENCY, ab_command
+from playground.core.tools.abrequests import (
+    ab_rows,
+    ab_unwritten,
+    connect_gap_ms,
+    steady_rps_from_ab,
+)
+from playground.core.tools.output import (
     LoadResult,
     LoadSettingsError,
     require,
@@ -60,7 +65,7 @@ class AbTool:
         time_limit: bool = False,
     ) -> list[str]:
         """``ab -r [-t SECONDS] -n N -c C -s TIMEOUT [-g PATH] URL``, built by
-        :func:`playground.tools.ab.ab_command` (which says what each flag does) once the load
+        :func:`playground.core.tools.ab.ab_command` (which says what each flag does) once the load
         is one ab accepts.
 
         ``duration_s`` is ignored unless ``time_limit``: ab is bound by the request count.

@@ -1,15 +1,14 @@
 """The results-schema page (``docs/results-schema.md``), generated from the field descriptions of
-every results dataclass: the bench's (:mod:`playground.model`), the story's
-(:mod:`playground.storymodel`, with :mod:`playground.storysettings` and
-:mod:`playground.storyrecords`) and the faults' (:mod:`playground.faultmodel`). ``python -m playground.schema > docs/results-schema.md``
+every results dataclass: the bench's (:mod:`playground.core.results`), the story's
+(:mod:`playground.incident.storyresults`, with :mod:`playground.incident.settings` and
+:mod:`playground.incident.targetresults`) and the faults' (:mod:`playground.faults.results`). ``python -m playground.commands.schema > docs/results-schema.md``
 writes it; a unit test checks it is current.
 """
 
 from __future__ import annotations
 
-from playground import faultmodel, storymodel
-from playground.jsonmodel import schema_table
-from playground.model import (
+from playground.core.jsonmodel import schema_table
+from playground.core.results import (
     SCHEMA_VERSION,
     BenchSettings,
     Entry,
@@ -22,6 +21,8 @@ from playground.model import (
     ScaleSettings,
     Spread,
 )
+from playground.faults import results as faultresults
+from playground.incident import storyresults
 
 
 def schema_markdown() -> str:
@@ -30,8 +31,8 @@ def schema_markdown() -> str:
         "# results.json schema",
         "",
         f"Schema version {SCHEMA_VERSION}. Generated from the field descriptions in",
-        "`src/playground/model.py` and the story's model by",
-        "`python -m playground.schema > docs/results-schema.md`; a unit test checks it is",
+        "`src/playground/core/results.py` and the story's model by",
+        "`python -m playground.commands.schema > docs/results-schema.md`; a unit test checks it is",
         "current. A key missing from an older file reads as null; keys this version does",
         "not know are kept as they are.",
         "",
@@ -67,8 +68,8 @@ def schema_markdown() -> str:
         "",
         "The same file, `results/<run-id>/results.json`, with `kind` `story`: the header",
         "above (`settings` is empty: the story's are `story`), then the incident's",
-        "settings, one entry per target and the sweep (`src/playground/storymodel.py`,",
-        "its settings in `storysettings.py`, what each target records in `storyrecords.py`).",
+        "settings, one entry per target and the sweep (`src/playground/incident/storyresults.py`,",
+        "its settings in `incident/settings.py`, what each target records in `incident/targetresults.py`).",
         "",
     ]
     faults_intro = [
@@ -76,14 +77,14 @@ def schema_markdown() -> str:
         "",
         "`results/<run-id>-faults/faults.json`: the header above (`settings`: the faults and",
         "their options), then one record per fault and compose file",
-        "(`src/playground/faultmodel.py`). A key marked inline is not written itself: the",
+        "(`src/playground/faults/results.py`). A key marked inline is not written itself: the",
         "keys of the class it holds stand in its place.",
         "",
     ]
-    for cls, heading in (*bench, *storymodel.SCHEMA_CLASSES, *faultmodel.SCHEMA_CLASSES):
-        if cls is storymodel.StoryRun:
+    for cls, heading in (*bench, *storyresults.SCHEMA_CLASSES, *faultresults.SCHEMA_CLASSES):
+        if cls is storyresults.StoryRun:
             lines += story_intro
-        if cls is faultmodel.FaultsRun:
+        if cls is faultresults.FaultsRun:
             lines += faults_intro
         lines += schema_table(cls, heading)
     return "\n".join(lines)

@@ -5,7 +5,7 @@ target (`docker compose -f story/uwsgi-threads.yml -f story/remedies/timeout-3.y
 the same incident with the same arrivals (same seed) shows what it changes. Each names the
 knob in its server's own documentation and what it costs. :func:`variants` gives every remedy
 that fits each story target as a target of kind `story`, named `<target>+<remedy>`
-(`story-uwsgi-threads+timeout-3`); the registry (`playground.scenarios`) lists them, and
+(`story-uwsgi-threads+timeout-3`); the registry (`playground.core.scenarios`) lists them, and
 `playground story uwsgi-threads+timeout-3` runs one. `scenarios.resolve_story` refuses an
 unknown remedy, or one that does not fit the target, with the reason, before anything is
 brought up.
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from playground.errors import UsageError
-from playground.target import Target
+from playground.core.errors import UsageError
+from playground.core.target import Target
 
 THREADS = "threads"
 

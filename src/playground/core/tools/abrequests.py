@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from playground.tools.output import LoadOutputError
+from playground.core.tools.output import LoadOutputError
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class AbRequest:
 def connect_gap_ms(rows: Sequence[AbRequest]) -> float | None:
     """The widest gap between consecutive connect times, sorted: a SYN retransmit adds a whole
     second to a connect, so retransmitted connects stand apart from the rest
-    (:data:`playground.verdicts.SYN_GAP_MS` says how far, and what was measured). None
+    (:data:`playground.core.verdicts.SYN_GAP_MS` says how far, and what was measured). None
     without rows."""
     times = sorted({r.connect_ms for r in rows})
     if not times:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from playground.target import Target
+from playground.core.target import Target
 
 
 class Load(TypedDict):

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from playground.jsonmodel import ResultsError
-from playground.model import RESULTS_FILE, SCHEMA_VERSION, Run
-from playground.storymodel import StoryRun
-from playground.verdicts import upgrade
+from playground.core.jsonmodel import ResultsError
+from playground.core.results import RESULTS_FILE, SCHEMA_VERSION, Run
+from playground.core.verdicts import upgrade
+from playground.incident.storyresults import StoryRun
 
 __all__ = [
     "SCHEMA_VERSION",

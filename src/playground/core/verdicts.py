@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from playground.model import Entry, Run
+from playground.core.results import Entry, Run
 
 #: A TCP connect this slow means a SYN was retransmitted. Linux retransmits an unanswered SYN
 #: after its initial RTO of 1 s, so such a connect takes 1000 ms and more; on a local bridge a

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-from playground.errors import PlaygroundError
-from playground.model import Sample
+from playground.core.errors import PlaygroundError
+from playground.core.results import Sample
 
 INTERVAL_S = 0.5
 CLK_TCK = os.sysconf("SC_CLK_TCK")

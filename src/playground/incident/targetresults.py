@@ -2,7 +2,7 @@
 each second of the run (:class:`StorySecond`), the figures through the incident
 (:class:`StorySummary`), the closed loop's (:class:`ClosedLoop`), the model's beside them
 (:class:`PredictedFigures`), and an open-loop tool's figures for the cross-check
-(:class:`ToolFigures`). :class:`playground.storymodel.StoryTarget` holds them.
+(:class:`ToolFigures`). :class:`playground.incident.storyresults.StoryTarget` holds them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from playground.jsonmodel import doc
+from playground.core.jsonmodel import doc
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The JSON model machinery: typed dataclasses with one JSON form, each field documented.
 
-Every results dataclass (:mod:`playground.model`, :mod:`playground.storymodel` and the modules
+Every results dataclass (:mod:`playground.core.results`, :mod:`playground.incident.storyresults` and the modules
 it builds on) declares its fields with :func:`doc`, converts with :func:`to_json` and
 :func:`from_json`, and is documented by :func:`schema_table` in ``docs/results-schema.md``.
 :func:`from_json` is the one place a file is checked: a missing key becomes its default (files
@@ -18,7 +18,7 @@ import typing
 from dataclasses import MISSING, field, fields, is_dataclass
 from typing import Any
 
-from playground.errors import PlaygroundError
+from playground.core.errors import PlaygroundError
 
 #: A number kept as it was read, whole or not: the report prints ``1`` and ``1.0`` differently
 #: (``reading.fmt``), so a setting read back must be the number that was written.

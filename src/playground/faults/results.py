@@ -6,7 +6,7 @@ Each record holds every target's verdict, one class per kind of fault
 (:class:`SlowdownVerdict`, :class:`OutageVerdict`, :class:`OverloadVerdict`), each starting with
 the target as it was probed (:class:`Probed`) and ending with what every fault checks after
 it (:class:`Aftermath`). Those two stand inline: their keys are the verdict's own, as
-faults.json has always had them. The conversion is :mod:`playground.jsonmodel`'s, as for
+faults.json has always had them. The conversion is :mod:`playground.core.jsonmodel`'s, as for
 every run; ``faults/`` fills these in, :mod:`playground.faults.render` reads them.
 """
 
@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from playground import jsonmodel
-from playground.compose import WAIT_TIMEOUT_S
-from playground.jsonmodel import ModelError, Number, doc
-from playground.model import SCHEMA_VERSION, RunHeader
-from playground.scenarios import Target
-from playground.tools.output import LoadResult
+from playground.core import jsonmodel
+from playground.core.compose import WAIT_TIMEOUT_S
+from playground.core.jsonmodel import ModelError, Number, doc
+from playground.core.results import SCHEMA_VERSION, RunHeader
+from playground.core.scenarios import Target
+from playground.core.tools.output import LoadResult
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 offered load (:class:`SweepSettings`).
 
 The command line builds them (each flag's help is its field's description here), the runner
-reads them, the results file keeps them (:class:`playground.storymodel.StoryRun`'s ``story``
+reads them, the results file keeps them (:class:`playground.incident.storyresults.StoryRun`'s ``story``
 and ``sweep.settings``), and the report reads them back; a value no story can run with is
 refused with a reason (:class:`StoryError`).
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from playground.errors import UsageError
-from playground.jsonmodel import doc
-from playground.tools.ab import AB_MAX_CONCURRENCY
+from playground.core.errors import UsageError
+from playground.core.jsonmodel import doc
+from playground.core.tools.ab import AB_MAX_CONCURRENCY
 
 #: slow_api refuses a longer delay (its MAX_DELAY).
 MAX_UPSTREAM_DELAY_S = 60.0

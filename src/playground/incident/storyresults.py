@@ -1,12 +1,12 @@
 """The story's results model: a `playground story` run as typed objects with one JSON form.
 
 A story run is stored like every run (`results/<run-id>/results.json`, by
-:class:`playground.results.RunStore`) and converted by the same functions as a bench run
-(:mod:`playground.jsonmodel`): a missing key reads as its default, a value of the wrong type is a
-:class:`~playground.jsonmodel.ModelError` naming where, unknown keys are kept. Its header is the
-bench run's (:class:`~playground.model.RunHeader`, ``kind`` "story"); its body is the story's
-settings (:mod:`playground.storysettings`), one :class:`StoryTarget` per target through the
-incident (what each recorded: :mod:`playground.storyrecords`), the sweep, the cliff, the
+:class:`playground.core.runstore.RunStore`) and converted by the same functions as a bench run
+(:mod:`playground.core.jsonmodel`): a missing key reads as its default, a value of the wrong type is a
+:class:`~playground.core.jsonmodel.ModelError` naming where, unknown keys are kept. Its header is the
+bench run's (:class:`~playground.core.results.RunHeader`, ``kind`` "story"); its body is the story's
+settings (:mod:`playground.incident.settings`), one :class:`StoryTarget` per target through the
+incident (what each recorded: :mod:`playground.incident.targetresults`), the sweep, the cliff, the
 cross-check and the spread of the repeats.
 """
 
@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from playground import jsonmodel
-from playground.jsonmodel import ModelError, doc
-from playground.model import SCHEMA_VERSION, Finding, RunHeader
-from playground.outsidemodel import IncidentCommand, OutsideTarget
-from playground.storyrecords import (
+from playground.core import jsonmodel
+from playground.core.jsonmodel import ModelError, doc
+from playground.core.results import SCHEMA_VERSION, Finding, RunHeader
+from playground.incident.outside import IncidentCommand, OutsideTarget
+from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.incident.targetresults import (
     AbPhase,
     ClosedLoop,
     GeneratorCheck,
@@ -31,7 +32,6 @@ from playground.storyrecords import (
     StorySummary,
     ToolFigures,
 )
-from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 
 @dataclass

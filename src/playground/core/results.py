@@ -5,14 +5,14 @@ names are the JSON keys, so ``entry["steady_rps"]`` in old code is ``entry.stead
 :meth:`Run.from_json` is the one place a file is checked: a missing key becomes None (files
 written before a key existed still load), a value of the wrong type is a clear
 :class:`ModelError` naming the entry and the key, and keys this version does not know are kept
-(``extra``) and written back unchanged (the machinery: :mod:`playground.jsonmodel`).
+(``extra``) and written back unchanged (the machinery: :mod:`playground.core.jsonmodel`).
 
 The schema table in ``docs/results-schema.md`` is generated from the field descriptions below:
-``python -m playground.schema > docs/results-schema.md`` (a unit test checks it is current).
+``python -m playground.commands.schema > docs/results-schema.md`` (a unit test checks it is current).
 Every kind of run starts with :class:`RunHeader`: its :class:`Environment`, and its settings as
 the kind's own model (a bench run's :class:`BenchSettings`, a scale run's
 :class:`ScaleRunSettings`; a fault run's records and settings are
-:mod:`playground.faultmodel`'s, a story's :mod:`playground.storymodel`'s).
+:mod:`playground.faults.results`'s, a story's :mod:`playground.incident.storyresults`'s).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from playground import jsonmodel
-from playground.jsonmodel import ModelError, Number, doc
+from playground.core import jsonmodel
+from playground.core.jsonmodel import ModelError, Number, doc
 
 SCHEMA_VERSION = 1
 #: The file a bench, scale or story run is kept in, in its folder under results/.
@@ -175,7 +175,7 @@ class Entry:
     )
     error: str | None = doc("why the entry could not be measured")
     skipped: bool = doc("not run: the mode had stopped scaling at a lower concurrency", False)
-    # Verdicts, decided once when measured (playground.verdicts.verdicts).
+    # Verdicts, decided once when measured (playground.core.verdicts.verdicts).
     shape: str | None = doc(
         "serialised, capped or concurrent: how many of c sleeping requests the server held at "
         "once (`verdicts.overlap`); absent with no sleep, no figures or an error",
@@ -250,7 +250,7 @@ class ScaleRunSettings(BenchSettings):
 
 @dataclass(frozen=True)
 class Environment:
-    """What a run was measured on (``playground.environment.collect``), so two runs can be
+    """What a run was measured on (``playground.core.environment.collect``), so two runs can be
     compared: a measured run (bench, scale, story) has every key; a fault run keeps the CPUs
     and Docker's versions, a prediction the CPUs and Python (the keys it lacks are absent, or
     null where a measured run can have null too)."""

@@ -1,12 +1,12 @@
 """A service the story did not bring up, measured by its URL (`playground story --url`): what
-the story's results keep of it (:class:`playground.storymodel.StoryTarget`'s `outside`).
+the story's results keep of it (:class:`playground.incident.storyresults.StoryTarget`'s `outside`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.jsonmodel import doc
+from playground.core.jsonmodel import doc
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 
 
 class LoadSettingsError(UsageError, ValueError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from playground.sampling import Periodic
+from playground.core.sampling import Periodic
 
 STAT = Path("/proc/stat")
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")

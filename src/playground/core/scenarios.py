@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from playground import contenders, demos, remedies
-from playground.errors import UsageError
-from playground.target import FLASK_BODY as FLASK_BODY
-from playground.target import Target as Target
-from playground.target import plain_decimal as plain_decimal
+from playground.core import contenders, demos, remedies
+from playground.core.errors import UsageError
+from playground.core.target import FLASK_BODY as FLASK_BODY
+from playground.core.target import Target as Target
+from playground.core.target import plain_decimal as plain_decimal
 
 UPSTREAM_BODY = "slow api response"
 BONUS_BODY_PREFIX = "Hi there! slow api response\npostgres NOW() = "

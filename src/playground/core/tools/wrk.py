@@ -1,5 +1,5 @@
 """wrk as a load tool (:class:`WrkTool`): its command line and its report turned into a
-:class:`~playground.tools.output.LoadResult`. Checked against wrk 4.1.0 on Linux; the captured
+:class:`~playground.core.tools.output.LoadResult`. Checked against wrk 4.1.0 on Linux; the captured
 reports live in ``tests/data/wrk_*``.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from playground.tools.output import (
+from playground.core.tools.output import (
     LoadOutputError,
     LoadResult,
     LoadSettingsError,

@@ -1,13 +1,13 @@
 """oha, the independent open-loop tool of the story's cross-check: its command line and its JSON
-report reduced to :class:`~playground.storyrecords.ToolFigures`.
+report reduced to :class:`~playground.incident.targetresults.ToolFigures`.
 """
 
 from __future__ import annotations
 
 import json
 
-from playground.storyrecords import ToolFigures
-from playground.tools.output import LoadOutputError, LoadSettingsError, whole_seconds
+from playground.core.tools.output import LoadOutputError, LoadSettingsError, whole_seconds
+from playground.incident.targetresults import ToolFigures
 
 
 def oha_command(

@@ -18,10 +18,10 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playground.containerstate import ContainerState
-from playground.errors import PlaygroundError
-from playground.pinning import CpuPinning
-from playground.signals import deferred_signals
+from playground.core.containerstate import ContainerState
+from playground.core.errors import PlaygroundError
+from playground.core.pinning import CpuPinning
+from playground.core.signals import deferred_signals
 
 LOADGEN_IMAGE = "flask-playground/loadgen"
 #: The war story's generator: the load tools plus openloop.py and its compiled sender.

@@ -2,10 +2,10 @@
 tools it can run by name (:data:`TOOLS`), a closed loop's ceiling (:func:`ideal_rps`) and a
 tool's version from its output.
 
-Each tool's command line and parser is a module of :mod:`playground.tools` (``ab``: the command
-line in :mod:`~playground.tools.ab`, the report in :mod:`~playground.tools.abreport`, the
-per-request file in :mod:`~playground.tools.abrequests`; :mod:`~playground.tools.wrk`), so the
-rest of the runner can deal in :class:`~playground.tools.output.LoadResult` values and never in
+Each tool's command line and parser is a module of :mod:`playground.core.tools` (``ab``: the command
+line in :mod:`~playground.core.tools.ab`, the report in :mod:`~playground.core.tools.abreport`, the
+per-request file in :mod:`~playground.core.tools.abrequests`; :mod:`~playground.core.tools.wrk`), so the
+rest of the runner can deal in :class:`~playground.core.tools.output.LoadResult` values and never in
 text.
 
 Both tools are driven as *closed loops*: a fixed number of connections, each
@@ -13,7 +13,7 @@ sending its next request as soon as the previous one has returned. That is why
 the throughput a run can reach is bounded by ``concurrency / response time``
 (:func:`ideal_rps`) and why Little's law is the right tool for recovering a
 steady-state rate from per-request times
-(:func:`playground.tools.abrequests.steady_rps_from_ab`).
+(:func:`playground.core.tools.abrequests.steady_rps_from_ab`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from playground.tools.abreport import AbTool
-from playground.tools.output import LoadResult, search
-from playground.tools.wrk import WrkTool
+from playground.core.tools.abreport import AbTool
+from playground.core.tools.output import LoadResult, search
+from playground.core.tools.wrk import WrkTool
 
 __all__ = ["TOOLS", "LoadTool", "ideal_rps", "tool_version"]
 
