@@ -13,11 +13,8 @@ import sys
 
 from rich.console import Console
 
-from playground.commands import faults, finished, listing, predict, run, scale, story
+from playground.commands import finished, kinds, listing
 from playground.core.errors import PlaygroundError
-
-# In the order `playground --help` lists them.
-COMMANDS = (run, faults, scale, story, predict, listing, finished)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bring each scenario up, load it, sample its threads, and report.",
     )
     sub = parser.add_subparsers(dest="command")
-    for command in COMMANDS:
-        command.add_parser(sub)
+    # In the order `playground --help` lists them: each kind's commands, then the rest.
+    for add_parser in (
+        *(a for kind in kinds.KINDS for a in kind.add_parsers),
+        listing.add_parser,
+        finished.add_parser,
+    ):
+        add_parser(sub)
     return parser
 
 

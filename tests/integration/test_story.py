@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.commands import kinds
 from playground.core import runstore
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story import findings
@@ -208,7 +209,7 @@ def _targets_done(results_dir: Path) -> int:
     if not found:
         return 0
     try:
-        return len(runstore.load_run(found[0]).targets)  # type: ignore[union-attr]
+        return len(kinds.load_run(found[0]).targets)  # type: ignore[union-attr]
     except runstore.ResultsError:
         return 0  # caught between two writes: the file is replaced atomically, so retry
 

@@ -224,10 +224,10 @@ def test_a_run_removes_its_proxy_and_measures_the_incident(network, tmp_path):
     # 1: measured, but the generator's self-check found the machine too busy to trust it.
     assert proc.returncode in (0, 1), proc.stderr
     assert proxies() == []
-    from playground.core import runstore
+    from playground.commands import kinds
 
     (run_dir,) = tmp_path.glob("*-story")
-    (t,) = runstore.load_run(run_dir).targets  # type: ignore[union-attr]
+    (t,) = kinds.load_run(run_dir).targets  # type: ignore[union-attr]
     assert t.outside is not None and t.outside.mechanism == "delay-proxy"
     # The users' latency rose by the proxy's second during the incident, not before.
     assert t.summary.normal_latency_s < 0.6 < 1.0 < t.summary.user_latency_p50_during

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from playground.core import runstore
+from playground.commands import kinds
 from playground.incident.storyresults import StoryRun
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def story_run() -> StoryRun:
-    run = runstore.load_run(DATA / "story_results_recorded.json")
+    run = kinds.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 

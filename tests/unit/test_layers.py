@@ -17,13 +17,19 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from playground.commands import kinds
+
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 PACKAGE = SRC / "playground"
 
-#: The kinds of run: a package each, none importing another.
-KINDS = ("bench", "faults", "story", "predict")
+
+def kind_packages() -> tuple[str, ...]:
+    """The kinds of run, from their registry: a package each, none importing another."""
+    return tuple(dict.fromkeys(kind.package for kind in kinds.KINDS))
+
+
 #: What a kind may import besides the core and itself.
 DOCUMENT_MODEL = "playground.report.document"
 #: The core: what every kind uses; it names no kind.
@@ -36,11 +42,7 @@ TOP = ("commands", "cli", "__main__")
 #: Circles that today's code still has, as the edges (importer, imported) that close them.
 KNOWN_CIRCLES: dict[tuple[str, str], str] = {}
 #: Imports across the layers that today's code still makes: (importer, imported): why.
-KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
-    ("playground.core.runstore", "playground.incident.storyresults"): (
-        "load_run names the story's run; the registry of kinds in commands/ takes it over"
-    ),
-}
+KNOWN_CROSSINGS: dict[tuple[str, str], str] = {}
 
 
 def module_name(path: Path) -> str:
@@ -95,7 +97,7 @@ def layer(name: str) -> str:
     """core, report, a shared package's name, a kind's name, top, or nowhere."""
     parts = name.split(".")
     first = parts[1] if len(parts) > 1 else ""
-    if first in (CORE, "report", *SHARED, *KINDS):
+    if first in (CORE, "report", *SHARED, *kind_packages()):
         return first
     return "top" if first in TOP or name == "playground" else "nowhere"
 

@@ -114,8 +114,8 @@ def test_a_bench_and_a_scale_run_keep_their_settings_as_the_header_always_had_th
 def test_the_header_is_typed_and_written_back_key_for_key():
     """Every recorded run's settings and environment are models now, read by attribute, and
     written back exactly as they were (keys, order, values)."""
+    from playground.commands.kinds import load_run
     from playground.core.results import BenchSettings, Environment
-    from playground.core.runstore import load_run
 
     for name in ("results_recorded.json", "results_sweep.json", "story_results_recorded.json"):
         data = json.loads((DATA / name).read_text())

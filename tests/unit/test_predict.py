@@ -148,10 +148,10 @@ def _verdict(capsys, *argv: str, tmp_path: Path) -> str:
     ],
 )
 def test_the_defaults_say_what_was_measured(argv, expected, tmp_path, capsys):
-    from playground.core.runstore import load_run, runs
+    from playground.commands.kinds import load_run, runs
 
     _verdict(capsys, *argv, tmp_path=tmp_path)
-    ((_, run),) = runs(tmp_path)
+    ((_, (_, run)),) = runs(tmp_path)
     assert run.predicted and (tmp_path / run.run_id / "report.html").exists()
     assert load_run(tmp_path / run.run_id / "results.json").predicted
     (target,) = run.targets
@@ -188,7 +188,7 @@ def test_the_busiest_workers_share_decides_gthreads_verdict_and_is_kept_with_the
     """The kernel's split between Gunicorn's workers is the model's one measured knob: an even
     split holds the incident that the measured share collapses; the share a prediction used is
     in its results and its report, and a run that set none keeps no such key."""
-    from playground.core.runstore import runs
+    from playground.commands.kinds import runs
 
     (gunicorn,) = resolve_story(["gunicorn-threads"])
     measured = system_for(gunicorn, StorySettings()).busiest_share
@@ -198,8 +198,8 @@ def test_the_busiest_workers_share_decides_gthreads_verdict_and_is_kept_with_the
 
     _verdict(capsys, "--busiest-share", "0.5", "gunicorn-threads", tmp_path=tmp_path / "even")
     _verdict(capsys, "gunicorn-threads", tmp_path=tmp_path / "measured")
-    ((_, even),) = runs(tmp_path / "even")
-    ((_, as_measured),) = runs(tmp_path / "measured")
+    ((_, (_, even)),) = runs(tmp_path / "even")
+    ((_, (_, as_measured)),) = runs(tmp_path / "measured")
     assert verdict.held(even.targets[0]) and not verdict.held(as_measured.targets[0])
     assert even.story.busiest_share == 0.5 and as_measured.story.busiest_share is None
     report = (tmp_path / "even" / even.run_id / "report.md").read_text()
@@ -283,8 +283,8 @@ def test_a_story_report_shows_the_prediction_beside_each_measured_row_and_marks_
 
 
 def test_a_prediction_is_a_run_that_compare_and_report_read(tmp_path, capsys, monkeypatch):
+    from playground.commands.kinds import runs
     from playground.core import runstore
-    from playground.core.runstore import runs
 
     # A run's id is the second it started: two predictions within one second would share it.
     ids = iter(["20261126-120000", "20261126-120001"])

@@ -161,11 +161,11 @@ def test_thunder_lock_predicts_the_pool_as_it_is():
 
 
 def test_reuse_port_and_haproxy_are_predicted_unlike_the_pool_as_it_is(tmp_path, capsys):
-    from playground.core.runstore import runs
+    from playground.commands.kinds import runs
 
     names = ["gunicorn-threads", "gunicorn-threads+reuse-port", "gunicorn-threads+haproxy"]
     assert main(["predict", "--results-dir", str(tmp_path), *names]) == 0
-    ((_, run),) = runs(tmp_path)
+    ((_, (_, run)),) = runs(tmp_path)
     summaries = {t.name.removeprefix("story-"): t.summary for t in run.targets}
     said = {n: verdict.outcome(s.visits_served_during, s.recovery_s) for n, s in summaries.items()}
     assert said["gunicorn-threads+reuse-port"] != said["gunicorn-threads"]

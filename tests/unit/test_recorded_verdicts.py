@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.core import runstore, verdicts
+from playground.commands import kinds
+from playground.core import verdicts
 from playground.core.results import Entry, Run
 from playground.incident.storyresults import StoryRun
 from playground.incident.targetresults import GeneratorCheck
@@ -47,7 +48,7 @@ def entries(run: Run) -> list[Entry]:
 
 @pytest.mark.parametrize("name", sorted({f for f, _, _ in EXPECTED}))
 def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
-    run = runstore.load_run(DATA / name)
+    run = kinds.load_run(DATA / name)
     assert isinstance(run, Run)
     judged = {
         (name, e.name, e.concurrency): (e.shape, e.keeps_scaling)
@@ -60,7 +61,7 @@ def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
 
 
 def story() -> StoryRun:
-    run = runstore.load_run(DATA / "story_results_recorded.json")
+    run = kinds.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 

@@ -594,11 +594,11 @@ def _store(results_dir: Path, run: StoryRun) -> Path:
 
 
 def test_a_story_run_goes_to_json_and_back_unchanged(tmp_path):
-    from playground.core import runstore
+    from playground.commands import kinds
 
     t = _target(closed_loop=None)
     run = _run(t, StoryTarget(name="story-uwsgi-gevent", error="did not become healthy"))
-    loaded = runstore.load_run(_store(tmp_path, run))
+    loaded = kinds.load_run(_store(tmp_path, run))
     assert isinstance(loaded, StoryRun)
     assert loaded == run
     assert loaded.targets[0].seconds[3] == t.seconds[3]
@@ -608,6 +608,7 @@ def test_a_story_run_goes_to_json_and_back_unchanged(tmp_path):
 def test_a_story_file_that_does_not_fit_the_model_is_a_clear_error(tmp_path):
     import json
 
+    from playground.commands import kinds
     from playground.core import runstore
 
     data = _run(_target()).to_json()
@@ -615,12 +616,12 @@ def test_a_story_file_that_does_not_fit_the_model_is_a_clear_error(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
     with pytest.raises(runstore.ResultsError, match="rate must be above 0"):
-        runstore.load_run(tmp_path / "bad")
+        kinds.load_run(tmp_path / "bad")
     data = _run(_target()).to_json()
     data["targets"][0]["summary"]["visits"] = "many"
     (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
     with pytest.raises(runstore.ResultsError, match="'visits' should be a whole number"):
-        runstore.load_run(tmp_path / "bad")
+        kinds.load_run(tmp_path / "bad")
 
 
 def test_playground_report_and_compare_work_on_story_runs(tmp_path, capsys):
@@ -916,9 +917,9 @@ def _recorded(tmp_path: Path) -> Path:
 def test_a_recorded_story_run_reads_back_unchanged(tmp_path):
     import json
 
-    from playground.core import runstore
+    from playground.commands import kinds
 
-    run = runstore.load_run(_recorded(tmp_path))
+    run = kinds.load_run(_recorded(tmp_path))
     assert isinstance(run, StoryRun)
     assert run.to_json() == json.loads((DATA / "story_results_recorded.json").read_text())
     threads, gevent = (run.target(f"story-uwsgi-{m}") for m in ("threads", "gevent"))

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 
 from playground import cli
-from playground.core import runstore
+from playground.commands import kinds
 from playground.incident.outside import IncidentCommand, OutsideTarget
 from playground.incident.settings import StoryError, StorySettings
 from playground.incident.storyresults import StoryRun, StoryTarget
@@ -160,7 +160,7 @@ def test_a_by_hand_generator_run_becomes_a_story_run(tmp_path, capsys):
         ["report", str(output), "--name", "mine", "--results-dir", str(tmp_path / "res")]
     )
     assert code == 0, capsys.readouterr().err
-    run = runstore.load_run(runstore.resolve_run(tmp_path / "res", "latest"))
+    run = kinds.load_run(kinds.resolve_run(tmp_path / "res", "latest"))
     assert isinstance(run, StoryRun)
     (t,) = run.targets
     assert t.name == "mine" and t.adds_up == []

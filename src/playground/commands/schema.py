@@ -7,22 +7,9 @@ writes it; a unit test checks it is current.
 
 from __future__ import annotations
 
+from playground.commands import kinds
 from playground.core.jsonmodel import schema_table
-from playground.core.results import (
-    SCHEMA_VERSION,
-    BenchSettings,
-    Entry,
-    Environment,
-    Finding,
-    Repeat,
-    Run,
-    Sample,
-    ScaleRunSettings,
-    ScaleSettings,
-    Spread,
-)
-from playground.faults import results as faultresults
-from playground.incident import storyresults
+from playground.core.results import SCHEMA_VERSION
 
 
 def schema_markdown() -> str:
@@ -51,42 +38,10 @@ def schema_markdown() -> str:
         "- Gone: `results.REQUIRED_KEYS`; the model is the schema.",
         "",
     ]
-    bench: tuple[tuple[type, str], ...] = (
-        (Run, "Run (the whole file of a bench or scale run)"),
-        (Environment, "Environment (`environment` of every kind of run)"),
-        (BenchSettings, "BenchSettings (`settings` of a `playground run`; `pin_cpus` last)"),
-        (ScaleRunSettings, "ScaleRunSettings (`settings` of a `playground scale`)"),
-        (ScaleSettings, "ScaleSettings (`settings.scale`)"),
-        (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
-        (Finding, "Finding (each of `findings`, in every kind of run)"),
-        (Repeat, "Repeat (each of `repeats`)"),
-        (Spread, "Spread (`spread`)"),
-        (Sample, "Sample (each of `samples`)"),
-    )
-    story_intro = [
-        "# A story run (`playground story`)",
-        "",
-        "The same file, `results/<run-id>/results.json`, with `kind` `story`: the header",
-        "above (`settings` is empty: the story's are `story`), then the incident's",
-        "settings, one entry per target and the sweep (`src/playground/incident/storyresults.py`,",
-        "its settings in `incident/settings.py`, what each target records in `incident/targetresults.py`).",
-        "",
-    ]
-    faults_intro = [
-        "# A fault run (`playground faults`)",
-        "",
-        "`results/<run-id>-faults/faults.json`: the header above (`settings`: the faults and",
-        "their options), then one record per fault and compose file",
-        "(`src/playground/faults/results.py`). A key marked inline is not written itself: the",
-        "keys of the class it holds stand in its place.",
-        "",
-    ]
-    for cls, heading in (*bench, *storyresults.SCHEMA_CLASSES, *faultresults.SCHEMA_CLASSES):
-        if cls is storyresults.StoryRun:
-            lines += story_intro
-        if cls is faultresults.FaultsRun:
-            lines += faults_intro
-        lines += schema_table(cls, heading)
+    for intro, tables in kinds.schema_parts():
+        lines += intro
+        for cls, heading in tables:
+            lines += schema_table(cls, heading)
     return "\n".join(lines)
 
 

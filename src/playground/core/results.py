@@ -351,3 +351,17 @@ class Run(RunHeader):
             )
         run: Run = jsonmodel.from_json(cls, data, where)
         return run
+
+
+SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
+    (Run, "Run (the whole file of a bench or scale run)"),
+    (Environment, "Environment (`environment` of every kind of run)"),
+    (BenchSettings, "BenchSettings (`settings` of a `playground run`; `pin_cpus` last)"),
+    (ScaleRunSettings, "ScaleRunSettings (`settings` of a `playground scale`)"),
+    (ScaleSettings, "ScaleSettings (`settings.scale`)"),
+    (Entry, "Entry (`calibration`, each of `scenarios`, `probe`)"),
+    (Finding, "Finding (each of `findings`, in every kind of run)"),
+    (Repeat, "Repeat (each of `repeats`)"),
+    (Spread, "Spread (`spread`)"),
+    (Sample, "Sample (each of `samples`)"),
+)

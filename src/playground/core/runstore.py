@@ -1,7 +1,7 @@
 """results.json in and out: written after every finished measurement, atomically.
 
-A run lives in `results/<run-id>/`: its typed results (a bench or scale :class:`Run`, a
-:class:`StoryRun`, a fault run's record: schema in docs/results-schema.md) in its kind's file,
+A run lives in `results/<run-id>/`: its typed results (each kind's own run, a
+:class:`~playground.core.results.RunHeader`: schema in docs/results-schema.md) in its kind's file,
 the raw output under `raw/`, and the report. Every kind goes through one :class:`RunStore`,
 which holds the typed run and writes it whole after every change: atomically (to a temporary
 file, then renamed over the old one), so an interrupted run keeps exactly what it finished and
@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -24,7 +24,6 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from playground.core.jsonmodel import ResultsError
 from playground.core.results import RESULTS_FILE, SCHEMA_VERSION, Run
 from playground.core.verdicts import upgrade
-from playground.incident.storyresults import StoryRun
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -32,12 +31,8 @@ __all__ = [
     "RunStore",
     "StoredRun",
     "load",
-    "load_run",
     "resolve_run",
 ]
-
-#: Every kind of run a results.json can hold, by its `kind` key (a bench run has none).
-AnyRun = Run | StoryRun
 
 
 def new_run_id() -> str:
@@ -68,9 +63,8 @@ def point_latest(results_dir: Path, run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
-def _read(path: Path) -> tuple[Path, dict[str, Any]]:
-    if path.is_dir():
-        path = path / RESULTS_FILE
+def read(path: Path) -> dict[str, Any]:
+    """A run's results file as JSON, checked to be one of the store's schema version."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -79,13 +73,15 @@ def _read(path: Path) -> tuple[Path, dict[str, Any]]:
         raise ResultsError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise ResultsError(f"{path} is not a playground results file (schema {SCHEMA_VERSION})")
-    return path, data
+    return data
 
 
 def load(path: Path) -> Run:
     """A bench or scale run's results.json (a run directory is accepted too) as the typed
     model, checked, with a clear error if unusable."""
-    path, data = _read(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    data = read(path)
     if data.get("kind", "bench") != "bench" or not isinstance(data.get("scenarios"), list):
         raise ResultsError(f"{path} is not a bench run (kind {data.get('kind', 'bench')!r})")
     try:
@@ -94,23 +90,10 @@ def load(path: Path) -> Run:
         raise ResultsError(f"{path}: {exc}") from None
 
 
-def load_run(path: Path) -> AnyRun:
-    """Any run's results.json as the typed model, by its kind (a story run or a bench run)."""
-    path, data = _read(path)
-    try:
-        if data.get("kind") == StoryRun.KIND:
-            return StoryRun.from_json(data)
-        if not isinstance(data.get("scenarios"), list):
-            raise ResultsError(f"kind {data.get('kind')!r} is not one this version knows")
-        return upgrade(Run.from_json(data))
-    except ResultsError as exc:
-        raise ResultsError(f"{path}: {exc}") from None
-
-
-def resolve_run(results_dir: Path, ref: str) -> Path:
-    """A run by id, by 'latest', or by path."""
+def resolve_run(results_dir: Path, ref: str, *, files: Sequence[str] = (RESULTS_FILE,)) -> Path:
+    """A run by id, by 'latest', or by path: a folder holding one of `files`, or a file."""
     for candidate in (Path(ref), results_dir / ref):
-        if (candidate / RESULTS_FILE).exists() or (
+        if any((candidate / name).exists() for name in files) or (
             candidate.suffix == ".json" and candidate.exists()
         ):
             return candidate.resolve()
@@ -190,20 +173,6 @@ class RunStore(Generic[R]):
         """The run is finished: its time stamped, and saved."""
         self.run.finished_at = now()
         self.save()
-
-
-def runs(results_dir: Path) -> list[tuple[Path, AnyRun | ResultsError]]:
-    """Every run folder under `results_dir`, oldest first, with its run (or why it cannot be
-    read)."""
-    found: list[tuple[Path, AnyRun | ResultsError]] = []
-    for path in sorted(results_dir.glob("*/results.json")):
-        if path.parent.is_symlink():
-            continue  # results/latest
-        try:
-            found.append((path.parent, load_run(path)))
-        except ResultsError as exc:
-            found.append((path.parent, exc))
-    return found
 
 
 def runner_lock_path() -> Path:

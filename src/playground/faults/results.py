@@ -374,3 +374,15 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (AbOutcome, "AbOutcome (an overload's `ab`)"),
     (AbFigures, "AbFigures (inline in `ab` when ab printed its report)"),
 )
+
+
+#: The schema page's lines before this kind's tables.
+SCHEMA_INTRO: tuple[str, ...] = (
+    "# A fault run (`playground faults`)",
+    "",
+    "`results/<run-id>-faults/faults.json`: the header above (`settings`: the faults and",
+    "their options), then one record per fault and compose file",
+    "(`src/playground/faults/results.py`). A key marked inline is not written itself: the",
+    "keys of the class it holds stand in its place.",
+    "",
+)

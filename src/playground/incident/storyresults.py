@@ -360,3 +360,15 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (ToolFigures, "ToolFigures (`crosschecks[].openloop`, `crosschecks[].oha`)"),
     (FigureSpread, "FigureSpread (each of `spreads[].figures`)"),
 )
+
+
+#: The schema page's lines before this kind's tables.
+SCHEMA_INTRO: tuple[str, ...] = (
+    "# A story run (`playground story`)",
+    "",
+    "The same file, `results/<run-id>/results.json`, with `kind` `story`: the header",
+    "above (`settings` is empty: the story's are `story`), then the incident's",
+    "settings, one entry per target and the sweep (`src/playground/incident/storyresults.py`,",
+    "its settings in `incident/settings.py`, what each target records in `incident/targetresults.py`).",
+    "",
+)
