@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     # In the order `playground --help` lists them: each kind's commands, then the rest.
     for add_parser in (
-        *(a for kind in kinds.KINDS for a in kind.add_parsers),
+        *kinds.add_parsers(),
         listing.add_parser,
         finished.add_parser,
     ):

@@ -39,7 +39,8 @@ def _toy_report(run_dir: Path, run: Any) -> list[Path]:
     return [path]
 
 
-def _toy_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
+    """The toy kind's command (this module is its command module in the registry)."""
     toy = sub.add_parser("toy", help="make toys")
     toy.set_defaults(handler=lambda args, out, err: 0)
 
@@ -54,7 +55,7 @@ TOY = kinds.Kind(
     write_report=_toy_report,
     count=lambda run: run.count,
     state=lambda run: "ok",
-    add_parsers=(_toy_parser,),
+    commands=("tests.unit.test_kinds",),
     schema_intro=("# A toy run",),
     schema=((ToyRun, "ToyRun (the whole of `toy.json`)"),),
 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from playground.bench.diagnosis import MIN_STEADY_ROUNDS
-from playground.core.compose import WAIT_TIMEOUT_S
+from playground.core.containerstate import WAIT_TIMEOUT_S
 from playground.core.scenarios import Target
 from playground.core.tools.ab import ab_requests
 

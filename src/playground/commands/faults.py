@@ -6,13 +6,14 @@ import argparse
 
 from rich.console import Console
 
-from playground import faults as faultsmod
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.core import environment, runstore
 from playground.core.scenarios import SCENARIOS, resolve
-from playground.faults.results import FaultRunSettings, FaultsRun
+from playground.faults.render import write_report
+from playground.faults.results import FaultRunSettings, FaultSettings, FaultsRun
+from playground.faults.run import FAULTS, run_faults
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -33,7 +34,7 @@ def add_parser(sub: Subparsers) -> None:
     f.add_argument(
         "--fault",
         action="append",
-        choices=faultsmod.FAULTS,
+        choices=FAULTS,
         dest="faults",
         help="the fault to inject; repeat for several (default: all four)",
     )
@@ -92,8 +93,8 @@ def add_parser(sub: Subparsers) -> None:
 def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     names = args.names or [t.name for t in SCENARIOS]
     targets = tuple(resolve(names=names))
-    faults = tuple(dict.fromkeys(args.faults or faultsmod.FAULTS))
-    settings = faultsmod.FaultSettings(
+    faults = tuple(dict.fromkeys(args.faults or FAULTS))
+    settings = FaultSettings(
         concurrency=args.concurrency,
         delay=args.delay,
         slow_delay=args.slow_delay,
@@ -116,7 +117,7 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         store = runstore.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:
-            faultsmod.run_faults(
+            run_faults(
                 docker=docker,
                 targets=targets,
                 faults=faults,
@@ -126,14 +127,14 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
                 warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
             )
         except KeyboardInterrupt:
-            path = faultsmod.write_report(run_dir=store.run_dir, run=run)
+            path = write_report(run_dir=store.run_dir, run=run)
             err.print(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
                 f"faults are in {store.path} and {path}"
             )
             return 130
         store.finish()
-        path = faultsmod.write_report(run_dir=store.run_dir, run=run)
+        path = write_report(run_dir=store.run_dir, run=run)
     problems = run.problems()
     for line in problems:
         err.print(f"[red]problem: {line}[/red]", highlight=False)

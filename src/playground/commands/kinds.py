@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from playground import report
-from playground.commands import faults, predict, run, scale, story
 from playground.core import runstore
 from playground.core.jsonmodel import ResultsError
 from playground.core.results import SCHEMA_CLASSES as RUN_SCHEMA_CLASSES
@@ -58,8 +58,9 @@ class Kind:
     #: One line of `playground runs`: how many targets, and whether the run can be trusted.
     count: Callable[[Any], int]
     state: Callable[[Any], str]
-    #: Each command that makes a run of it adds its parser to the CLI with this.
-    add_parsers: tuple[Callable[[Any], None], ...] = ()
+    #: The modules of the commands that make a run of it: each adds its parser to the CLI with
+    #: its `add_parser` (imported when the CLI is built, so redrawing a report imports no runner).
+    commands: tuple[str, ...] = ()
     #: Its part of the schema page: lines before its tables, then the tables.
     schema_intro: tuple[str, ...] = ()
     schema: SchemaTables = field(default=())
@@ -102,7 +103,7 @@ KINDS: tuple[Kind, ...] = (
         write_report=lambda run_dir, r: report.write_report(run_dir=run_dir, results=r),
         count=lambda r: len(r.entries()),
         state=_bench_state,
-        add_parsers=(run.add_parser, scale.add_parser),
+        commands=("playground.commands.run", "playground.commands.scale"),
         schema=RUN_SCHEMA_CLASSES,
     ),
     Kind(
@@ -115,7 +116,7 @@ KINDS: tuple[Kind, ...] = (
         write_report=_story_report,
         count=lambda r: len(r.targets),
         state=_story_state,
-        add_parsers=(story.add_parser,),
+        commands=("playground.commands.story",),
         schema_intro=STORY_SCHEMA_INTRO,
         schema=STORY_SCHEMA_CLASSES,
     ),
@@ -129,7 +130,7 @@ KINDS: tuple[Kind, ...] = (
         write_report=_story_report,
         count=lambda r: len(r.targets),
         state=_story_state,
-        add_parsers=(predict.add_parser,),
+        commands=("playground.commands.predict",),
     ),
     Kind(
         package="faults",
@@ -141,7 +142,7 @@ KINDS: tuple[Kind, ...] = (
         write_report=lambda run_dir, r: [faults_render.write_report(run_dir=run_dir, run=r)],
         count=lambda r: len(r.runs),
         state=lambda r: f"problems: {len(r.problems())}" if r.problems() else "ok",
-        add_parsers=(faults.add_parser,),
+        commands=("playground.commands.faults",),
         schema_intro=FAULT_SCHEMA_INTRO,
         schema=FAULT_SCHEMA_CLASSES,
     ),
@@ -196,6 +197,12 @@ def runs(results_dir: Path) -> list[tuple[Path, tuple[Kind, RunHeader] | Results
         except ResultsError as exc:
             found.append((path.parent, exc))
     return found
+
+
+def add_parsers() -> list[Callable[[Any], None]]:
+    """Each kind's commands' `add_parser`, in the registry's order."""
+    modules = [import_module(name) for kind in KINDS for name in kind.commands]
+    return [module.add_parser for module in modules]
 
 
 def schema_parts() -> Sequence[tuple[tuple[str, ...], SchemaTables]]:

@@ -36,10 +36,11 @@ from playground.core.scenarios import (
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
 from playground.predict import beside
 from playground.story import report
-from playground.story.cliff import run_cliff
-from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
+from playground.story.cliffrun import run_cliff
+from playground.story.crosscheck import OHA_COMPOSE
+from playground.story.crosscheckrun import run_crosscheck
 from playground.story.run import Story, expected_seconds, run_story
-from playground.story.sweep import run_sweep
+from playground.story.sweeprun import run_sweep
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()

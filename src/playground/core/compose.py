@@ -18,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playground.core.containerstate import ContainerState
+from playground.core.containerstate import WAIT_TIMEOUT_S, ContainerState
 from playground.core.errors import PlaygroundError
 from playground.core.pinning import CpuPinning
 from playground.core.signals import deferred_signals
@@ -34,7 +34,6 @@ DELAY_PROXY_IMAGE = "flask-playground/delayproxy"
 DELAY_PROXY_COMPOSE = "delayproxy/compose.yml"
 # On every delay proxy (value: RUN/PID), so one left by a killed command is found and removed.
 DELAY_PROXY_LABEL = "flask-playground.delay-proxy"
-WAIT_TIMEOUT_S = 120
 # A compose file, or a file with its overrides (`-f FILE -f OVERRIDE ...`).
 ComposeFiles = str | Sequence[str]
 

@@ -1,9 +1,13 @@
-"""What `docker inspect` says of a container's state, as the runner reads it."""
+"""What `docker inspect` says of a container's state, as the runner reads it, and how long a
+bring-up may wait for it to be healthy."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+#: How long a bring-up may take to be healthy, s (`--wait-timeout`'s default).
+WAIT_TIMEOUT_S = 120
 
 
 @dataclass(frozen=True)

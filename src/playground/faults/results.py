@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from playground.core import jsonmodel
-from playground.core.compose import WAIT_TIMEOUT_S
+from playground.core.containerstate import WAIT_TIMEOUT_S
 from playground.core.jsonmodel import ModelError, Number, doc
 from playground.core.results import SCHEMA_VERSION, RunHeader
 from playground.core.scenarios import Target

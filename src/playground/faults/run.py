@@ -23,8 +23,6 @@ KINDS: dict[str, Fault] = {
     f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(), DatabaseOutage(), Overload())
 }
 FAULTS = tuple(KINDS)
-# The service each outage stops; the faults without one act on the load instead.
-STOPPED_SERVICE = {name: f.stopped_service for name, f in KINDS.items() if f.stopped_service}
 
 
 def applies(fault: str, target: Target) -> bool:

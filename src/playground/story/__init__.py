@@ -9,5 +9,6 @@ per-second charts: :mod:`.charts`; how a figure reads in a cell: :mod:`.cells`).
 part is one module, from what it measures to its section of the report: :mod:`.closedloop`
 (ab through the same incident), :mod:`.sweep` (goodput against offered load),
 :mod:`.crosscheck` (the generator against oha) and :mod:`.cliff` (a pool's edge, predicted and
-found). :mod:`.compare` sets two runs side by side.
+found), each measured by its own `...run` module (:mod:`.sweeprun`, :mod:`.crosscheckrun`,
+:mod:`.cliffrun`), so the report imports no runner. :mod:`.compare` sets two runs side by side.
 """

@@ -25,12 +25,12 @@ from subprocess import CompletedProcess
 from playground.core import remedies
 from playground.core.compose import (
     OPENLOOP_IMAGE,
-    WAIT_TIMEOUT_S,
     Docker,
     DockerError,
     scenario_up,
     shown,
 )
+from playground.core.containerstate import WAIT_TIMEOUT_S
 from playground.core.jsonmodel import ModelError
 from playground.core.runstore import RunStore
 from playground.core.sampling import wait_for
