@@ -17,7 +17,8 @@ import pytest
 
 from playground import cli
 from playground.core import runstore
-from playground.core.scenarios import REGISTRY, Target
+from playground.core.scenarios import REGISTRY
+from playground.core.target import Target
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 
 pytestmark = pytest.mark.integration

@@ -211,6 +211,6 @@ def test_the_checks_can_fail() -> None:
     assert not allowed("playground.report.sections", "playground.bench.diagnosis")
     assert allowed("playground.story.sweep", "playground.report.document")
     assert not allowed("playground.story.sweep", "playground.report.charts")
-    assert allowed("playground.commands.run", "playground.bench.runner")
+    assert allowed("playground.commands.bench", "playground.bench.runner")
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []

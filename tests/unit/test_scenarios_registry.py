@@ -15,10 +15,10 @@ from playground.core.scenarios import (
     REGISTRY,
     SCENARIO_FILES,
     SCENARIOS,
-    Target,
     registry_of,
     resolve,
 )
+from playground.core.target import Target
 from tests.conftest import ROOT
 
 from querydelay import parse_delay

@@ -20,7 +20,8 @@ from playground.bench.steady import Timeline, waves
 from playground.core import load as loadmod
 from playground.core.results import Entry, Finding, Repeat, Sample, Spread
 from playground.core.sampling import Series, combine
-from playground.core.scenarios import REGISTRY, Target
+from playground.core.scenarios import REGISTRY
+from playground.core.target import Target
 from playground.core.tools.ab import ab_cap_rps
 from playground.core.tools.output import LoadResult
 from playground.core.verdicts import verdicts

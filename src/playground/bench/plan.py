@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playground.bench.diagnosis import MIN_STEADY_ROUNDS
 from playground.core.containerstate import WAIT_TIMEOUT_S
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.ab import ab_requests
 
 MIN_LOAD_S = 10.0

@@ -31,7 +31,7 @@ from playground.core.sampling import (
     open_files_limit,
     reader_for,
 )
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.core.tools.output import LoadOutputError, LoadResult
 

@@ -103,7 +103,7 @@ KINDS: tuple[Kind, ...] = (
         write_report=lambda run_dir, r: report.write_report(run_dir=run_dir, results=r),
         count=lambda r: len(r.entries()),
         state=_bench_state,
-        commands=("playground.commands.run", "playground.commands.scale"),
+        commands=("playground.commands.bench", "playground.commands.scale"),
         schema=RUN_SCHEMA_CLASSES,
     ),
     Kind(

@@ -23,7 +23,7 @@ from playground.commands import story as story_command
 from playground.core import environment, remedies, runstore
 from playground.core.errors import UsageError
 from playground.core.runstore import RunStore
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident import capacity, verdict
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep

@@ -20,12 +20,13 @@ from playground.bench.scale import (
 )
 from playground.commands import options
 from playground.commands.options import Subparsers
-from playground.commands.run import measure
+from playground.commands.bench import measure
 from playground.core import contenders
 from playground.core.errors import UsageError
 from playground.core.results import Run, ScaleRunSettings
 from playground.core.runstore import RunStore
-from playground.core.scenarios import ARES_VARIANTS, Target, resolve
+from playground.core.scenarios import ARES_VARIANTS, resolve
+from playground.core.target import Target
 
 
 def add_parser(sub: Subparsers) -> None:

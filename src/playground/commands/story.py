@@ -28,11 +28,11 @@ from playground.core.jsonmodel import field_doc
 from playground.core.runstore import RunStore
 from playground.core.scenarios import (
     STORY_CONTENDERS,
-    Target,
     remedies_table,
     resolve_story,
     story_targets,
 )
+from playground.core.target import Target
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
 from playground.predict import beside
 from playground.story import report

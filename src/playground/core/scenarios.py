@@ -13,9 +13,7 @@ from typing import Any
 
 from playground.core import contenders, demos, remedies
 from playground.core.errors import UsageError
-from playground.core.target import FLASK_BODY as FLASK_BODY
-from playground.core.target import Target as Target
-from playground.core.target import plain_decimal as plain_decimal
+from playground.core.target import Target
 
 UPSTREAM_BODY = "slow api response"
 BONUS_BODY_PREFIX = "Hi there! slow api response\npostgres NOW() = "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.faults.containers import container_checks
 from playground.faults.probe import Outcome, Prober
 from playground.faults.results import Burst, ContainerCheck, FaultRun, Verdict

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playground.core import load as loadmod
 from playground.core.compose import shown
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.core.tools.output import LoadOutputError, LoadResult
 from playground.core.verdicts import SYN_RETRANSMIT_MS

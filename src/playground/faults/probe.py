@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from playground.core.scenarios import plain_decimal
+from playground.core.target import plain_decimal
 from playground.faults.results import Burst
 
 

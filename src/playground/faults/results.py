@@ -19,7 +19,7 @@ from playground.core import jsonmodel
 from playground.core.containerstate import WAIT_TIMEOUT_S
 from playground.core.jsonmodel import ModelError, Number, doc
 from playground.core.results import SCHEMA_VERSION, RunHeader
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.output import LoadResult
 
 

@@ -8,7 +8,7 @@ from functools import partial
 
 from playground.core.compose import Docker, scenario_up
 from playground.core.runstore import RunStore
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from playground.core.compose import Docker, shown
 from playground.core.errors import UsageError
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.faults.containers import ServerState, server_state
 from playground.faults.probe import Prober, burst

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,

@@ -21,7 +21,7 @@ shows the prediction beside what was measured, and says so.
 
 from __future__ import annotations
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import PoolPrediction
 

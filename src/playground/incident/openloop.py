@@ -6,7 +6,7 @@ story's (:func:`playground.story.plan.users`).
 
 from __future__ import annotations
 
-from playground.core.scenarios import plain_decimal as num
+from playground.core.target import plain_decimal as num
 
 #: Where the image holds the generator.
 OPENLOOP = "/usr/local/bin/openloop.py"

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from playground.core.errors import PlaygroundError
-from playground.core.scenarios import Target, resolve_story
+from playground.core.scenarios import resolve_story
+from playground.core.target import Target
 from playground.incident import verdict
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import (

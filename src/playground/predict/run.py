@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident import analysis, capacity, verdict
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import DelayStep, StoryTarget, SweepStep, SweepTarget

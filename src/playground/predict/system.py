@@ -29,7 +29,7 @@ import yaml
 
 from playground.core import remedies
 from playground.core.errors import UsageError
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident.settings import StorySettings
 
 ROOT = Path(__file__).resolve().parents[3]

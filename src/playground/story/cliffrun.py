@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from playground.core.compose import DockerError
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident import capacity
 from playground.incident.settings import SweepSettings
 from playground.incident.storyresults import (

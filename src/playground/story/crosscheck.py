@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from playground.core.scenarios import Target, plain_decimal
+from playground.core.target import Target, plain_decimal
 from playground.incident.analysis import OK, GeneratorOutput, percentile
 from playground.incident.openloop import openloop
 from playground.incident.settings import StorySettings

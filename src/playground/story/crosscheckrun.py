@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.core.compose import DockerError, shown
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.output import LoadOutputError
 from playground.incident.oha import oha_command, oha_figures
 from playground.incident.storyresults import CrossCheck

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from playground.core.compose import DELAY_PROXY_IMAGE, DELAY_PROXY_LABEL, Docker, DockerError
-from playground.core.scenarios import plain_decimal as num
+from playground.core.target import plain_decimal as num
 from playground.incident.settings import StoryError
 
 ADMIN_PORT = 9901

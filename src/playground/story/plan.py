@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from playground.core.scenarios import Target
-from playground.core.scenarios import plain_decimal as num
+from playground.core.target import Target
+from playground.core.target import plain_decimal as num
 from playground.core.tools.abreport import AbTool
 from playground.incident.openloop import openloop
 from playground.incident.settings import StorySettings

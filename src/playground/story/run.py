@@ -34,7 +34,7 @@ from playground.core.containerstate import WAIT_TIMEOUT_S
 from playground.core.jsonmodel import ModelError
 from playground.core.runstore import RunStore
 from playground.core.sampling import wait_for
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.core.tools.abreport import AbTool
 from playground.core.tools.abrequests import ab_rows
 from playground.core.tools.output import LoadOutputError

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.core.scenarios import Target
+from playground.core.target import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
 from playground.incident.charts import save
 from playground.incident.openloop import openloop

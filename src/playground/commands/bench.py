@@ -22,7 +22,8 @@ from playground.core import load as loadmod
 from playground.core.compose import Docker
 from playground.core.results import BenchSettings, Run
 from playground.core.runstore import RunStore
-from playground.core.scenarios import CALIBRATION, SCENARIOS, Target, resolve
+from playground.core.scenarios import CALIBRATION, SCENARIOS, resolve
+from playground.core.target import Target
 
 # What `measure` calls to make its plan once the run's store exists (`playground scale`: after
 # the probe it runs with the runner it is given).
