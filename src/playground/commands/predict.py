@@ -73,7 +73,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _targets(args: argparse.Namespace, settings: StorySettings) -> list[Target]:
-    targets = story_command._targets(args)
+    targets = story_command.targets_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     for t in targets:
         system_for(t, settings)  # refuses what the model does not cover, before anything runs

@@ -19,8 +19,8 @@ from playground.bench.scale import (
     scale_settings,
 )
 from playground.commands import options
-from playground.commands.options import Subparsers
 from playground.commands.bench import measure
+from playground.commands.options import Subparsers
 from playground.core import contenders
 from playground.core.errors import UsageError
 from playground.core.results import Run, ScaleRunSettings

@@ -251,7 +251,7 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
     )
 
 
-def _targets(args: argparse.Namespace) -> list[Target]:
+def targets_from(args: argparse.Namespace) -> list[Target]:
     """The targets named, with the contenders or the remedies added where asked."""
     targets = resolve_story(args.targets)
     if args.contenders:
@@ -267,7 +267,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.url is not None:
         return outside.cmd_outside(args, settings_from(args), out, err)
     # Everything a reader can get wrong is refused here, before Docker is touched.
-    targets = _targets(args)
+    targets = targets_from(args)
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     sweep = sweep_from(args) if args.sweep else None

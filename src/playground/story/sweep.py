@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from playground.core.target import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
-from playground.incident.charts import save
+from playground.incident.charts import save_story_chart
 from playground.incident.openloop import openloop
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import StoryRun, Sweep, SweepStep, SweepTarget
@@ -183,7 +183,7 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     """Goodput against offered load, a line per target, the ideal diagonal and each thread
     pool's capacity (workers x threads / delay); beside a target's line, the model's
     prediction of each step where the run carries it (:mod:`.predicted`), dashed."""
-    # A figure of its own, no pyplot state: save() draws it on an Agg canvas, deterministically.
+    # A figure of its own, no pyplot state: save_story_chart() draws it on an Agg canvas, deterministically.
     fig = Figure(figsize=(9, 6))
     ax = fig.subplots()
     top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
@@ -229,4 +229,4 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
         f"after {settings.timeout:g} s (x: the generator's self-check failed)",
         fontsize=10,
     )
-    save(fig, path)
+    save_story_chart(fig, path)
