@@ -66,7 +66,7 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
     from playground.predict.run import predict_target
 
     drawn = []
-    monkeypatch.setattr(charts, "save", lambda fig, path: drawn.append(fig))
+    monkeypatch.setattr(charts, "save_story_chart", lambda fig, path: drawn.append(fig))
     (target,) = resolve_story(["gunicorn-threads"])
     settings = StorySettings(before_s=5, incident_s=5, after_s=5)
     entry = predict_target(target, settings)
@@ -137,13 +137,13 @@ def _drawn(monkeypatch: pytest.MonkeyPatch, run: StoryRun, tmp_path: Path) -> di
     from playground.story import report, sweep
 
     figures = {}
-    real = sweep.save
+    real = sweep.save_story_chart
 
     def keep(fig, path):  # type: ignore[no-untyped-def]
         figures[path.name] = fig
         real(fig, path)
 
-    monkeypatch.setattr(sweep, "save", keep)
+    monkeypatch.setattr(sweep, "save_story_chart", keep)
     report.write_report(run_dir=tmp_path, run=run)
     return figures
 
