@@ -39,7 +39,7 @@ from playground.story import report
 from playground.story.cliffrun import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE
 from playground.story.crosscheckrun import run_crosscheck
-from playground.story.run import Story, expected_seconds, run_story
+from playground.story.run import RunInProgress, expected_seconds, run_story
 from playground.story.sweeprun import run_sweep
 
 DEFAULTS = StorySettings()
@@ -311,7 +311,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             disable=args.quiet,
         )
         task = bar.add_task("story", total=measurements or None)
-        story = Story(
+        story = RunInProgress(
             run=run,
             store=RunStore.create_run(results_dir=args.results_dir, run=run),
             docker=docker,

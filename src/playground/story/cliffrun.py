@@ -27,12 +27,12 @@ from playground.story.cliff import (
     first_delay,
     judge,
 )
-from playground.story.run import Story, as_run, run_incident
+from playground.story.run import RunInProgress, as_run, run_incident
 from playground.story.sweeprun import run_sweep_target
 
 
 def _swept(
-    story: Story, target: Target, shares: Sequence[float], *, capacity: float, delay: float
+    story: RunInProgress, target: Target, shares: Sequence[float], *, capacity: float, delay: float
 ) -> SweepTarget:
     """The rate sweep at these shares of the predicted capacity, on one bring-up."""
     rates = [round(share * capacity, 1) for share in shares]
@@ -40,7 +40,7 @@ def _swept(
 
 
 def run_cliff(
-    story: Story,
+    story: RunInProgress,
     targets: Sequence[Target],
     *,
     delay: float,

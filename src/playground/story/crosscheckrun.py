@@ -17,12 +17,20 @@ from playground.story.crosscheck import (
     openloop_figures,
     rates,
 )
-from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
+from playground.story.run import (
+    RunInProgress,
+    as_run,
+    bound,
+    brought_up,
+    generator,
+    read_output,
+    settle,
+)
 from playground.story.serverside import ServerAddresses
 
 
 def _one(
-    story: Story,
+    story: RunInProgress,
     target: Target,
     servers: ServerAddresses,
     *,
@@ -77,7 +85,7 @@ def _one(
 
 
 def run_crosscheck(
-    story: Story, targets: Sequence[Target], *, delay: float, duration: float
+    story: RunInProgress, targets: Sequence[Target], *, delay: float, duration: float
 ) -> None:
     """Each target on one bring-up: at each rate the generator, then oha; results.json after
     every pair."""

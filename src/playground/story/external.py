@@ -28,7 +28,13 @@ from playground.incident.storyresults import StoryTarget
 from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
 from playground.story.plan import users
-from playground.story.run import GENERATOR_CPU_SHARES, Story, bound, measure_incident, read_output
+from playground.story.run import (
+    GENERATOR_CPU_SHARES,
+    RunInProgress,
+    bound,
+    measure_incident,
+    read_output,
+)
 
 #: How long the service may take to answer its URL with a 2xx before the load (it may be
 #: becoming healthy once the proxy it is pointed at has started).
@@ -125,7 +131,7 @@ def shell(command: str) -> Callable[[], tuple[int | None, str]]:
     return run
 
 
-def _actions(story: Story, outside: OutsideSettings) -> _Timed:
+def _actions(story: RunInProgress, outside: OutsideSettings) -> _Timed:
     s = story.run.story
     start, end = s.before_s, s.before_s + s.incident_s
     actions: list[tuple[str, float, Callable[[], tuple[int | None, str]]]] = []
@@ -139,7 +145,7 @@ def _actions(story: Story, outside: OutsideSettings) -> _Timed:
     return _Timed(actions)
 
 
-def check_answers(story: Story, outside: OutsideSettings) -> None:
+def check_answers(story: RunInProgress, outside: OutsideSettings) -> None:
     """The URL answers with a 2xx from where the generator runs, or a clear error."""
     deadline = time.monotonic() + ANSWER_WITHIN_S
     status, body = 0, ""
@@ -168,7 +174,7 @@ def preflight(docker: Docker, outside: OutsideSettings) -> None:
 
 
 @contextmanager
-def _incident_made(story: Story, outside: OutsideSettings) -> Iterator[list[str]]:
+def _incident_made(story: RunInProgress, outside: OutsideSettings) -> Iterator[list[str]]:
     """The proxy up (if asked for) for the block; the generator's --at options yielded."""
     s = story.run.story
     with ExitStack() as stack:
@@ -189,7 +195,7 @@ def _incident_made(story: Story, outside: OutsideSettings) -> Iterator[list[str]
         yield ["--at", f"{s.before_s:g}:POST:{url}"]
 
 
-def run_outside(story: Story, outside: OutsideSettings) -> StoryTarget:
+def run_outside(story: RunInProgress, outside: OutsideSettings) -> StoryTarget:
     """The service through the incident, measured from the generator's side; saved."""
     s, docker = story.run.story, story.docker
     out_name = f"openloop-{outside.name}.json"

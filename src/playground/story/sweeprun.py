@@ -12,11 +12,19 @@ from playground.core.target import Target
 from playground.incident.settings import SweepSettings
 from playground.incident.storyresults import Sweep, SweepTarget
 from playground.story import findings
-from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
+from playground.story.run import (
+    RunInProgress,
+    as_run,
+    bound,
+    brought_up,
+    generator,
+    read_output,
+    settle,
+)
 from playground.story.sweep import named, step_args, summarise_step
 
 
-def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
+def run_sweep_target(story: RunInProgress, target: Target, sweep: SweepSettings) -> SweepTarget:
     """One target through every rate of the sweep, on one bring-up, the servers drained
     before each step."""
     settings, docker = story.run.story, story.docker
@@ -55,7 +63,7 @@ def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> Swee
     return entry
 
 
-def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
+def run_sweep(story: RunInProgress, targets: Sequence[Target], sweep: SweepSettings) -> None:
     """Each target through the sweep; results.json after each."""
     story.run.sweep = Sweep(settings=sweep)
     for base in targets:
