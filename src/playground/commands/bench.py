@@ -31,13 +31,18 @@ Prepare = Callable[[RunStore[Run], Callable[[Plan], Runner]], Plan]
 
 
 def add_parser(sub: Subparsers) -> None:
-    # Longer than 60 lines on purpose: one flat list of flags, in the order `--help` shows
-    # them; split in parts, a reader would have to put the help page back together.
     run = sub.add_parser(
         "run",
         help="run scenarios (all nine by default) and write a report",
         parents=[options.session(), options.resumable(), options.pinnable()],
     )
+    # In the order `--help` shows them: what to run, then how to load it.
+    _add_what_to_run(run)
+    _add_load(run)
+    run.set_defaults(handler=cmd_run)
+
+
+def _add_what_to_run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "names",
         nargs="*",
@@ -60,6 +65,9 @@ def add_parser(sub: Subparsers) -> None:
         help="run only the wrk demo, at its published load (wrk -t12 -c400 "
         "-d30s, 10 s sleep; about 6 minutes)",
     )
+
+
+def _add_load(run: argparse.ArgumentParser) -> None:
     run.add_argument("-n", "--requests", type=options.positive(int), help="requests per load")
     run.add_argument("-c", "--concurrency", type=options.positive(int), help="concurrent clients")
     run.add_argument("--delay", type=options.positive(float), help="upstream delay in seconds")
@@ -93,7 +101,6 @@ def add_parser(sub: Subparsers) -> None:
         action="store_true",
         help="skip the run straight at slow_api (the harness ceiling)",
     )
-    run.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:

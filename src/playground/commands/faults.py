@@ -17,14 +17,19 @@ from playground.faults.run import FAULTS, run_faults
 
 
 def add_parser(sub: Subparsers) -> None:
-    # Longer than 60 lines on purpose: one flat list of flags, in the order `--help` shows
-    # them; split in parts, a reader would have to put the help page back together.
     f = sub.add_parser(
         "faults",
         help="inject faults under load (upstream slow-down or outage, database "
         "outage, overload) and report how each mode copes",
         parents=[options.session()],
     )
+    # In the order `--help` shows them: what to break, then its phases and loads.
+    _add_what_to_break(f)
+    _add_phases(f)
+    f.set_defaults(handler=cmd_faults)
+
+
+def _add_what_to_break(f: argparse.ArgumentParser) -> None:
     f.add_argument(
         "names",
         nargs="*",
@@ -44,6 +49,9 @@ def add_parser(sub: Subparsers) -> None:
         type=options.positive(int),
         help="probe clients per scenario (default: the scenario's tutorial c)",
     )
+
+
+def _add_phases(f: argparse.ArgumentParser) -> None:
     f.add_argument("--delay", type=options.positive(float), default=1.0, help="normal delay (1 s)")
     f.add_argument(
         "--slow-delay",
@@ -87,7 +95,6 @@ def add_parser(sub: Subparsers) -> None:
         default=30.0,
         help="ab's time limit for the overload fault (30)",
     )
-    f.set_defaults(handler=cmd_faults)
 
 
 def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -125,30 +125,41 @@ def _inlined(hint: Any) -> type:
 def _convert(hint: Any, value: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
-        if value is None and type(None) in options:
-            return None
-        if {int, float} == set(options) - {type(None)}:  # a Number
-            if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-                return value
-            raise ModelError(f"{where} should be a number, got {value!r:.60}")
-        # Dataclasses that say which objects are theirs (``fits``) are tried on those only.
-        tried = [
-            o for o in options if o is not type(None) and (not hasattr(o, "fits") or o.fits(value))
-        ]
-        if not tried:
-            raise ModelError(f"{where}: {value!r:.60} is none of {_type_name(hint)}")
-        errors = []
-        for option in tried:
-            try:
-                return _convert(option, value, where)
-            except ModelError as exc:
-                errors.append(str(exc))
-        raise ModelError(errors[0])
+        return _convert_union(hint, value, where)
     if hint is Any:
         return value
     if isinstance(hint, type) and is_dataclass(hint):
         return from_json(hint, value, where)
+    if origin in (list, tuple, dict):
+        return _convert_collection(hint, value, where)
+    return _convert_scalar(hint, value, where)
+
+
+def _convert_union(hint: Any, value: Any, where: str) -> Any:
+    options = typing.get_args(hint)
+    if value is None and type(None) in options:
+        return None
+    if {int, float} == set(options) - {type(None)}:  # a Number
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return value
+        raise ModelError(f"{where} should be a number, got {value!r:.60}")
+    # Dataclasses that say which objects are theirs (``fits``) are tried on those only.
+    tried = [
+        o for o in options if o is not type(None) and (not hasattr(o, "fits") or o.fits(value))
+    ]
+    if not tried:
+        raise ModelError(f"{where}: {value!r:.60} is none of {_type_name(hint)}")
+    errors = []
+    for option in tried:
+        try:
+            return _convert(option, value, where)
+        except ModelError as exc:
+            errors.append(str(exc))
+    raise ModelError(errors[0])
+
+
+def _convert_collection(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
     if origin is list:
         if not isinstance(value, list):
             raise ModelError(f"{where} should be a list, got {value!r:.60}")
@@ -171,6 +182,10 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
             raise ModelError(f"{where} should be an object, got {value!r:.60}")
         _, item = typing.get_args(hint)
         return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+    raise ModelError(f"{where}: no conversion for {hint!r}")  # pragma: no cover
+
+
+def _convert_scalar(hint: Any, value: Any, where: str) -> Any:
     if hint is bool:
         if isinstance(value, bool):
             return value

@@ -90,19 +90,10 @@ class Overload(Fault):
         ab, ab_error = _ab_report(load.output, concurrency=s.overload_concurrency)
         probe = phase_stats(load.outcomes, start=load.start, end=load.end)
         problems = unexpected_answers(probe.kinds, allowed={200, 502, 503, 504})
-        if drain_answer != "200":
-            stuck = True
-            stuck_reason = (
-                f"a fresh request after the overload got {drain_answer} after {drain_s:.1f} s"
-            )
+        stuck, stuck_reason = _drained(drain_s, drain_answer, stuck=stuck, reason=stuck_reason)
         if stuck:
             problems.append(stuck_reason)
-        if drain_s > s.delay * 3 + 2:
-            notes.append(
-                f"after the overload a fresh request waited {drain_s:.1f} s: the "
-                "server first worked through the queued requests of clients that "
-                "had gone"
-            )
+        notes += _drain_note(drain_s, delay=s.delay)
         problems += check_problems(containers)
         return OverloadVerdict(
             probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
@@ -265,3 +256,21 @@ def shed_summary(
             f"regular clients waited {probe.p50_s:.1f} s (median) for a {delay:g} s request"
         )
     return said
+
+
+def _drained(drain_s: float, answer: str, *, stuck: bool, reason: str) -> tuple[bool, str]:
+    """Stuck when a fresh request after the overload did not answer 200."""
+    if answer != "200":
+        return True, f"a fresh request after the overload got {answer} after {drain_s:.1f} s"
+    return stuck, reason
+
+
+def _drain_note(drain_s: float, *, delay: float) -> list[str]:
+    """A note when a fresh request waited for the queued requests of clients that had gone."""
+    if drain_s > delay * 3 + 2:
+        return [
+            f"after the overload a fresh request waited {drain_s:.1f} s: the "
+            "server first worked through the queued requests of clients that "
+            "had gone"
+        ]
+    return []
