@@ -195,20 +195,40 @@ def _incident_made(story: RunInProgress, outside: OutsideSettings) -> Iterator[l
         yield ["--at", f"{s.before_s:g}:POST:{url}"]
 
 
+def _outside_target(outside: OutsideSettings, *, extra_delay: float) -> OutsideTarget:
+    """The service by URL, as its results name it (before the incident's commands)."""
+    dependency = outside.dependency
+    return OutsideTarget(
+        url=outside.url,
+        network=outside.network,
+        mechanism=outside.mechanism,
+        dependency=f"{dependency.name}={dependency.url}" if dependency else None,
+        added_delay_s=extra_delay if outside.dependency or outside.netem else None,
+    )
+
+
+def _incident_commands(
+    outside: OutsideSettings, timed: _Timed, *, t0_wall: float
+) -> list[IncidentCommand]:
+    """The commands that made the incident, in the order they ran, on the generator's clock."""
+    return [
+        IncidentCommand(
+            when=when,
+            command=_said(outside, when),
+            at_s=round(at - t0_wall, 3),
+            exit=code,
+            output=text,
+        )
+        for when, at, code, text in sorted(timed.done, key=lambda d: d[1])
+    ]
+
+
 def run_outside(story: RunInProgress, outside: OutsideSettings) -> StoryTarget:
     """The service through the incident, measured from the generator's side; saved."""
     s, docker = story.run.story, story.docker
     out_name = f"openloop-{outside.name}.json"
     entry = StoryTarget(name=outside.name, title=f"{outside.name} ({outside.url}, by URL)")
-    entry.outside = OutsideTarget(
-        url=outside.url,
-        network=outside.network,
-        mechanism=outside.mechanism,
-        dependency=f"{outside.dependency.name}={outside.dependency.url}"
-        if outside.dependency
-        else None,
-        added_delay_s=s.extra_delay if outside.dependency or outside.netem else None,
-    )
+    entry.outside = _outside_target(outside, extra_delay=s.extra_delay)
     started = time.monotonic()
     timed = _actions(story, outside)
     name = f"playground-url-load-{story.run.run_id}"
@@ -240,16 +260,7 @@ def run_outside(story: RunInProgress, outside: OutsideSettings) -> StoryTarget:
         entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
     output = read_output(story.raw_dir / out_name, outside.name, proc)
-    commands = [
-        IncidentCommand(
-            when=when,
-            command=_said(outside, when),
-            at_s=round(at - output.t0_wall, 3),
-            exit=code,
-            output=text,
-        )
-        for when, at, code, text in sorted(timed.done, key=lambda d: d[1])
-    ]
+    commands = _incident_commands(outside, timed, t0_wall=output.t0_wall)
     if not output.events and (first := next((c for c in commands if c.when == "start"), None)):
         output = replace(output, events=[{"sent": first.at_s, "command": first.command}])
     entry = measure_incident(entry, output=output, samples=[], access_text="", settings=s)

@@ -169,6 +169,38 @@ def lead_blocks(run: StoryRun, target_charts: dict[str, str], overlay: str | Non
     return [*blocks, BulletList([line, *GUIDE_REST])]
 
 
+def _spread_blocks(run: StoryRun) -> list[Block]:
+    """Each target over the repeats, before every measurement."""
+    return [
+        Heading(2, f"Each target over {run.repeat} repeats"),
+        Paragraph(
+            "Median (min-max) over the repeats whose figures can be trusted, each on a "
+            "fresh bring-up; visits served in %. A verdict marked SPLIT held in some "
+            "repeats and collapsed in others: these runs do not settle it."
+        ),
+        Table(SPREAD_COLUMNS, [spread_row(sp) for sp in run.spreads]),
+        *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
+        Heading(2, "Every measurement"),
+    ]
+
+
+def _target_blocks(run: StoryRun, target_charts: dict[str, str], opened: set[str]) -> list[Block]:
+    """Each charted target: its findings, its chart (unless the lead showed it), its commands."""
+    blocks: list[Block] = []
+    for t in run.targets:
+        if (chart := target_charts.get(label(t, run))) is None:
+            continue
+        title = t.title or t.name
+        blocks += [
+            Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
+            BulletList([f.message for f in t.findings] or ["no findings"]),
+        ]
+        if chart not in opened:
+            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
+        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
+    return blocks
+
+
 def document(
     run: StoryRun,
     target_charts: dict[str, str],
@@ -190,17 +222,7 @@ def document(
         blocks.append(Callout("Not trusted: " + " | ".join(errors)))
     measured = [t for t in run.targets if t.summary or t.error]
     if run.spreads:
-        blocks += [
-            Heading(2, f"Each target over {run.repeat} repeats"),
-            Paragraph(
-                "Median (min-max) over the repeats whose figures can be trusted, each on a "
-                "fresh bring-up; visits served in %. A verdict marked SPLIT held in some "
-                "repeats and collapsed in others: these runs do not settle it."
-            ),
-            Table(SPREAD_COLUMNS, [spread_row(sp) for sp in run.spreads]),
-            *[Paragraph(f"{sp.name}: {f.message}") for sp in run.spreads for f in sp.findings],
-            Heading(2, "Every measurement"),
-        ]
+        blocks += _spread_blocks(run)
     rows = headline.headline_rows(run, measured)
     outside = outsidereport.all_outside(measured)
     if outside:
@@ -220,17 +242,7 @@ def document(
     if run.cliff is not None:
         blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
     opened = {b.file_name for b in lead if isinstance(b, Image)}  # not drawn a second time
-    for t in run.targets:
-        if (chart := target_charts.get(label(t, run))) is None:
-            continue
-        title = t.title or t.name
-        blocks += [
-            Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
-            BulletList([f.message for f in t.findings] or ["no findings"]),
-        ]
-        if chart not in opened:
-            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
-        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
+    blocks += _target_blocks(run, target_charts, opened)
     blocks += [
         Heading(2, "Run"),
         Paragraph(f"Run {run.run_id}, started {run.started_at}, finished {run.finished_at}."),
