@@ -169,7 +169,7 @@ class DelayStep:
     """The whole incident once, at one of the cliff's incident delays."""
 
     incident_delay: float = doc("the third party's time during the incident, s", 0.0)
-    held: bool | None = doc("at least findings.HELD_SHARE of the visits during it served")
+    held: bool | None = doc("at least verdict.HELD_SHARE of the visits during it served")
     recovered: bool | None = doc("back to 95% of the answers due within the run after it")
     recovery_s: float | None = doc("seconds it took, from the incident's end")
     visits_served_during: float | None = doc("share of the visits during it served")
@@ -202,7 +202,7 @@ class CliffTarget:
     )
     rates: SweepTarget | None = doc("the fine sweep of offered load at the cliff's delay")
     edge_rate: float | None = doc(
-        "the lowest offered rate whose goodput fell below findings.HELD_SHARE of it; null: none did"
+        "the lowest offered rate whose goodput fell below verdict.HELD_SHARE of it; null: none did"
     )
     held_rate: float | None = doc("the highest offered rate below that edge that held")
     delays: list[DelayStep] = doc("the incident at each delay, at the story's rate", factory=list)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import StorySummary
+from playground.incident.verdict import held, word
 from playground.story import findings
 
 DASH = "-"
@@ -53,7 +54,7 @@ def verdict(t: StoryTarget) -> str:
     """The target's verdict cell: held or collapsed, and whether its figures can be trusted."""
     if t.error:
         return error(t.error)
-    says = findings.word(findings.held(t))
+    says = word(held(t))
     if not findings.trusted(t):
         return f"{says} (INVALID run: not a headline)"
     return says

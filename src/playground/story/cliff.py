@@ -5,7 +5,7 @@ the upstream time at which the story's rate fills the pool), then two measuremen
 
 1. A fine sweep of offered load from 80% to 120% of the predicted capacity, in steps of 5%,
    the third party at a fixed delay: the edge is the lowest rate whose goodput fell below
-   :data:`~playground.story.findings.HELD_SHARE` of what was offered.
+   :data:`~playground.incident.verdict.HELD_SHARE` of what was offered.
 2. The incident itself at the story's rate, its delay stepped (1.8 to 2.8 s by default): the
    shortest delay at which the pool collapsed, and the shortest it did not recover from
    within the run.
@@ -69,7 +69,7 @@ def delay_step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) ->
     s = t.summary
     return DelayStep(
         incident_delay=delay,
-        held=findings.held(t),
+        held=verdict.held(t),
         recovered=None if s is None else s.recovery_s is not None,
         recovery_s=None if s is None else s.recovery_s,
         visits_served_during=None if s is None else s.visits_served_during,
@@ -94,7 +94,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
         return [
             Finding(
                 code=f"{name}-not-found",
-                severity=findings.WARNING,
+                severity=verdict.WARNING,
                 message=f"no {what} was found in the range measured: the prediction "
                 f"({predicted:.2f}) cannot be checked against it",
                 figures={"predicted": predicted},
@@ -104,7 +104,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
     return [
         Finding(
             code=f"{name}-{'near' if abs(off) <= NEAR else 'missed'}",
-            severity=findings.INFO if abs(off) <= NEAR else findings.WARNING,
+            severity=verdict.INFO if abs(off) <= NEAR else verdict.WARNING,
             message=f"{what}: predicted {predicted:.2f}, measured {measured:.2f} "
             f"({100 * off:+.0f}%)",
             figures={"predicted": predicted, "measured": measured, "off": off},
@@ -167,7 +167,7 @@ def cliff_row(c: CliffTarget) -> list[str]:
 def delay_rows(c: CliffTarget) -> list[list[str]]:
     rows = []
     for d in c.delays:
-        says = findings.word(d.held)
+        says = verdict.word(d.held)
         rows.append(
             [
                 c.name,

@@ -13,13 +13,7 @@ from collections.abc import Iterable
 
 from playground.core.results import Finding
 from playground.incident.storyresults import StoryRun, StoryTarget, SweepTarget
-from playground.incident.verdict import ERROR as ERROR
-from playground.incident.verdict import HELD_SHARE as HELD_SHARE
-from playground.incident.verdict import INFO as INFO
-from playground.incident.verdict import WARNING as WARNING
-from playground.incident.verdict import held as held
-from playground.incident.verdict import incident
-from playground.incident.verdict import word as word
+from playground.incident.verdict import ERROR, INFO, incident
 
 #: A send is *late* when it left more than this after its intended time: the generator's own
 #: p99 bound (loadgen/openloop.py, MAX_SEND_LAG_P99_S; docs/story.md, "How far to trust the

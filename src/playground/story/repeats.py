@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from playground.core.results import Finding
 from playground.incident.storyresults import FigureSpread, StoryTarget, TargetSpread
-from playground.story.findings import WARNING, held, trusted, word
+from playground.incident.verdict import WARNING, held, word
+from playground.story.findings import trusted
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
 HEADLINE = (

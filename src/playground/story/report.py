@@ -15,6 +15,7 @@ from pathlib import Path
 from playground.incident import charts
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, TargetSpread
+from playground.incident.verdict import ERROR, HELD_SHARE
 from playground.report.document import (
     Block,
     BulletList,
@@ -33,7 +34,6 @@ from playground.story import cliff, headline, outsidereport, sweep
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
-from playground.story.findings import ERROR, HELD_SHARE
 from playground.story.predicted import predicted_blocks
 
 SPREAD_COLUMNS = (
