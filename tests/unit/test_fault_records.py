@@ -1,4 +1,4 @@
-"""faultmodel.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
+"""faults/results.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
 always had, in the same order, and read back as the same objects (older files included)."""
 
 from __future__ import annotations

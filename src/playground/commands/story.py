@@ -64,7 +64,7 @@ def _rates(text: str) -> list[float]:
 
 
 # The settings a flag sets: (flag, StorySettings field, type); each flag's help is the field's
-# description (storysettings.py), so the command line and the schema page say the same.
+# description (incident/settings.py), so the command line and the schema page say the same.
 STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
     ("--rate", "rate", float),
     ("--normal-delay", "normal_delay", float),
