@@ -9,8 +9,8 @@ mode that stopped scaling (the sweep's --stop-below) is skipped at the higher co
 
 from __future__ import annotations
 
-from playground.model import BenchSettings, Entry, Run, ScaleRunSettings, ScaleSettings
-from playground.verdicts import upgrade
+from playground.core.results import BenchSettings, Entry, Run, ScaleRunSettings, ScaleSettings
+from playground.core.verdicts import upgrade
 
 #: name, c, requests/s, efficiency, threads peak, processes, RSS peak MB, KB per request,
 #: CPU ms per request (run 20261123-122358).

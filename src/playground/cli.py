@@ -13,21 +13,8 @@ import sys
 
 from rich.console import Console
 
-from playground.commands import (
-    faults,
-    finished,
-    listing,
-    predict,
-    record,
-    run,
-    scale,
-    story,
-    swarm,
-)
-from playground.errors import PlaygroundError
-
-# In the order `playground --help` lists them.
-COMMANDS = (run, faults, scale, story, swarm, predict, record, listing, finished)
+from playground.commands import finished, kinds, listing, record
+from playground.core.errors import PlaygroundError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,8 +23,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bring each scenario up, load it, sample its threads, and report.",
     )
     sub = parser.add_subparsers(dest="command")
-    for command in COMMANDS:
-        command.add_parser(sub)
+    # In the order `playground --help` lists them: each kind's commands, then the rest.
+    for add_parser in (
+        *kinds.add_parsers(),
+        record.add_parser,
+        listing.add_parser,
+        finished.add_parser,
+    ):
+        add_parser(sub)
     return parser
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent
 LEFT_OUT = "left out of the fixture"
-# The machine's own facts in results.json's environment (playground.environment.collect).
+# The machine's own facts in results.json's environment (playground.core.environment.collect).
 MACHINE_KEYS = ("kernel", "platform", "hostname")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.sampling import Sampler, reader_for
+from playground.core.sampling import Sampler, reader_for
 from tests import lanes
 
 ROOT = Path(__file__).resolve().parents[2]

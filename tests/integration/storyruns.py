@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, results
+from playground import cli
+from playground.commands import kinds
+from playground.incident.storyresults import StoryRun
+from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings
-from playground.storymodel import StoryRun
-from playground.storyrecords import GeneratorCheck
 
 ATTEMPTS = 2  # the run, and once more if its generator did not keep its schedule
 
@@ -35,7 +36,7 @@ def own_runner_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def run_in(results_dir: Path) -> StoryRun:
     """The one story run under `results_dir`."""
     (path,) = results_dir.glob("*-story/results.json")
-    run = results.load_run(path)
+    run = kinds.load_run(path)
     assert isinstance(run, StoryRun)
     return run
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import contenders
-from playground.compose import Docker
-from playground.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS
+from playground.core import contenders
+from playground.core.compose import Docker
+from playground.core.scenarios import REGISTRY, SCENARIO_FILES, SCENARIOS
 from tests.integration.conftest import ROOT, sh
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from playground.demos import DEMO_FILES
-from playground.tools.wrk import WrkTool
+from playground.core.demos import DEMO_FILES
+from playground.core.tools.wrk import WrkTool
 from tests.integration.conftest import concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.faults import UPSTREAM_GRACE_S
+from playground.faults.outage import UPSTREAM_GRACE_S
 from tests.integration.conftest import ROOT, leftovers
 
 pytestmark = pytest.mark.integration

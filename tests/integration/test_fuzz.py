@@ -22,8 +22,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from playground import faults
-from playground.compose import Docker
+from playground.core.compose import Docker
+from playground.faults.containers import ServerState, container_checks, server_state
 from tests.integration.conftest import ROOT, leftovers, project_of, sh
 from tests.strategies import (
     EXCHANGE_SRC,
@@ -61,18 +61,18 @@ class Live:
     def __init__(self, compose_file: str) -> None:
         self.compose_file = compose_file
         self.docker = Docker(root=ROOT, env={**os.environ, "MAX_DELAY": str(FUZZ_MAX_DELAY)})
-        self.before: dict[str, faults.ServerState] = {}
+        self.before: dict[str, ServerState] = {}
 
-    def states(self) -> dict[str, faults.ServerState]:
+    def states(self) -> dict[str, ServerState]:
         return {
-            s: faults.server_state(docker=self.docker, compose_file=self.compose_file, service=s)
+            s: server_state(docker=self.docker, compose_file=self.compose_file, service=s)
             for s in self.docker.services(self.compose_file)
         }
 
     def assert_unharmed(self, ports: tuple[int, ...]) -> None:
         for port in ports:
             assert exchange(PLAIN, "127.0.0.1", port, 10) == (200, None), port
-        checks = faults.container_checks(before=self.before, after=self.states())
+        checks = container_checks(before=self.before, after=self.states())
         for service, check in checks.items():
             assert not check.problems, (service, check)
 

@@ -6,7 +6,7 @@ suite. After a change to the model: `.venv/bin/python -m playground.predict.vali
 
 from __future__ import annotations
 
-from playground import runrecords
+from playground.incident import runrecords
 from playground.predict import validation
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Run
+from playground.core.results import Run
 from tests.integration.conftest import ROOT, leftovers, wait_until
 
 pytestmark = pytest.mark.integration

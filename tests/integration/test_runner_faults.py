@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, results
-from playground.scenarios import REGISTRY, Target
+from playground import cli
+from playground.core import runstore
+from playground.core.scenarios import REGISTRY
+from playground.core.target import Target
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 
 pytestmark = pytest.mark.integration
@@ -128,7 +130,7 @@ def test_interrupted_run_leaves_nothing_and_keeps_finished_results(tmp_path, poi
     assert_nothing_left(before)
     # Every result finished before the signal is still there, byte for byte the same entry.
     folder = run_dir(tmp_path)
-    results.load(folder)  # still a whole, valid file
+    runstore.load(folder)  # still a whole, valid file
     data = json.loads((folder / "results.json").read_text())
     assert data["scenarios"][: len(kept)] == kept
     assert all(not e.get("error") for e in kept)
@@ -269,7 +271,7 @@ def test_a_scenario_that_never_gets_healthy_fails_with_its_logs_and_the_run_goes
     assert elapsed < 120, elapsed
     assert "did not become healthy within 15 s" in err
     assert "--- last log lines ---" in err and "never-healthy: started, will never answer" in err
-    run = results.load(tmp_path / "latest")
+    run = runstore.load(tmp_path / "latest")
     by_name = {e.name: e for e in run.scenarios}
     assert "did not become healthy within 15 s" in (by_name["never-healthy"].error or "")
     assert by_name["never-healthy"].valid is False
@@ -283,13 +285,13 @@ def test_results_file_is_never_half_written(tmp_path):
     """Writes go to a temporary file renamed over the old one: a writer killed at any moment
     leaves either the old file or the new one, never a mix."""
     target = tmp_path / "results.json"
-    results.write_json_atomic(target, {"n": 0, "pad": ""})
+    runstore.write_json_atomic(target, {"n": 0, "pad": ""})
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
             (
-                "import sys; from pathlib import Path; from playground.results import write_json_atomic\n"
+                "import sys; from pathlib import Path; from playground.core.runstore import write_json_atomic\n"
                 "for i in range(1, 10**6): write_json_atomic(Path(sys.argv[1]), "
                 "{'n': i, 'pad': 'x' * 200000})"
             ),

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from playground.sampling import ProcReader, StatsReader, reader_for
+from playground.core.sampling import ProcReader, StatsReader, reader_for
 from tests.integration.conftest import sh, wait_until
 
 pytestmark = pytest.mark.integration

@@ -14,10 +14,10 @@ import pytest
 
 from playground.bench.plan import Plan
 from playground.bench.runner import Runner
-from playground.compose import Docker
-from playground.model import Run
-from playground.results import RunStore
-from playground.scenarios import REGISTRY
+from playground.core.compose import Docker
+from playground.core.results import Run
+from playground.core.runstore import RunStore
+from playground.core.scenarios import REGISTRY
 from tests.integration.conftest import ROOT, SCALE_AT_C, SCALE_C, leftovers
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from playground.scenarios import BONUS_BODY_PREFIX, FLASK_BODY, SCENARIO_FILES
+from playground.core.scenarios import BONUS_BODY_PREFIX, SCENARIO_FILES
+from playground.core.target import FLASK_BODY
 from tests.integration.conftest import ab, concurrent_get, get, sh
 
 pytestmark = pytest.mark.integration

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
-from playground.story import findings
-from playground.storymodel import StoryRun, StoryTarget
+from playground.commands import kinds
+from playground.core import runstore
+from playground.incident import verdict
+from playground.incident.storyresults import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 from tests.integration.storyruns import own_runner_lock, run_in, story_run
 
@@ -113,14 +114,14 @@ def test_every_attempt_is_accounted_for_exactly_once(story):
 def test_the_thread_pool_collapses_where_gevent_holds(story):
     threads, gevent = story["uwsgi-threads"].summary, story["uwsgi-gevent"].summary
     # The report's own line for "held" (a share of the visits during the incident served).
-    assert gevent.visits_served_during >= findings.HELD_SHARE, gevent
-    assert threads.visits_served_during < findings.HELD_SHARE, threads
+    assert gevent.visits_served_during >= verdict.HELD_SHARE, gevent
+    assert threads.visits_served_during < verdict.HELD_SHARE, threads
     assert threads.goodput_during < 0.6 * gevent.goodput_during, (threads, gevent)
     # Users who gave up came back: more attempts per visit than where nobody had to.
     assert threads.amplification > gevent.amplification + 0.2
     # ... and the verdicts, decided when measured, say what the figures say.
-    assert findings.held(story["uwsgi-threads"]) is False
-    assert findings.held(story["uwsgi-gevent"]) is True
+    assert verdict.held(story["uwsgi-threads"]) is False
+    assert verdict.held(story["uwsgi-gevent"]) is True
 
 
 def test_the_servers_were_watched(story):
@@ -208,8 +209,8 @@ def _targets_done(results_dir: Path) -> int:
     if not found:
         return 0
     try:
-        return len(results.load_run(found[0]).targets)  # type: ignore[union-attr]
-    except results.ResultsError:
+        return len(kinds.load_run(found[0]).targets)  # type: ignore[union-attr]
+    except runstore.ResultsError:
         return 0  # caught between two writes: the file is replaced atomically, so retry
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from playground.compose import DELAY_PROXY_LABEL, Docker
+from playground.core.compose import DELAY_PROXY_LABEL, Docker
+from playground.incident.storyresults import StoryRun
 from playground.story.delayproxy import Dependency, delay_proxy
-from playground.storymodel import StoryRun
 from tests.integration import storyruns
 from tests.integration.conftest import ROOT, sh
 
@@ -225,7 +225,7 @@ def story_url(results: Path, *extra: str) -> list[str]:
 
 
 def test_a_run_removes_its_proxy_and_measures_the_incident(network, tmp_path):
-    from playground import results
+    from playground.commands import kinds
 
     seen: list[str] = []
     for attempt in range(1, storyruns.ATTEMPTS + 1):
@@ -238,7 +238,7 @@ def test_a_run_removes_its_proxy_and_measures_the_incident(network, tmp_path):
         assert proc.returncode in (0, 1), proc.stderr
         assert proxies() == []
         (run_dir,) = attempt_dir.glob("*-story")
-        run = results.load_run(run_dir)
+        run = kinds.load_run(run_dir)
         assert isinstance(run, StoryRun)
         # Figures only from a run whose generator kept its schedule (and said so).
         bad = storyruns.untrusted(run)

@@ -3,7 +3,7 @@ story's bring-up take, for the tests of both."""
 
 from __future__ import annotations
 
-from playground.compose import Docker, DockerError
+from playground.core.compose import Docker, DockerError
 
 
 class Steps(Docker):

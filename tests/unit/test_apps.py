@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from playground.scenarios import BONUS_BODY_PREFIX, REGISTRY
+from playground.core.scenarios import BONUS_BODY_PREFIX, REGISTRY
 from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
 
@@ -259,7 +259,7 @@ def test_the_upstream_grace_has_one_home():
         if '"UPSTREAM_GRACE"' in path.read_text()
     )
     assert readers == ["common/querydelay.py"]
-    from playground.faults import UPSTREAM_GRACE_S as faults_grace
+    from playground.faults.outage import UPSTREAM_GRACE_S as faults_grace
 
     assert faults_grace == querydelay.UPSTREAM_GRACE_S
 

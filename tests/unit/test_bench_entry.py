@@ -11,7 +11,7 @@ import pytest
 from playground.bench.diagnosis import SATURATED_CPU_PCT
 from playground.bench.entry import Measured, measured_figures
 from playground.bench.steady import parse_timeline
-from playground.scenarios import REGISTRY
+from playground.core.scenarios import REGISTRY
 from tests.unit.test_load import parse_ab, read
 
 TARGET = REGISTRY["gunicorn-threads"]

@@ -1,4 +1,4 @@
-"""Every chart is saved one way (playground.charting): the same run re-rendered gives the same
+"""Every chart is saved one way (playground.core.charting): the same run re-rendered gives the same
 PNG bytes, and no chart leaves pyplot's global state behind."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
-from playground.storymodel import StoryRun
+from playground.commands import kinds
+from playground.incident.storyresults import StoryRun
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def story_run() -> StoryRun:
-    run = results.load_run(DATA / "story_results_recorded.json")
+    run = kinds.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 
@@ -48,9 +48,9 @@ def test_a_story_chart_re_rendered_gives_the_same_bytes(tmp_path: Path) -> None:
 PYPLOT_CHECK = """
 import sys
 from pathlib import Path
-from playground import results
+from playground.commands import kinds
 from playground.incident.charts import plot_target
-run = results.load_run(Path(sys.argv[1]))
+run = kinds.load_run(Path(sys.argv[1]))
 plot_target(run.targets[0], run.story, Path(sys.argv[2]))
 assert Path(sys.argv[2]).stat().st_size > 0
 print("pyplot imported" if "matplotlib.pyplot" in sys.modules else "no pyplot")
@@ -82,13 +82,13 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model fills the busy threads/greenlets for Gunicorn too: the label names no server."""
+    from playground.core.scenarios import resolve_story
     from playground.incident import charts
+    from playground.incident.settings import StorySettings
     from playground.predict.run import predict_target
-    from playground.scenarios import resolve_story
-    from playground.storysettings import StorySettings
 
     drawn = []
-    monkeypatch.setattr(charts, "save", lambda fig, path: drawn.append(fig))
+    monkeypatch.setattr(charts, "save_story_chart", lambda fig, path: drawn.append(fig))
     (target,) = resolve_story(["gunicorn-threads"])
     settings = StorySettings(before_s=5, incident_s=5, after_s=5)
     entry = predict_target(target, settings)
@@ -103,8 +103,8 @@ def test_the_busy_series_is_labelled_for_every_server_that_fills_it(
 
 
 def _steps(rates: list[float], goodput: list[float], model: list[float] | None) -> list:
-    from playground.storymodel import SweepStep
-    from playground.storyrecords import PredictedFigures
+    from playground.incident.storyresults import SweepStep
+    from playground.incident.targetresults import PredictedFigures
 
     return [
         SweepStep(
@@ -122,9 +122,9 @@ def swept_run(*, predicted: bool) -> StoryRun:
     the model's goodput (when `predicted`) and a target the model does not cover."""
     from dataclasses import replace
 
-    from playground.storymodel import Cliff, CliffTarget, Sweep, SweepTarget
-    from playground.storyrecords import PredictedFigures
-    from playground.storysettings import SweepSettings
+    from playground.incident.settings import SweepSettings
+    from playground.incident.storyresults import Cliff, CliffTarget, Sweep, SweepTarget
+    from playground.incident.targetresults import PredictedFigures
 
     rates = [40.0, 60.0, 80.0]
     pool = SweepTarget(
@@ -159,13 +159,13 @@ def _drawn(monkeypatch: pytest.MonkeyPatch, run: StoryRun, tmp_path: Path) -> di
     from playground.story import report, sweep
 
     figures = {}
-    real = sweep.save
+    real = sweep.save_story_chart
 
     def keep(fig, path):  # type: ignore[no-untyped-def]
         figures[path.name] = fig
         real(fig, path)
 
-    monkeypatch.setattr(sweep, "save", keep)
+    monkeypatch.setattr(sweep, "save_story_chart", keep)
     report.write_report(run_dir=tmp_path, run=run)
     return figures
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from playground.compose import Docker, declared_name, scenario_up
+from playground.core.compose import Docker, declared_name, scenario_up
 from tests.conftest import ROOT
 from tests.unit.fakedocker import Steps as _Steps
 

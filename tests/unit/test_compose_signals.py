@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.compose import Docker
-from playground.signals import deferred_signals
+from playground.core.compose import Docker
+from playground.core.signals import deferred_signals
 
 
 def signal_once(started: Path, sig: int, *, timeout: float = 10) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from playground import contenders
-from playground.scenarios import REGISTRY, resolve
+from playground.core import contenders
+from playground.core.scenarios import REGISTRY, resolve
 from tests.conftest import ROOT, load_module
 from tests.unit.conftest import free_port, serve_slow_api
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from playground import demos
 from playground.cli import build_parser
-from playground.compose import Docker
-from playground.load import TOOLS
-from playground.model import Entry, Run
+from playground.core import demos
+from playground.core.compose import Docker
+from playground.core.load import TOOLS
+from playground.core.results import Entry, Run
+from playground.core.scenarios import REGISTRY, SCENARIOS
+from playground.core.verdicts import upgrade, verdicts
 from playground.report import demo_shape, demo_table, write_report
-from playground.scenarios import REGISTRY, SCENARIOS
-from playground.verdicts import upgrade, verdicts
 from tests.conftest import load_module
 
 ROOT = Path(__file__).resolve().parents[2]

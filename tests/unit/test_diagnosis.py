@@ -1,4 +1,4 @@
-"""The diagnosis rules and their thresholds (playground.bench.diagnosis, playground.verdicts),
+"""The diagnosis rules and their thresholds (playground.bench.diagnosis, playground.core.verdicts),
 one test per edge."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from playground import verdicts
 from playground.bench import diagnosis
 from playground.bench.diagnosis import (
     Evidence,
@@ -18,9 +17,10 @@ from playground.bench.diagnosis import (
     saturated_load_generator,
     steady_state,
 )
-from playground.model import Sample
-from playground.tools.output import LoadResult
-from playground.verdicts import NOISY_SPREAD, SYN_RETRANSMIT_MS
+from playground.core import verdicts
+from playground.core.results import Sample
+from playground.core.tools.output import LoadResult
+from playground.core.verdicts import NOISY_SPREAD, SYN_RETRANSMIT_MS
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
@@ -248,7 +248,7 @@ DATA = SRC.parents[1] / "tests" / "data"
 
 
 def captured(stem: str) -> LoadResult:
-    from playground.tools.abreport import AbTool
+    from playground.core.tools.abreport import AbTool
 
     return AbTool().parse(
         stdout=(DATA / f"{stem}.txt").read_text(),

@@ -520,13 +520,13 @@ def test_the_story_opens_with_an_answer_of_five_lines_and_stays_short() -> None:
     assert len(text.splitlines()) <= STORY_MAX_LINES
 
 
-# Odds as the pages write them: "7 of 10 (40-89 %)", Wilson's 95 % interval (playground.odds).
+# Odds as the pages write them: "7 of 10 (40-89 %)", Wilson's 95 % interval (playground.core.odds).
 ODDS = re.compile(r"\b(\d+) of (\d+) \((\d+)-(\d+) %\)")
 
 
 def wrong_odds(text: str) -> list[str]:
     """The odds of a text whose interval is not Wilson's for its k of n."""
-    from playground.odds import Frequency
+    from playground.core.odds import Frequency
 
     return [
         m.group(0)

@@ -1,4 +1,4 @@
-"""faultmodel.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
+"""faults/results.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
 always had, in the same order, and read back as the same objects (older files included)."""
 
 from __future__ import annotations
@@ -7,7 +7,11 @@ import dataclasses
 import json
 from pathlib import Path
 
-from playground.faultmodel import (
+from playground.core.jsonmodel import from_json, to_json
+from playground.core.runstore import RunStore
+from playground.core.scenarios import REGISTRY
+from playground.faults.records import judged
+from playground.faults.results import (
     AbFigures,
     AbOutcome,
     Aftermath,
@@ -25,10 +29,6 @@ from playground.faultmodel import (
     Probed,
     SlowdownVerdict,
 )
-from playground.faults.records import judged
-from playground.jsonmodel import from_json, to_json
-from playground.results import RunStore
-from playground.scenarios import REGISTRY
 from tests.unit.test_faults import ab_result
 
 TARGET = REGISTRY["gunicorn-threads"]

@@ -11,11 +11,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from playground import faults
-from playground.faultmodel import FaultsRun, OutageVerdict
-from playground.faults import Burst, Outcome, PhaseStats, ServerState, analysis, render
-from playground.jsonmodel import from_json, to_json
-from playground.tools.output import LoadResult
+from playground.core.jsonmodel import from_json, to_json
+from playground.core.tools.output import LoadResult
+from playground.faults import analysis, render
+from playground.faults.analysis import (
+    longest_overlapping,
+    phase_stats,
+    settle_time,
+    stuck_verdict,
+    time_to_recover,
+    timeline,
+    unexpected_answers,
+)
+from playground.faults.containers import ServerState, compare_states
+from playground.faults.overload import shed_summary
+from playground.faults.probe import Outcome, Prober, burst, request_once
+from playground.faults.render import render_markdown, write_report
+from playground.faults.results import Burst, FaultsRun, OutageVerdict, PhaseStats
 from tests.unit.conftest import free_port, serve_slow_api
 
 
@@ -81,7 +93,7 @@ def test_probe_requests_write_the_delay_as_the_apps_accept_it(delay):
 
     with serve_slow_api("faults_slow_api") as port:
         status, error = asyncio.run(
-            faults.request_once(host="127.0.0.1", port=port, delay=delay, timeout_s=10)
+            request_once(host="127.0.0.1", port=port, delay=delay, timeout_s=10)
         )
     assert (status, error) == (200, None)
 
@@ -89,7 +101,7 @@ def test_probe_requests_write_the_delay_as_the_apps_accept_it(delay):
 def test_prober_keeps_c_requests_in_flight_and_records_each(server):
     port, _ = server
     clock0 = time.monotonic()
-    with faults.Prober(
+    with Prober(
         host="127.0.0.1",
         port=port,
         concurrency=5,
@@ -109,7 +121,7 @@ def test_prober_keeps_c_requests_in_flight_and_records_each(server):
 def test_prober_delay_can_change_mid_run(server):
     port, _ = server
     clock0 = time.monotonic()
-    with faults.Prober(
+    with Prober(
         host="127.0.0.1",
         port=port,
         concurrency=2,
@@ -133,16 +145,14 @@ def test_request_without_an_answer_says_why(request, fixture, kind):
 
     port = free_port() if fixture == "closed" else request.getfixturevalue(fixture)
     started = time.monotonic()
-    status, error = asyncio.run(
-        faults.request_once(host="127.0.0.1", port=port, delay=0, timeout_s=0.5)
-    )
+    status, error = asyncio.run(request_once(host="127.0.0.1", port=port, delay=0, timeout_s=0.5))
     assert (status, error) == (None, kind)
     assert time.monotonic() - started < 2
 
 
 def test_failures_are_paced_to_the_delay_not_a_retry_storm():
     clock0 = time.monotonic()
-    with faults.Prober(
+    with Prober(
         host="127.0.0.1",
         port=free_port(),
         concurrency=4,
@@ -159,11 +169,11 @@ def test_failures_are_paced_to_the_delay_not_a_retry_storm():
 
 def test_burst_sends_k_at_once(server):
     port, handler = server
-    b = faults.burst(host="127.0.0.1", port=port, k=10, delay=0.3, timeout_s=5)
+    b = burst(host="127.0.0.1", port=port, k=10, delay=0.3, timeout_s=5)
     assert b.ok and b.kinds == {"200": 10}
     assert b.seconds < 1.5  # concurrently, not 10 x 0.3 s
     handler.status = 502
-    assert faults.burst(host="127.0.0.1", port=port, k=3, delay=0, timeout_s=5).kinds == {"502": 3}
+    assert burst(host="127.0.0.1", port=port, k=3, delay=0, timeout_s=5).kinds == {"502": 3}
 
 
 # --- figures from a timeline ------------------------------------------------------------------
@@ -190,15 +200,15 @@ OUTAGE = [
 
 
 def test_time_to_recover_is_from_the_return_to_the_last_failure():
-    assert faults.time_to_recover(OUTAGE, back_at=5.0) == pytest.approx(0.6)
-    assert faults.time_to_recover(OUTAGE, back_at=5.3) == 0.0  # nothing failed after
-    assert faults.time_to_recover(OUTAGE[:9], back_at=5.0) is None  # last one still failing
+    assert time_to_recover(OUTAGE, back_at=5.0) == pytest.approx(0.6)
+    assert time_to_recover(OUTAGE, back_at=5.3) == 0.0  # nothing failed after
+    assert time_to_recover(OUTAGE[:9], back_at=5.0) is None  # last one still failing
 
 
 def test_no_request_after_the_return_measures_no_recovery():
     """Nothing started after the upstream came back: no evidence of a recovery, so no figure
     (not 0 s), and the report says "not measured", not "recovered" nor "not recovered"."""
-    assert faults.time_to_recover(OUTAGE, back_at=7.0) is None
+    assert time_to_recover(OUTAGE, back_at=7.0) is None
     assert analysis.started_after(OUTAGE, back_at=7.0) == 0
     assert analysis.started_after(OUTAGE, back_at=5.0) == 4
     assert render.recovery(OutageVerdict(requests_after_return=0)) == "not measured"
@@ -209,16 +219,16 @@ def test_no_request_after_the_return_measures_no_recovery():
 
 
 def test_longest_answer_counts_requests_in_flight_during_the_outage():
-    assert faults.longest_overlapping(OUTAGE, start=2.0, end=5.0) == pytest.approx(6.2)
-    assert faults.longest_overlapping(OUTAGE, start=9.5, end=20) is None
+    assert longest_overlapping(OUTAGE, start=2.0, end=5.0) == pytest.approx(6.2)
+    assert longest_overlapping(OUTAGE, start=9.5, end=20) is None
 
 
 def test_phase_stats_by_start_time():
-    during = faults.phase_stats(OUTAGE, start=2.0, end=5.0)
+    during = phase_stats(OUTAGE, start=2.0, end=5.0)
     assert during.requests == 4
     assert during.kinds == {"502": 3, "504": 1}
     assert during.p50_s is None and during.longest_s == pytest.approx(6.2)
-    before = faults.phase_stats(OUTAGE, start=0.0, end=2.0)
+    before = phase_stats(OUTAGE, start=0.0, end=2.0)
     assert before.kinds == {"200": 4} and before.p50_s == pytest.approx(1.0)
     assert before.excess_p50_s == pytest.approx(0.0)
     # faults.json keeps the same figures under the same keys, in the same order.
@@ -239,7 +249,7 @@ def test_phase_stats_by_start_time():
 
 
 def test_timeline_counts_answers_by_the_second_they_arrived():
-    rows = faults.timeline(OUTAGE)
+    rows = timeline(OUTAGE)
     assert rows[0] == {"t": 1.0, "200": 2}  # ended at 1.0 and 1.5
     assert {"t": 5.0, "502": 1} in rows
     assert sum(n for r in rows for k, n in r.items() if k != "t") == len(OUTAGE)
@@ -247,21 +257,21 @@ def test_timeline_counts_answers_by_the_second_they_arrived():
 
 def test_settle_time_after_a_slowdown():
     run = [o(0, 1), o(1, 5, delay=5), o(2, 5, delay=5), o(6, 3.5), o(7, 1.1), o(8, 1)]
-    assert faults.settle_time(run, since=6.0, limit_s=1.5) == pytest.approx(1.0)
-    assert faults.settle_time(run, since=7.0, limit_s=1.5) == 0.0
-    assert faults.settle_time(run[:4], since=6.0, limit_s=1.5) is None
+    assert settle_time(run, since=6.0, limit_s=1.5) == pytest.approx(1.0)
+    assert settle_time(run, since=7.0, limit_s=1.5) == 0.0
+    assert settle_time(run[:4], since=6.0, limit_s=1.5) is None
 
 
 def test_stuck_workers_show_as_a_slower_burst():
     before = Burst(k=200, delay=1, kinds={"200": 200}, seconds=1.2)
-    assert faults.stuck_verdict(before=before, after=before)[0] is False
+    assert stuck_verdict(before=before, after=before)[0] is False
     slower = Burst(k=200, delay=1, kinds={"200": 200}, seconds=2.3)
-    assert faults.stuck_verdict(before=before, after=slower)[0] is False  # within 1.5x + 2 s
+    assert stuck_verdict(before=before, after=slower)[0] is False  # within 1.5x + 2 s
     lost = Burst(k=200, delay=1, kinds={"200": 200}, seconds=4.5)
-    stuck, why = faults.stuck_verdict(before=before, after=lost)
+    stuck, why = stuck_verdict(before=before, after=lost)
     assert stuck and "capacity lost" in why
     failing = Burst(k=200, delay=1, kinds={"200": 150, "timeout": 50}, seconds=1.2)
-    assert faults.stuck_verdict(before=before, after=failing)[0] is True
+    assert stuck_verdict(before=before, after=failing)[0] is True
 
 
 def state(**kw) -> ServerState:
@@ -279,7 +289,7 @@ def state(**kw) -> ServerState:
 
 def test_compare_states_catches_restarts_and_crashed_workers():
     def problems(after: ServerState) -> list[str]:
-        return list(faults.compare_states(before=state(), after=after).problems)
+        return list(compare_states(before=state(), after=after).problems)
 
     assert problems(state()) == []
     respawned = state(processes=((10, "gunicorn: master"), (12, "gunicorn: worker")))
@@ -307,11 +317,9 @@ def ab_result(**kw) -> LoadResult:
 
 def test_shed_summary_names_where_the_load_went():
     probe = PhaseStats(from_s=0.0, to_s=20.0, requests=10, kinds={"200": 10}, p50_s=1.0)
-    calm = faults.shed_summary(
-        ab=ab_result(), ab_error=None, probe=probe, delay=1, concurrency=2000
-    )
+    calm = shed_summary(ab=ab_result(), ab_error=None, probe=probe, delay=1, concurrency=2000)
     assert calm[0].startswith("nothing shed")
-    queued = faults.shed_summary(
+    queued = shed_summary(
         ab=ab_result(
             latency_ms={"p50": 6900, "p90": 13000, "p99": 16400, "max": 17000},
             connect_max_ms=3100,
@@ -338,8 +346,8 @@ def test_shed_summary_names_where_the_load_went():
 
 
 def test_unexpected_answers_flag_500_not_the_documented_errors():
-    assert faults.unexpected_answers({"200": 5, "502": 3, "504": 1, "timeout": 2}) == []
-    assert faults.unexpected_answers({"500": 1}) == ["1 x HTTP 500 (undocumented answer)"]
+    assert unexpected_answers({"200": 5, "502": 3, "504": 1, "timeout": 2}) == []
+    assert unexpected_answers({"500": 1}) == ["1 x HTTP 500 (undocumented answer)"]
 
 
 def test_markdown_report_and_problem_list(tmp_path):
@@ -382,7 +390,7 @@ def test_markdown_report_and_problem_list(tmp_path):
         ],
     }
     run = FaultsRun.from_json(data)
-    path = faults.write_report(run_dir=tmp_path, run=run)
+    path = write_report(run_dir=tmp_path, run=run)
     text = path.read_text()
     row = "| gunicorn-threads | 20 | 200: 10, 502: 5 | 502: 5 | 0.02 s (6 s) | 0.40 s | no | ok |"
     assert row in text
@@ -427,8 +435,6 @@ def test_the_faults_report_is_built_on_the_reports_document_model():
     tables = [b for b in document(run) if isinstance(b, Table)]
     assert len(tables) == 1 and tables[0].rows[0][-1] == Span("a | b", bold=True)
     row = next(
-        line
-        for line in faults.render_markdown(run).splitlines()
-        if line.startswith("| gevent-pywsgi")
+        line for line in render_markdown(run).splitlines() if line.startswith("| gevent-pywsgi")
     )
     assert row.count(" | ") == len(tables[0].headers) - 1, row  # escaped pipes split nothing

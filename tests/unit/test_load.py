@@ -1,4 +1,4 @@
-"""Tests for playground.load: commands, parsing real ab/wrk output, Little's law, notes, errors.
+"""Tests for playground.core.load: commands, parsing real ab/wrk output, Little's law, notes, errors.
 
 Every ``tests/data/ab_*`` and ``tests/data/wrk_*`` file is real output, captured on Linux with
 ApacheBench 2.3 (apache2-utils 2.4.71) and wrk 4.1.0 from short runs against little stdlib
@@ -69,12 +69,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground.bench.diagnosis import load_findings
-from playground.load import TOOLS, ideal_rps, tool_version
-from playground.tools.ab import ab_cap_rps, ab_requests
-from playground.tools.abreport import AbTool
-from playground.tools.abrequests import ab_rows, ab_unwritten, steady_rps_from_ab
-from playground.tools.output import LoadOutputError, LoadResult
-from playground.tools.wrk import WrkTool
+from playground.core.load import TOOLS, ideal_rps, tool_version
+from playground.core.tools.ab import ab_cap_rps, ab_requests
+from playground.core.tools.abreport import AbTool
+from playground.core.tools.abrequests import ab_rows, ab_unwritten, steady_rps_from_ab
+from playground.core.tools.output import LoadOutputError, LoadResult
+from playground.core.tools.wrk import WrkTool
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -764,7 +764,7 @@ def test_serial_dev_server_capture_gives_the_rate_it_served_not_c_over_mean() ->
     (tests/data/record-fixtures.sh)."""
     from playground.bench.entry import Measured
     from playground.bench.steady import parse_timeline, waves
-    from playground.verdicts import MIN_STEADY_WAVES
+    from playground.core.verdicts import MIN_STEADY_WAVES
 
     r = parse_ab(
         "ab_devserver_serial_n10_c5_1s.txt", concurrency=5, tsv="ab_devserver_serial_n10_c5_1s.tsv"
@@ -789,7 +789,7 @@ def test_waves_is_the_run_time_over_the_mean_response_time() -> None:
 def test_a_run_of_enough_rounds_keeps_its_steady_figure() -> None:
     from playground.bench.entry import Measured
     from playground.bench.steady import parse_timeline
-    from playground.verdicts import MIN_STEADY_WAVES
+    from playground.core.verdicts import MIN_STEADY_WAVES
 
     r = parse_ab("ab_ramp_first_slowest_n41_c10.txt", tsv="ab_ramp_first_slowest_n41_c10.tsv")
     timeline = parse_timeline(read("ab_ramp_first_slowest_n41_c10.tsv"))
@@ -831,7 +831,7 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
     """ab -c 6 -t 30 through the story's incident (the third party 0.2 s, then 2 s for 15 s):
     every finished request is a row, each with its start second and total time; the rows are
     sorted by total time, not by start."""
-    from playground.tools.abrequests import ab_rows
+    from playground.core.tools.abrequests import ab_rows
 
     rows = ab_rows((DATA / "ab_story_incident_c6.tsv").read_text())
     result = AbTool().parse(
@@ -848,7 +848,7 @@ def test_ab_g_rows_of_a_run_through_an_incident() -> None:
 
 def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> None:
     """listen(1): the retransmitted connects took ~1 s, the rest a few ms."""
-    from playground.verdicts import SYN_GAP_MS
+    from playground.core.verdicts import SYN_GAP_MS
 
     r = parse_ab(
         "ab_listen1_threaded_syn_retransmit_n40_c20.txt",
@@ -861,7 +861,7 @@ def test_a_syn_retransmit_stands_a_second_apart_from_the_other_connects() -> Non
 def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
     """uWSGI gevent at c=10,000: thousands of connects between 0.9 and 2.9 s, in steps of at
     most ~560 ms, against the whole second a retransmit leaves."""
-    from playground.verdicts import SYN_GAP_MS
+    from playground.core.verdicts import SYN_GAP_MS
 
     r = parse_ab(
         "ab_c10000_uwsgi_gevent_every40th.txt",
@@ -879,7 +879,7 @@ def test_ten_thousand_connects_spread_evenly_have_no_such_gap() -> None:
 
 
 def test_connect_gap_needs_rows() -> None:
-    from playground.tools.abrequests import AbRequest, connect_gap_ms
+    from playground.core.tools.abrequests import AbRequest, connect_gap_ms
 
     assert connect_gap_ms([]) is None
     rows = [AbRequest(start_s=0, total_ms=1.0, wait_ms=1.0, connect_ms=c) for c in (0, 3, 1004)]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from playground.jsonmodel import ModelError
-from playground.model import Entry, Finding, Run
-from playground.schema import schema_markdown
+from playground.commands.schema import schema_markdown
+from playground.core.jsonmodel import ModelError
+from playground.core.results import Entry, Finding, Run
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -83,7 +83,7 @@ def test_another_schema_version_is_refused_clearly():
 def test_the_schema_document_is_generated_from_the_model():
     doc = (ROOT / "docs" / "results-schema.md").read_text()
     assert doc == schema_markdown(), (
-        "regenerate: python -m playground.schema > docs/results-schema.md"
+        "regenerate: python -m playground.commands.schema > docs/results-schema.md"
     )
     for name in (f.name for f in fields(Entry) if f.name != "extra"):
         assert f"| `{name}` |" in doc
@@ -95,8 +95,8 @@ def test_a_bench_and_a_scale_run_keep_their_settings_as_the_header_always_had_th
     from dataclasses import replace
 
     from playground.bench.scale import scale_settings
-    from playground.jsonmodel import to_json
-    from playground.model import BenchSettings, ScaleRunSettings
+    from playground.core.jsonmodel import to_json
+    from playground.core.results import BenchSettings, ScaleRunSettings
 
     keys = ["requests", "concurrency", "delay", "tool", "repeat", "sweep", "from_host"]
     run = to_json(BenchSettings(tool="wrk", extra={"pin_cpus": "app services on CPU 1"}))
@@ -114,8 +114,8 @@ def test_a_bench_and_a_scale_run_keep_their_settings_as_the_header_always_had_th
 def test_the_header_is_typed_and_written_back_key_for_key():
     """Every recorded run's settings and environment are models now, read by attribute, and
     written back exactly as they were (keys, order, values)."""
-    from playground.model import BenchSettings, Environment
-    from playground.results import load_run
+    from playground.commands.kinds import load_run
+    from playground.core.results import BenchSettings, Environment
 
     for name in ("results_recorded.json", "results_sweep.json", "story_results_recorded.json"):
         data = json.loads((DATA / name).read_text())
@@ -130,7 +130,7 @@ def test_the_header_is_typed_and_written_back_key_for_key():
 
 
 def test_the_kind_of_settings_is_chosen_by_their_keys():
-    from playground.model import BenchSettings, ScaleRunSettings
+    from playground.core.results import BenchSettings, ScaleRunSettings
 
     header = {"schema_version": 1, "scenarios": []}
     bench = Run.from_json({**header, "settings": {"tool": "wrk", "pin_cpus": "x"}})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground.odds import Frequency, wilson
+from playground.core.odds import Frequency, wilson
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from playground.cli import main
-from playground.compose import Docker
-from playground.errors import UsageError
-from playground.pinning import CpuPinning
+from playground.core.compose import Docker
+from playground.core.errors import UsageError
+from playground.core.pinning import CpuPinning
 from tests.conftest import ROOT
 
 

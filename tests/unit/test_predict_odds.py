@@ -9,11 +9,11 @@ import random
 import pytest
 
 from playground.cli import main
+from playground.core.scenarios import resolve_story
 from playground.incident import verdict
-from playground.oddsmodel import Draw, Odds
+from playground.incident.oddsresults import Draw, Odds
+from playground.incident.settings import StorySettings
 from playground.predict import draws, measured, oddsmap
-from playground.scenarios import resolve_story
-from playground.storysettings import StorySettings
 
 #: Short phases that keep gthread's verdict at 2 s: an even split holds, 0.75 collapses.
 SHORT = StorySettings(before_s=5, incident_s=15, after_s=5)
@@ -114,14 +114,14 @@ def test_a_row_fills_past_a_cell_that_always_collapsed(gthread):
 
 
 def test_the_map_marks_measured_runs_with_the_same_settings(tmp_path):
-    from playground import environment, results
-    from playground.storymodel import StoryRun, StoryTarget
-    from playground.storyrecords import StorySummary
+    from playground.core import environment, runstore
+    from playground.incident.storyresults import StoryRun, StoryTarget
+    from playground.incident.targetresults import StorySummary
 
     def stored(rate: float, served: float, **changes: object) -> None:
         story = StorySettings(rate=rate, **changes)  # type: ignore[arg-type]
         run = StoryRun(
-            run_id=results.new_run_id() + f"-{rate:g}-{served:g}-{len(changes)}",
+            run_id=runstore.new_run_id() + f"-{rate:g}-{served:g}-{len(changes)}",
             started_at="2026-01-01T00:00:00",
             environment=environment.model_only(),
             story=story,
@@ -132,7 +132,7 @@ def test_the_map_marks_measured_runs_with_the_same_settings(tmp_path):
                 )
             ],
         )
-        store = results.RunStore.create_run(results_dir=tmp_path, run=run)
+        store = runstore.RunStore.create_run(results_dir=tmp_path, run=run)
         store.save_run(run)
 
     stored(60.0, 0.5)

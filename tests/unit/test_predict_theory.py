@@ -19,12 +19,12 @@ from dataclasses import replace
 
 import pytest
 
+from playground.core.scenarios import resolve_story
+from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.servers import Connection
 from playground.predict.simulate import Records, Simulation
 from playground.predict.system import System, system_for
-from playground.scenarios import resolve_story
-from playground.storysettings import StorySettings
 from tests.queueing import assert_agrees, batch_means, erlang_b, erlang_c, mmck
 
 #: The delay the users ask for, where the third party's times are drawn instead: the app's read

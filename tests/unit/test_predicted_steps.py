@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
+from playground.core.scenarios import resolve_story
 from playground.incident import analysis
-from playground.predict import beside
-from playground.predict import run as model
-from playground.report.document import render_markdown
-from playground.scenarios import resolve_story
-from playground.story.report import document
-from playground.story.sweep import summarise_step
-from playground.storymodel import (
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import (
     Cliff,
     CliffTarget,
     DelayStep,
@@ -28,7 +24,11 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
-from playground.storysettings import StorySettings, SweepSettings
+from playground.predict import beside
+from playground.predict import run as model
+from playground.report.document import render_markdown
+from playground.story.report import document
+from playground.story.sweep import summarise_step
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -218,7 +218,7 @@ def test_a_rate_step_simulates_its_own_length_only(monkeypatch: pytest.MonkeyPat
 
 
 def test_the_report_command_adds_the_model_to_a_run_stored_without_it(tmp_path, capsys):
-    from playground.results import RunStore
+    from playground.core.runstore import RunStore
 
     run = sweep_run("story-uwsgi-threads")
     run_dir = RunStore.create_run(results_dir=tmp_path, run=run).run_dir
@@ -230,8 +230,8 @@ def test_the_report_command_adds_the_model_to_a_run_stored_without_it(tmp_path, 
 def test_the_remedies_and_the_contenders_rows_carry_the_model_or_say_why_not():
     """A remedy's row is predicted with its remedy; a contender the model does not cover says
     so in one cell of its row."""
-    from playground.storymodel import StoryTarget
-    from playground.storyrecords import StorySummary
+    from playground.incident.storyresults import StoryTarget
+    from playground.incident.targetresults import StorySummary
 
     measured = StorySummary(visits_served_during=1.0, recovery_s=1.0)
     run = StoryRun(

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from playground import results, verdicts
-from playground.model import Entry, Run
+from playground.commands import kinds
+from playground.core import verdicts
+from playground.core.results import Entry, Run
+from playground.incident import verdict
+from playground.incident.storyresults import StoryRun
+from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings
-from playground.storymodel import StoryRun
-from playground.storyrecords import GeneratorCheck
 from tests.integration import storyruns
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -47,7 +49,7 @@ def entries(run: Run) -> list[Entry]:
 
 @pytest.mark.parametrize("name", sorted({f for f, _, _ in EXPECTED}))
 def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
-    run = results.load_run(DATA / name)
+    run = kinds.load_run(DATA / name)
     assert isinstance(run, Run)
     judged = {
         (name, e.name, e.concurrency): (e.shape, e.keeps_scaling)
@@ -60,7 +62,7 @@ def test_each_recorded_entry_is_judged_as_it_was_measured(name: str) -> None:
 
 
 def story() -> StoryRun:
-    run = results.load_run(DATA / "story_results_recorded.json")
+    run = kinds.load_run(DATA / "story_results_recorded.json")
     assert isinstance(run, StoryRun)
     return run
 
@@ -69,12 +71,12 @@ def test_the_recorded_storys_findings_are_todays() -> None:
     run = story()
     for target in run.targets:
         assert findings.for_target(target) == target.findings, target.name
-    verdicts = {t.name: findings.held(t) for t in run.targets}
+    verdicts = {t.name: verdict.held(t) for t in run.targets}
     assert verdicts == {"story-uwsgi-threads": False, "story-uwsgi-gevent": True}
     # ... and from the figures themselves, by the report's own line.
     for target in run.targets:
         assert target.summary is not None and target.summary.visits_served_during is not None
-        held = target.summary.visits_served_during >= findings.HELD_SHARE
+        held = target.summary.visits_served_during >= verdict.HELD_SHARE
         assert held is verdicts[target.name], target.name
 
 

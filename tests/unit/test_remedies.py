@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, remedies
-from playground.errors import UsageError
+from playground import cli
+from playground.core import remedies
+from playground.core.errors import UsageError
+from playground.core.scenarios import REGISTRY, remedies_table, resolve_story, story_targets
 from playground.incident import analysis, records
 from playground.incident.records import ServerSample
-from playground.scenarios import REGISTRY, remedies_table, resolve_story, story_targets
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryTarget
 from playground.story import headline, serverside
 from playground.story.run import as_run, measure_incident
-from playground.storymodel import StoryTarget
-from playground.storysettings import StorySettings
 from tests.conftest import ROOT
 from tests.unit.test_story import ATTEMPTS, DATA, _result
 
@@ -156,7 +157,7 @@ def test_a_target_is_titled_with_the_pool_it_runs():
 
 def test_a_remedy_targets_load_generator_gets_a_name_docker_accepts():
     """Docker refuses `+` in a container name: the one argv builder makes it a `.`."""
-    from playground.compose import Docker
+    from playground.core.compose import Docker
 
     argv = Docker(root=ROOT).loadgen_argv(
         network="n", tool_argv=["ab"], name="story-uwsgi-threads+timeout-1.5-load"

@@ -19,9 +19,9 @@ from matplotlib.image import imread
 from rich.console import Console
 
 from playground import report as report_pkg
-from playground.model import Entry, Run
+from playground.core.results import Entry, Run
+from playground.core.verdicts import MIN_STEADY_WAVES
 from playground.report import compare, compare_table, summary_table, write_report
-from playground.verdicts import MIN_STEADY_WAVES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Run
+from playground.core.results import Run
+from playground.incident.storyresults import StoryRun
 from playground.report import write_report
 from playground.story import report as story_report
-from playground.storymodel import StoryRun
 from tests.contenders_run import contenders_run, scale_run
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from playground.model import Run
+from playground.core.results import Run
+from playground.core.verdicts import verdicts
 from playground.report import write_report
 from playground.report.contenders import (
     CHART_NAME,
@@ -22,7 +23,6 @@ from playground.report.contenders import (
     requests_per_mb,
     verdict,
 )
-from playground.verdicts import verdicts
 from tests.contenders_run import contender, contenders_run, scale_run
 
 HEADING = "## 2026 contenders: requests per MB, per CPU-second, and who serialises"
@@ -204,7 +204,7 @@ def test_the_scale_section_says_which_probe_set_the_delays_as_it_ran(tmp_path):
     must not call it one process."""
     from dataclasses import replace
 
-    from playground.model import Entry, ScaleRunSettings
+    from playground.core.results import Entry, ScaleRunSettings
 
     run = scale_run()
     assert isinstance(run.settings, ScaleRunSettings) and run.settings.scale is not None

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Run
+from playground.core.results import Run
+from playground.incident.storyresults import StoryRun
 from playground.report import (
     BulletList,
     Heading,
@@ -25,7 +26,6 @@ from playground.report import (
 )
 from playground.report.sections import document
 from playground.story import report as story_report
-from playground.storymodel import StoryRun
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CHARTS = [("rps.png", "Requests per second"), ("threads.png", "Threads")]

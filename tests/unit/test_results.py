@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import results
-from playground.model import Entry, Run
-from playground.results import ResultsError, RunStore
+from playground.core import runstore
+from playground.core.results import Entry, Run
+from playground.core.runstore import ResultsError, RunStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -34,9 +34,9 @@ def add(store: RunStore[Run], entry: Entry) -> None:
 def test_create_writes_a_valid_file_and_points_latest(tmp_path):
     store = make_store(tmp_path)
     data = json.loads((tmp_path / "latest" / "results.json").read_text())
-    assert data["schema_version"] == results.SCHEMA_VERSION
+    assert data["schema_version"] == runstore.SCHEMA_VERSION
     assert data["scenarios"] == [] and data["finished_at"] is None
-    assert results.load(tmp_path / "latest") == store.run
+    assert runstore.load(tmp_path / "latest") == store.run
     assert (tmp_path / "latest").resolve() == store.run_dir.resolve()
     newer = make_store(tmp_path, "20260101-000001")
     assert (tmp_path / "latest").resolve() == newer.run_dir.resolve()
@@ -47,7 +47,7 @@ def test_every_add_is_on_disk_at_once(tmp_path):
     add(store, entry("a"))
     add(store, entry("b", c=50))
     add(store, entry("calibration", kind="calibration"))
-    on_disk = results.load(store.run_dir)
+    on_disk = runstore.load(store.run_dir)
     assert [e.name for e in on_disk.scenarios] == ["a", "b"]
     assert on_disk.calibration is not None and on_disk.calibration.name == "calibration"
 
@@ -73,13 +73,13 @@ def test_resume_skips_what_was_finished_and_retries_errors(tmp_path):
     add(resumed, entry("b", error=None))
     add(resumed, entry("calibration", kind="calibration"))
     assert resumed.run.done() == {("a", 200), ("b", 200), ("calibration", 200)}
-    assert [e.name for e in results.load(store.run_dir).scenarios] == ["a", "b"]
+    assert [e.name for e in runstore.load(store.run_dir).scenarios] == ["a", "b"]
 
 
 def test_finish_stamps_the_time_and_a_resumed_run_is_unfinished_again(tmp_path):
     store = make_store(tmp_path)
     store.finish()
-    assert results.load(store.run_dir).finished_at == store.run.finished_at is not None
+    assert runstore.load(store.run_dir).finished_at == store.run.finished_at is not None
     resumed = RunStore.resume(results_dir=tmp_path, ref=store.run.run_id)
     assert resumed.run.finished_at is None
 
@@ -90,7 +90,7 @@ def test_a_scale_runs_probe_moves_out_of_the_sweep(tmp_path):
     add(store, entry("a"))
     moved = store.run.set_probe("probe-x")
     store.save()
-    on_disk = results.load(store.run_dir)
+    on_disk = runstore.load(store.run_dir)
     assert on_disk.probe is not None and on_disk.probe.key == moved.key == ("probe-x", 200)
     assert [e.name for e in on_disk.scenarios] == ["a"]
     assert ("probe-x", 200) not in on_disk.done()
@@ -104,15 +104,15 @@ def test_existing_run_is_never_overwritten(tmp_path):
 
 def test_unusable_files_give_clear_errors(tmp_path):
     with pytest.raises(ResultsError, match="no results"):
-        results.load(tmp_path)
+        runstore.load(tmp_path)
     (tmp_path / "results.json").write_text("{half")
     with pytest.raises(ResultsError, match="not valid JSON"):
-        results.load(tmp_path)
+        runstore.load(tmp_path)
     (tmp_path / "results.json").write_text('{"something": "else"}')
     with pytest.raises(ResultsError, match="not a playground results file"):
-        results.load(tmp_path)
+        runstore.load(tmp_path)
     with pytest.raises(ResultsError, match="no run"):
-        results.resolve_run(tmp_path, "nope")
+        runstore.resolve_run(tmp_path, "nope")
 
 
 def test_a_file_of_the_wrong_shape_names_the_entry_and_the_key(tmp_path):
@@ -121,20 +121,20 @@ def test_a_file_of_the_wrong_shape_names_the_entry_and_the_key(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(data))
     name = data["scenarios"][0]["name"]
     with pytest.raises(ResultsError, match=rf"'{name}': 'steady_rps' should be a number"):
-        results.load(tmp_path)
+        runstore.load(tmp_path)
 
 
 def test_an_older_schema_is_refused_clearly(tmp_path):
     (tmp_path / "results.json").write_text('{"schema_version": 0, "scenarios": []}')
     with pytest.raises(ResultsError, match="not a playground results file"):
-        results.load(tmp_path)
+        runstore.load(tmp_path)
 
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from playground import results
-with results.exclusive(Path(sys.argv[1])):
+from playground.core import runstore
+with runstore.exclusive(Path(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(30)
 """
@@ -160,10 +160,10 @@ def test_a_second_runner_refuses_clearly(tmp_path, runner_lock, same_results_dir
         with pytest.raises(
             ResultsError, match=rf"another playground run is in progress \(pid {holder.pid}\)"
         ):
-            with results.exclusive(second):
+            with runstore.exclusive(second):
                 pass
     finally:
         holder.kill()
         holder.wait(10)
-    with results.exclusive(second):  # free again once the first one is gone
+    with runstore.exclusive(second):  # free again once the first one is gone
         pass

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from playground.bench.diagnosis import lockstep_waves
-from playground.model import Sample
-from playground.tools.output import LoadResult
+from playground.core.results import Sample
+from playground.core.tools.output import LoadResult
 
 
 def result(p50_ms: float) -> LoadResult:
@@ -76,8 +76,8 @@ def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
     """A long delay still gets MIN_STEADY_ROUNDS rounds (one would show no steady figure)."""
     from playground.bench.diagnosis import MIN_STEADY_ROUNDS
     from playground.bench.plan import Plan
-    from playground.scenarios import REGISTRY
-    from playground.verdicts import MIN_STEADY_WAVES
+    from playground.core.scenarios import REGISTRY
+    from playground.core.verdicts import MIN_STEADY_WAVES
 
     target = REGISTRY["uwsgi-gevent"]
     plan = Plan(targets=(target,), sweep=(100, 10000), delays=((100, 0.5), (10000, 52.0)))
@@ -91,7 +91,7 @@ def test_a_scale_load_runs_enough_rounds_for_a_steady_figure():
 def test_a_target_of_its_own_sweep_runs_only_at_its_concurrencies():
     """scale's NAME@C,...: that target at its own concurrencies, the others at the sweep."""
     from playground.bench.plan import Plan
-    from playground.scenarios import REGISTRY
+    from playground.core.scenarios import REGISTRY
 
     curve, point = REGISTRY["uwsgi-gevent"], REGISTRY["nginx-uwsgi"]
     plan = Plan(
@@ -114,12 +114,12 @@ def test_the_runner_builds_a_typed_entry_with_findings_from_a_real_capture(tmp_p
     from playground.bench.plan import Plan
     from playground.bench.runner import Runner
     from playground.bench.steady import parse_timeline
-    from playground.compose import Docker
-    from playground.load import TOOLS
-    from playground.model import Entry, Run
-    from playground.results import RunStore
-    from playground.sampling import Sample, Series
-    from playground.scenarios import REGISTRY
+    from playground.core.compose import Docker
+    from playground.core.load import TOOLS
+    from playground.core.results import Entry, Run
+    from playground.core.runstore import RunStore
+    from playground.core.sampling import Sample, Series
+    from playground.core.scenarios import REGISTRY
 
     data = Path(__file__).resolve().parents[1] / "data"
     tsv = (data / "ab_devserver_serial_n10_c5_1s.tsv").read_text()

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, runrecords
-from playground.storymodel import StoryTarget
-from playground.storyrecords import Incident, StorySecond, StorySummary
+from playground import cli
+from playground.incident import runrecords
+from playground.incident.storyresults import StoryTarget
+from playground.incident.targetresults import Incident, StorySecond, StorySummary
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.model import Sample
-from playground.sampling import (
+from playground.core.results import Sample
+from playground.core.sampling import (
     ProcReader,
     Sampler,
     SamplingError,
@@ -176,7 +176,7 @@ def test_the_readers_cpu_is_the_trees_ticks_between_two_readings_over_the_time_b
     second and a health check outside it 500: CPU % is 100 x 40 ticks / CLK_TCK / 2 s."""
     import shutil
 
-    from playground import sampling
+    from playground.core import sampling
 
     proc = tmp_path / "proc"
     shutil.copytree(PROC, proc)

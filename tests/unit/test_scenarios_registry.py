@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
-from playground.demos import DEMO_FILES
-from playground.errors import UsageError
-from playground.scenarios import (
+from playground.core.demos import DEMO_FILES
+from playground.core.errors import UsageError
+from playground.core.scenarios import (
     REGISTRY,
     SCENARIO_FILES,
     SCENARIOS,
-    Target,
     registry_of,
     resolve,
 )
+from playground.core.target import Target
 from tests.conftest import ROOT
 
 from querydelay import parse_delay
@@ -59,7 +59,7 @@ import importlib, json, sys
 names = []
 for module in sys.argv[1:]:
     importlib.import_module(module)
-    names.append(list(importlib.import_module("playground.scenarios").REGISTRY))
+    names.append(list(importlib.import_module("playground.core.scenarios").REGISTRY))
 print(json.dumps(names))
 """
 
@@ -77,8 +77,8 @@ def registry_names_after(*modules: str, tmp_path) -> list[list[str]]:
 
 
 def test_the_registry_is_complete_alone_and_no_import_changes_it(tmp_path):
-    from playground import contenders, demos, remedies
-    from playground import scenarios as s
+    from playground.core import contenders, demos, remedies
+    from playground.core import scenarios as s
 
     every = [
         *s.SCENARIOS,
@@ -93,10 +93,10 @@ def test_the_registry_is_complete_alone_and_no_import_changes_it(tmp_path):
     ]
     assert "story-uwsgi-threads+timeout-3" in {t.name for t in every}
     alone, *after = registry_names_after(
-        "playground.scenarios",
-        "playground.demos",
-        "playground.contenders",
-        "playground.remedies",
+        "playground.core.scenarios",
+        "playground.core.demos",
+        "playground.core.contenders",
+        "playground.core.remedies",
         "playground.cli",  # every command, so every module a run imports
         tmp_path=tmp_path,
     )
@@ -104,10 +104,10 @@ def test_the_registry_is_complete_alone_and_no_import_changes_it(tmp_path):
     assert after == [alone] * len(after)
     # The other way round: the sources first, then the registry, is the same registry.
     (*_, remedies_first) = registry_names_after(
-        "playground.remedies",
-        "playground.contenders",
-        "playground.demos",
-        "playground.scenarios",
+        "playground.core.remedies",
+        "playground.core.contenders",
+        "playground.core.demos",
+        "playground.core.scenarios",
         tmp_path=tmp_path,
     )
     assert remedies_first == alone

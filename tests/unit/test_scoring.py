@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from playground.odds import Frequency
-from playground.scoring import Setting, brier, little, majority, scores, table
+from playground.core.odds import Frequency
+from playground.incident.scoring import Setting, brier, little, majority, scores, table
 
 # 128 threads at 60 visits/s: Little's tipping delay is 128 / 60 = 2.13 s.
 EDGE = Setting("gthread at 2 s", "gunicorn-threads", 60.0, 2.0, 128, Frequency(3, 4))

@@ -7,11 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from playground import steal
-from playground.incident import analysis
+from playground.incident import analysis, steal
+from playground.incident.storyresults import StoryTarget
+from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings, run
-from playground.storymodel import StoryTarget
-from playground.storyrecords import GeneratorCheck
 
 # /proc/stat as this machine writes it (2 CPUs; user nice system idle iowait irq softirq
 # steal guest guest_nice), clock ticks of 1/100 s.

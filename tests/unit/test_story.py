@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from playground.errors import UsageError
-from playground.incident import analysis
+from playground.core.errors import UsageError
+from playground.core.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
+from playground.incident import analysis, verdict
 from playground.incident.records import ServerSample, calls_for_nobody
-from playground.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
+from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.incident.storyresults import StoryRun, StoryTarget, Sweep, SweepTarget
+from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings, headline, report
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import openloop_args
@@ -25,9 +28,6 @@ from playground.story.serverside import (
     uwsgi_figures,
 )
 from playground.story.sweep import step_args, summarise_step
-from playground.storymodel import StoryRun, StoryTarget, Sweep, SweepTarget
-from playground.storyrecords import GeneratorCheck
-from playground.storysettings import StoryError, StorySettings, SweepSettings
 
 UWSGI_THREADS = REGISTRY["story-uwsgi-threads"]
 
@@ -473,8 +473,8 @@ def test_a_sweep_step_reports_an_invalid_generator_and_a_lost_attempt():
 
 # --- the closed loop through the incident -------------------------------------------------
 def _ab(tsv: str, stdout: str):
-    from playground.tools.abreport import AbTool
-    from playground.tools.abrequests import ab_rows
+    from playground.core.tools.abreport import AbTool
+    from playground.core.tools.abrequests import ab_rows
 
     rows = ab_rows(tsv)
     return rows, AbTool().parse(stdout=stdout, per_request=None, concurrency=6)
@@ -588,17 +588,17 @@ def test_a_recorded_sweep_step_of_a_full_pool_adds_up_and_shows_the_collapse():
 
 # --- a story run is a run like any other: stored, listed, re-rendered, compared -----------
 def _store(results_dir: Path, run: StoryRun) -> Path:
-    from playground.results import RunStore
+    from playground.core.runstore import RunStore
 
     return RunStore.create_run(results_dir=results_dir, run=run).run_dir
 
 
 def test_a_story_run_goes_to_json_and_back_unchanged(tmp_path):
-    from playground import results
+    from playground.commands import kinds
 
     t = _target(closed_loop=None)
     run = _run(t, StoryTarget(name="story-uwsgi-gevent", error="did not become healthy"))
-    loaded = results.load_run(_store(tmp_path, run))
+    loaded = kinds.load_run(_store(tmp_path, run))
     assert isinstance(loaded, StoryRun)
     assert loaded == run
     assert loaded.targets[0].seconds[3] == t.seconds[3]
@@ -608,19 +608,20 @@ def test_a_story_run_goes_to_json_and_back_unchanged(tmp_path):
 def test_a_story_file_that_does_not_fit_the_model_is_a_clear_error(tmp_path):
     import json
 
-    from playground import results
+    from playground.commands import kinds
+    from playground.core import runstore
 
     data = _run(_target()).to_json()
     data["story"]["rate"] = 0
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
-    with pytest.raises(results.ResultsError, match="rate must be above 0"):
-        results.load_run(tmp_path / "bad")
+    with pytest.raises(runstore.ResultsError, match="rate must be above 0"):
+        kinds.load_run(tmp_path / "bad")
     data = _run(_target()).to_json()
     data["targets"][0]["summary"]["visits"] = "many"
     (tmp_path / "bad" / "results.json").write_text(json.dumps(data))
-    with pytest.raises(results.ResultsError, match="'visits' should be a whole number"):
-        results.load_run(tmp_path / "bad")
+    with pytest.raises(runstore.ResultsError, match="'visits' should be a whole number"):
+        kinds.load_run(tmp_path / "bad")
 
 
 def test_playground_report_and_compare_work_on_story_runs(tmp_path, capsys):
@@ -751,8 +752,8 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
     --no-refresh`."""
     import json
 
+    from playground.incident.oha import oha_figures
     from playground.story import crosscheck
-    from playground.tools.oha import oha_figures
 
     oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
     output = analysis.generator_output(
@@ -769,8 +770,8 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
 
 
 def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency():
-    from playground.tools.oha import oha_figures
-    from playground.tools.output import LoadOutputError
+    from playground.core.tools.output import LoadOutputError
+    from playground.incident.oha import oha_figures
 
     f = oha_figures((DATA / "oha_q20_z3s_all_timeout.json").read_text(), duration_s=3)
     assert (f.ok, f.requests, f.errors) == (0, 60, {"timeout": 60})
@@ -782,9 +783,9 @@ def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency(
 def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_reported(tmp_path):
     import json
 
+    from playground.incident.oha import oha_figures
+    from playground.incident.storyresults import CrossCheck
     from playground.story import crosscheck
-    from playground.storymodel import CrossCheck
-    from playground.tools.oha import oha_figures
 
     # 2 x 64 threads at 2 s answer 64/s: half of it, all of it, half as much again.
     assert crosscheck.rates(pool=128, delay=2.0) == [32.0, 64.0, 96.0]
@@ -810,7 +811,7 @@ def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_rep
 
 # --- the cliff ----------------------------------------------------------------------------------
 def _steps(*points: tuple[float, float, bool]) -> list:
-    from playground.storymodel import SweepStep
+    from playground.incident.storyresults import SweepStep
 
     return [
         SweepStep(rate=r, offered_per_s=r, goodput_per_s=g, check=GeneratorCheck(valid=v))
@@ -844,8 +845,8 @@ def test_the_sweep_goes_below_its_range_only_where_even_its_lowest_rate_fell():
 
 def test_the_cliff_says_how_far_the_prediction_is_from_the_edge(tmp_path):
     from playground.incident.capacity import predict
+    from playground.incident.storyresults import Cliff, CliffTarget, DelayStep, SweepTarget
     from playground.story import cliff
-    from playground.storymodel import Cliff, CliffTarget, DelayStep, SweepTarget
 
     p = predict(workers=2, threads=64, upstream_s=2.0, rate=60, timeout_s=4)
     delays = [
@@ -918,14 +919,14 @@ def _recorded(tmp_path: Path) -> Path:
 def test_a_recorded_story_run_reads_back_unchanged(tmp_path):
     import json
 
-    from playground import results
+    from playground.commands import kinds
 
-    run = results.load_run(_recorded(tmp_path))
+    run = kinds.load_run(_recorded(tmp_path))
     assert isinstance(run, StoryRun)
     assert run.to_json() == json.loads((DATA / "story_results_recorded.json").read_text())
     threads, gevent = (run.target(f"story-uwsgi-{m}") for m in ("threads", "gevent"))
     # The verdicts were decided when it was measured; reading them is all that is left.
-    assert findings.held(threads) is False and findings.held(gevent) is True
+    assert verdict.held(threads) is False and verdict.held(gevent) is True
     assert threads.closed_loop is not None and gevent.closed_loop is not None
 
 

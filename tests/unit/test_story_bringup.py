@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from playground.compose import Docker, DockerError
+from playground.core.compose import Docker, DockerError
 from playground.story import run as story_run
-from playground.story.run import Story, brought_up
+from playground.story.run import RunInProgress, brought_up
 from tests.unit.fakedocker import Steps as _Steps
 
 
-def _story(docker: Docker) -> Story:
-    return Story(
+def _story(docker: Docker) -> RunInProgress:
+    return RunInProgress(
         run=None,  # type: ignore[arg-type]
         store=None,  # type: ignore[arg-type]
         docker=docker,

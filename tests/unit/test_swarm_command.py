@@ -9,9 +9,9 @@ import pytest
 
 from playground import cli
 from playground.commands import swarm as command
-from playground.errors import UsageError
-from playground.scenarios import resolve_story
-from playground.storysettings import StorySettings
+from playground.core.errors import UsageError
+from playground.core.scenarios import resolve_story
+from playground.incident.settings import StorySettings
 from playground.swarm.live import sender_commands
 from playground.swarm.settings import registry_address, require_manager
 

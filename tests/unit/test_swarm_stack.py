@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 from playground.swarm.stack import Stack, pushed_image, stack_from_config
 
 CONFIG = json.loads(

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from playground import verdicts
 from playground.bench import diagnosis
+from playground.core import verdicts
 from playground.incident import capacity, verdict
-from playground.storymodel import StoryTarget, SweepStep
-from playground.storyrecords import StorySummary
+from playground.incident.storyresults import StoryTarget, SweepStep
+from playground.incident.targetresults import StorySummary
 
 BELOW = math.nextafter(verdict.HELD_SHARE, 0)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground import runrecords
+from playground.incident import runrecords
 from playground.predict import validation
 from playground.predict.validation import Outcome, agrees
 

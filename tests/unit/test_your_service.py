@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from playground import cli, results
-from playground.outsidemodel import IncidentCommand, OutsideTarget
+from playground import cli
+from playground.commands import kinds
+from playground.incident.outside import IncidentCommand, OutsideTarget
+from playground.incident.settings import StoryError, StorySettings
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.report.document import render_markdown
 from playground.story import byhand, delayproxy, external
 from playground.story import report as story_report
 from playground.story.delayproxy import Dependency
 from playground.story.netem import NetemTarget
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storysettings import StoryError, StorySettings
 from tests.conftest import load_module
 from tests.unit.test_openloop import serve
 
@@ -167,7 +168,7 @@ def test_a_by_hand_generator_run_becomes_a_story_run(tmp_path, capsys):
         ["report", str(output), "--name", "mine", "--results-dir", str(tmp_path / "res")]
     )
     assert code == 0, capsys.readouterr().err
-    run = results.load_run(results.resolve_run(tmp_path / "res", "latest"))
+    run = kinds.load_run(kinds.resolve_run(tmp_path / "res", "latest"))
     assert isinstance(run, StoryRun)
     (t,) = run.targets
     assert t.name == "mine" and t.adds_up == []

@@ -1,10 +1,10 @@
 """Every rule that reads a measurement and says what it means, with its threshold.
 
-The runner calls :func:`diagnose` once per entry and stores the :class:`~playground.model.Finding`
+The runner calls :func:`diagnose` once per entry and stores the :class:`~playground.core.results.Finding`
 values it returns (code, severity, message, the figures read); the report renders them and
 never re-derives or parses them. A rule's threshold lives here and nowhere else; the ones
 another package reads too (a retransmitted SYN, the steady state, the verdicts stored with an
-entry) live one layer down, in :mod:`playground.verdicts`.
+entry) live one layer down, in :mod:`playground.core.verdicts`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from playground.load import ideal_rps
-from playground.model import Finding, Sample
-from playground.tools.ab import ab_cap_rps
-from playground.tools.output import LoadResult
-from playground.verdicts import (
+from playground.core.load import ideal_rps
+from playground.core.results import Finding, Sample
+from playground.core.tools.ab import ab_cap_rps
+from playground.core.tools.output import LoadResult
+from playground.core.verdicts import (
     MIN_STEADY_WAVES,
     NOISY_SPREAD,
     SYN_GAP_MS,

@@ -1,7 +1,7 @@
 """One bench entry from its repeats: the figures, the findings and the verdicts, decided once.
 
 Every entry is made by :func:`new_entry`, which decides its verdicts
-(:func:`playground.verdicts.verdicts`); a measured one gets its figures from
+(:func:`playground.core.verdicts.verdicts`); a measured one gets its figures from
 :func:`measured_figures`, which reads the median repeat for latency and samples and every
 repeat for the spread.
 """
@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from playground import load as loadmod
 from playground.bench import diagnosis
 from playground.bench.steady import Timeline, waves
-from playground.model import Entry, Finding, Repeat, Sample, Spread
-from playground.sampling import Series, combine
-from playground.scenarios import REGISTRY, Target
-from playground.tools.ab import ab_cap_rps
-from playground.tools.output import LoadResult
-from playground.verdicts import verdicts
+from playground.core import load as loadmod
+from playground.core.results import Entry, Finding, Repeat, Sample, Spread
+from playground.core.sampling import Series, combine
+from playground.core.scenarios import REGISTRY
+from playground.core.target import Target
+from playground.core.tools.ab import ab_cap_rps
+from playground.core.tools.output import LoadResult
+from playground.core.verdicts import verdicts
 
 
 @dataclass(frozen=True)

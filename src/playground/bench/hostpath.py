@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from playground.sampling import open_files_limit
+from playground.core.sampling import open_files_limit
 
 PROC = Path("/proc")
 PROXY = "docker-proxy"

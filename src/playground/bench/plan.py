@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from playground.bench.diagnosis import MIN_STEADY_ROUNDS
-from playground.compose import WAIT_TIMEOUT_S
-from playground.scenarios import Target
-from playground.tools.ab import ab_requests
+from playground.core.containerstate import WAIT_TIMEOUT_S
+from playground.core.target import Target
+from playground.core.tools.ab import ab_requests
 
 MIN_LOAD_S = 10.0
 
@@ -81,5 +81,5 @@ class Plan:
 
 
 def entry_key_of(target: Target) -> tuple[str, int]:
-    """The key of the entry a load makes (:attr:`playground.model.Entry.key`)."""
+    """The key of the entry a load makes (:attr:`playground.core.results.Entry.key`)."""
     return (target.name, int(target.concurrency))

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from urllib.parse import urlsplit
 
-from playground import load as loadmod
 from playground.bench import hostpath
 from playground.bench.entry import Failed, Measured, measured_figures, new_entry
 from playground.bench.plan import Plan, entry_key_of
 from playground.bench.steady import parse_timeline
-from playground.compose import Docker, DockerError, scenario_up, shown
-from playground.model import Entry, Run
-from playground.results import RunStore
-from playground.sampling import (
+from playground.core import load as loadmod
+from playground.core.compose import Docker, DockerError, scenario_up, shown
+from playground.core.results import Entry, Run
+from playground.core.runstore import RunStore
+from playground.core.sampling import (
     ProcReader,
     Sampler,
     Series,
@@ -31,9 +31,9 @@ from playground.sampling import (
     open_files_limit,
     reader_for,
 )
-from playground.scenarios import Target
-from playground.tools.ab import ab_command
-from playground.tools.output import LoadOutputError, LoadResult
+from playground.core.target import Target
+from playground.core.tools.ab import ab_command
+from playground.core.tools.output import LoadOutputError, LoadResult
 
 WARMUP_REQUESTS = 20
 # The readers of the app's containers, by service.

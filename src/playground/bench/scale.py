@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from playground.errors import PlaygroundError, UsageError
-from playground.model import ScaleSettings
+from playground.core.errors import PlaygroundError, UsageError
+from playground.core.results import ScaleSettings
 
 # Every serving mode that could hold many requests, up to c=10,000.
 SCALE_DEFAULT = (

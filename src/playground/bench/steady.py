@@ -3,7 +3,7 @@ times, and the distribution of those response times.
 
 ab's ``-g`` rows are ``starttime seconds ctime dtime ttime wait``: ``seconds`` is the request's
 start in whole epoch seconds and ``ttime`` its response time in ms; the rows are sorted by
-``ttime``, not by time (see :func:`playground.tools.abrequests.steady_rps_from_ab`).
+``ttime``, not by time (see :func:`playground.core.tools.abrequests.steady_rps_from_ab`).
 
 Why it matters: c / mean response time is the rate of a closed loop in a steady state. A run
 that lasts only a few response times never gets there: ab's first request goes alone and a
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from playground.tools.abrequests import ab_rows
+from playground.core.tools.abrequests import ab_rows
 
 #: The percentiles kept for the latency distribution chart.
 PERCENTS = (0, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 100)
@@ -52,7 +52,7 @@ def waves(*, time_taken_s: float | None, mean_ms: float | None) -> float | None:
 
 
 def parse_timeline(tsv: str) -> Timeline | None:
-    """The timeline of an ab ``-g`` file (read by :func:`playground.tools.abrequests.ab_rows`, the one
+    """The timeline of an ab ``-g`` file (read by :func:`playground.core.tools.abrequests.ab_rows`, the one
     parser of it); None when it has no data rows."""
     rows = ab_rows(tsv)
     if not rows:

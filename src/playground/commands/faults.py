@@ -6,24 +6,30 @@ import argparse
 
 from rich.console import Console
 
-from playground import environment, results
-from playground import faults as faultsmod
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.faultmodel import FaultRunSettings, FaultsRun
-from playground.scenarios import SCENARIOS, resolve
+from playground.core import environment, runstore
+from playground.core.scenarios import SCENARIOS, resolve
+from playground.faults.render import write_report
+from playground.faults.results import FaultRunSettings, FaultSettings, FaultsRun
+from playground.faults.run import FAULTS, run_faults
 
 
 def add_parser(sub: Subparsers) -> None:
-    # Longer than 60 lines on purpose: one flat list of flags, in the order `--help` shows
-    # them; split in parts, a reader would have to put the help page back together.
     f = sub.add_parser(
         "faults",
         help="inject faults under load (upstream slow-down or outage, database "
         "outage, overload) and report how each mode copes",
         parents=[options.session()],
     )
+    # In the order `--help` shows them: what to break, then its phases and loads.
+    _add_what_to_break(f)
+    _add_phases(f)
+    f.set_defaults(handler=cmd_faults)
+
+
+def _add_what_to_break(f: argparse.ArgumentParser) -> None:
     f.add_argument(
         "names",
         nargs="*",
@@ -33,7 +39,7 @@ def add_parser(sub: Subparsers) -> None:
     f.add_argument(
         "--fault",
         action="append",
-        choices=faultsmod.FAULTS,
+        choices=FAULTS,
         dest="faults",
         help="the fault to inject; repeat for several (default: all four)",
     )
@@ -43,6 +49,9 @@ def add_parser(sub: Subparsers) -> None:
         type=options.positive(int),
         help="probe clients per scenario (default: the scenario's tutorial c)",
     )
+
+
+def _add_phases(f: argparse.ArgumentParser) -> None:
     f.add_argument("--delay", type=options.positive(float), default=1.0, help="normal delay (1 s)")
     f.add_argument(
         "--slow-delay",
@@ -86,14 +95,13 @@ def add_parser(sub: Subparsers) -> None:
         default=30.0,
         help="ab's time limit for the overload fault (30)",
     )
-    f.set_defaults(handler=cmd_faults)
 
 
 def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     names = args.names or [t.name for t in SCENARIOS]
     targets = tuple(resolve(names=names))
-    faults = tuple(dict.fromkeys(args.faults or faultsmod.FAULTS))
-    settings = faultsmod.FaultSettings(
+    faults = tuple(dict.fromkeys(args.faults or FAULTS))
+    settings = FaultSettings(
         concurrency=args.concurrency,
         delay=args.delay,
         slow_delay=args.slow_delay,
@@ -108,15 +116,15 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     with session(args, out) as docker:
         build(docker, [t.compose_file for t in targets], args=args)
         run = FaultsRun(
-            run_id=results.new_run_id() + "-faults",
-            started_at=results.now(),
+            run_id=runstore.new_run_id() + "-faults",
+            started_at=runstore.now(),
             command=args.command_line,
             environment=environment.docker_only(docker),
             settings=FaultRunSettings(faults=list(faults), options=settings),
         )
-        store = results.RunStore.create_run(results_dir=args.results_dir, run=run)
+        store = runstore.RunStore.create_run(results_dir=args.results_dir, run=run)
         try:
-            faultsmod.run_faults(
+            run_faults(
                 docker=docker,
                 targets=targets,
                 faults=faults,
@@ -126,14 +134,14 @@ def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
                 warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
             )
         except KeyboardInterrupt:
-            path = faultsmod.write_report(run_dir=store.run_dir, run=run)
+            path = write_report(run_dir=store.run_dir, run=run)
             err.print(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
                 f"faults are in {store.path} and {path}"
             )
             return 130
         store.finish()
-        path = faultsmod.write_report(run_dir=store.run_dir, run=run)
+        path = write_report(run_dir=store.run_dir, run=run)
     problems = run.problems()
     for line in problems:
         err.print(f"[red]problem: {line}[/red]", highlight=False)

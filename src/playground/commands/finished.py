@@ -8,16 +8,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import report, results
-from playground.commands import options
-from playground.model import Run
-from playground.predict import beside
-from playground.results import ResultsError
+from playground import report
+from playground.commands import kinds, options
+from playground.core.results import Run
+from playground.core.runstore import ResultsError
+from playground.incident.storyresults import StoryRun
 from playground.story import byhand
 from playground.story import compare as story_compare
-from playground.story import findings as story_findings
-from playground.story import report as story_report
-from playground.storymodel import StoryRun
 
 
 def add_parser(sub: Any) -> None:
@@ -51,34 +48,27 @@ def add_parser(sub: Any) -> None:
     rep.set_defaults(handler=cmd_report)
 
 
-def _load(args: argparse.Namespace, ref: str) -> results.AnyRun:
-    return results.load_run(results.resolve_run(args.results_dir, ref))
-
-
-def _state(run: results.AnyRun) -> str:
-    if run.finished_at is None:
-        return "unfinished"
-    if isinstance(run, StoryRun):
-        bad = story_findings.failed(run)
-        return f"not trusted: {', '.join(bad)}" if bad else "ok"
-    invalid = [e.name for e in run.entries() if not e.valid]
-    return f"invalid: {', '.join(invalid)}" if invalid else "ok"
+def _load(args: argparse.Namespace, ref: str) -> Any:
+    return kinds.load_run(kinds.resolve_run(args.results_dir, ref))
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = Table(title=f"runs in {args.results_dir}")
     for col in ("run", "kind", "started", "targets", "state", "command"):
         table.add_column(col, overflow="fold")
-    for path, run in results.runs(args.results_dir):
-        if isinstance(run, ResultsError):
-            table.add_row(path.name, "?", "-", "-", f"unreadable: {run}", "-")
+    for path, found in kinds.runs(args.results_dir):
+        if isinstance(found, ResultsError):
+            table.add_row(path.name, "?", "-", "-", f"unreadable: {found}", "-")
             continue
-        kind = (
-            "bench" if not isinstance(run, StoryRun) else "prediction" if run.predicted else "story"
-        )
-        count = len(run.targets) if isinstance(run, StoryRun) else len(run.entries())
+        kind, run = found
+        state = "unfinished" if run.finished_at is None else kind.state(run)
         table.add_row(
-            path.name, kind, run.started_at or "-", str(count), _state(run), run.command or "-"
+            path.name,
+            kind.label,
+            run.started_at or "-",
+            str(kind.count(run)),
+            state,
+            run.command or "-",
         )
     out.print(table)
     return 0
@@ -106,7 +96,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
-    run_dir = results.resolve_run(args.results_dir, args.run)
+    run_dir = kinds.resolve_run(args.results_dir, args.run)
     if byhand.is_generator_output(run_dir):
         run_dir = byhand.keep(
             run_dir,
@@ -117,13 +107,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(f"kept as run {run_dir.name}")
     elif run_dir.is_file():  # a run named by its results.json: its report goes beside it
         run_dir = run_dir.parent
-    run = results.load_run(run_dir)
-    if isinstance(run, StoryRun):
-        if beside.missing(run):
-            beside.attach(run)  # the model's figures beside a run measured before it had them
-        paths = story_report.write_report(run_dir=run_dir, run=run)
-    else:
-        paths = report.write_report(run_dir=run_dir, results=run)
-    for path in paths:
+    kind, run = kinds.load(run_dir)
+    for path in kind.write_report(run_dir, run):
         out.print(str(path))
     return 0

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from playground.commands.options import Subparsers
-from playground.scenarios import REGISTRY
+from playground.core.scenarios import REGISTRY
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias, TypeVar
 
-from playground.compose import WAIT_TIMEOUT_S
+from playground.core.containerstate import WAIT_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_RESULTS = ROOT / "results"

@@ -12,14 +12,14 @@ from rich.console import Console
 
 from playground.commands.session import session
 from playground.commands.storyoutcome import new_story_run, print_outcome
-from playground.compose import DELAY_PROXY_COMPOSE, STORY_LOADGEN_SERVICES
-from playground.results import RunStore
+from playground.core.compose import DELAY_PROXY_COMPOSE, STORY_LOADGEN_SERVICES
+from playground.core.runstore import RunStore
+from playground.incident.settings import StoryError, StorySettings
 from playground.story import report
 from playground.story.delayproxy import Dependency
 from playground.story.external import OutsideSettings, preflight, run_outside
 from playground.story.netem import NetemTarget
-from playground.story.run import Story
-from playground.storysettings import StoryError, StorySettings
+from playground.story.run import RunInProgress
 
 # Flags of the story that --url does not go with: they bring the story's own targets up.
 NOT_WITH_URL = (
@@ -95,7 +95,7 @@ def cmd_outside(
             docker.build([DELAY_PROXY_COMPOSE], generators=STORY_LOADGEN_SERVICES)
         preflight(docker, outside)
         run = new_story_run(args, docker, settings)
-        story = Story(
+        story = RunInProgress(
             run=run,
             store=RunStore.create_run(results_dir=args.results_dir, run=run),
             docker=docker,

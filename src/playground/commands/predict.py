@@ -20,21 +20,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import environment, jsonmodel, remedies, results
 from playground.commands import options
 from playground.commands import story as story_command
-from playground.errors import UsageError
+from playground.core import environment, jsonmodel, remedies, runstore
+from playground.core.errors import UsageError
+from playground.core.runstore import RunStore
+from playground.core.target import Target
 from playground.incident import capacity, verdict
-from playground.oddsmodel import Odds, recovery_text, share_range, threshold_text
+from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
 from playground.predict import draws as odds
 from playground.predict import oddsmap
 from playground.predict import run as model
 from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
-from playground.results import RunStore
-from playground.scenarios import Target
 from playground.story import cells, report
-from playground.storymodel import Cliff, CliffTarget, StoryRun, Sweep
-from playground.storysettings import StorySettings, SweepSettings
 
 #: `--sweep rate`: offered load from 40% to 140% of Little's capacity, in 5% steps.
 RATE_SHARES = [round(0.40 + 0.05 * k, 2) for k in range(21)]
@@ -93,6 +93,13 @@ def add_parser(sub: Any) -> None:
         help=f"simulated repeats per target (default {DRAWS}) or per cell of --map "
         f"(default {MAP_DRAWS}); each its own system seed and busiest share",
     )
+    _add_map_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document, for scripts")
+    p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
+
+
+def _add_map_options(p: Any) -> None:
+    """`--map` and the grid it covers."""
     p.add_argument(
         "--map",
         action="store_true",
@@ -115,12 +122,10 @@ def add_parser(sub: Any) -> None:
         type=float,
         help="the incident's duration on the map (default: --incident-s)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document, for scripts")
-    p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
 
 
 def _targets(args: argparse.Namespace, settings: StorySettings) -> list[Target]:
-    targets = story_command._targets(args)
+    targets = story_command.targets_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
     for t in targets:
         system_for(t, settings)  # refuses what the model does not cover, before anything runs
@@ -348,7 +353,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.sweep and args.remedies:
         raise UsageError("--sweep finds one target's cliff; leave out --remedies")
     run = StoryRun(
-        run_id=results.new_run_id() + "-predict",
+        run_id=runstore.new_run_id() + "-predict",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
         environment=environment.model_only(),

@@ -9,10 +9,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from playground import results, runrecords
+from playground.commands import kinds
 from playground.commands.options import Subparsers
-from playground.runrecords import RecordError, RunRecord
-from playground.storymodel import StoryRun
+from playground.incident import runrecords
+from playground.incident.runrecords import RecordError, RunRecord
+from playground.incident.storyresults import StoryRun
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -21,7 +22,7 @@ def add_parser(sub: Subparsers) -> None:
         help="write a story run's compact record (docs/runs/<run id>.json) from its results, "
         "or show a record (--show)",
     )
-    p.add_argument("source", help="a story run's folder or results.json; with --show, a record")
+    p.add_argument("source", help="a story run's folder or runstore.json; with --show, a record")
     p.add_argument(
         "--out",
         type=Path,
@@ -40,7 +41,7 @@ def cmd_record(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.show:
         show(runrecords.load(Path(args.source)), out)
         return 0
-    run = results.load_run(Path(args.source))
+    run = kinds.load_run(Path(args.source))
     if not isinstance(run, StoryRun):
         raise RecordError(f"{args.source}: not a story run; a record holds a story run")
     record = runrecords.from_run(

@@ -9,7 +9,6 @@ from functools import partial
 
 from rich.console import Console
 
-from playground import contenders
 from playground.bench.plan import Plan
 from playground.bench.runner import Runner
 from playground.bench.scale import (
@@ -20,12 +19,14 @@ from playground.bench.scale import (
     scale_settings,
 )
 from playground.commands import options
+from playground.commands.bench import measure
 from playground.commands.options import Subparsers
-from playground.commands.run import measure
-from playground.errors import UsageError
-from playground.model import Run, ScaleRunSettings
-from playground.results import RunStore
-from playground.scenarios import ARES_VARIANTS, Target, resolve
+from playground.core import contenders
+from playground.core.errors import UsageError
+from playground.core.results import Run, ScaleRunSettings
+from playground.core.runstore import RunStore
+from playground.core.scenarios import ARES_VARIANTS, resolve
+from playground.core.target import Target
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -10,11 +10,11 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from playground import results
 from playground.commands.options import ROOT
-from playground.compose import LOADGEN_SERVICES, ComposeFiles, Docker
-from playground.errors import UsageError
-from playground.pinning import CpuPinning
+from playground.core import runstore
+from playground.core.compose import LOADGEN_SERVICES, ComposeFiles, Docker
+from playground.core.errors import UsageError
+from playground.core.pinning import CpuPinning
 from playground.story import delayproxy
 
 
@@ -51,7 +51,7 @@ def session(args: argparse.Namespace, out: Console) -> Iterator[Docker]:
     delayproxy.remove_leftovers(docker, lambda line: out.print(line, highlight=False))
     if getattr(args, "pin_cpus", False):
         docker.pinning = CpuPinning.halves(docker.cpus())
-    with results.exclusive(args.results_dir):
+    with runstore.exclusive(args.results_dir):
         yield docker
 
 

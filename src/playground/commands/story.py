@@ -1,7 +1,7 @@
 """`playground story`: the war story's targets through one incident at the third party.
 
 The path of an option, from here to the chart: this module turns the options into the
-settings (:mod:`playground.storysettings`) and the registry's targets, takes the machine for
+settings (:mod:`playground.incident.settings`) and the registry's targets, takes the machine for
 every bring-up (:mod:`.session`), and hands both to the part that measures:
 :mod:`playground.story.run` the incident, :mod:`playground.story.sweep` the sweep,
 :mod:`playground.story.cliff` and :mod:`playground.story.crosscheck` theirs, each into a
@@ -19,27 +19,28 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from playground import remedies
 from playground.commands import options, outside
 from playground.commands.session import build, session
 from playground.commands.storyoutcome import new_story_run, print_outcome
-from playground.compose import STORY_LOADGEN_SERVICES
-from playground.jsonmodel import field_doc
-from playground.predict import beside
-from playground.results import RunStore
-from playground.scenarios import (
+from playground.core import remedies
+from playground.core.compose import STORY_LOADGEN_SERVICES
+from playground.core.jsonmodel import field_doc
+from playground.core.runstore import RunStore
+from playground.core.scenarios import (
     STORY_CONTENDERS,
-    Target,
     remedies_table,
     resolve_story,
     story_targets,
 )
+from playground.core.target import Target
+from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.predict import beside
 from playground.story import report
-from playground.story.cliff import run_cliff
-from playground.story.crosscheck import OHA_COMPOSE, run_crosscheck
-from playground.story.run import Story, expected_seconds, run_story
-from playground.story.sweep import run_sweep
-from playground.storysettings import StoryError, StorySettings, SweepSettings
+from playground.story.cliffrun import run_cliff
+from playground.story.crosscheck import OHA_COMPOSE
+from playground.story.crosscheckrun import run_crosscheck
+from playground.story.run import RunInProgress, expected_seconds, run_story
+from playground.story.sweeprun import run_sweep
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()
@@ -63,7 +64,7 @@ def _rates(text: str) -> list[float]:
 
 
 # The settings a flag sets: (flag, StorySettings field, type); each flag's help is the field's
-# description (storysettings.py), so the command line and the schema page say the same.
+# description (incident/settings.py), so the command line and the schema page say the same.
 STORY_FLAGS: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
     ("--rate", "rate", float),
     ("--normal-delay", "normal_delay", float),
@@ -105,10 +106,18 @@ def add_parser(sub: Any) -> None:
         parents=[options.session()],
     )
     add_story_options(p)
+    # In the order `--help` shows them.
+    _add_companions(p)
+    _add_target_sets(p)
+    _add_sweep_and_repeats(p)
 
-    def switch(flag: str, text: str) -> None:
-        p.add_argument(flag, action="store_true", help=text)
 
+def _switch(p: argparse.ArgumentParser, flag: str, text: str) -> None:
+    p.add_argument(flag, action="store_true", help=text)
+
+
+def _add_companions(p: argparse.ArgumentParser) -> None:
+    """The measurements beside the incident: ab's closed loop, the sweep, the cross-check."""
     d = DEFAULTS
     p.add_argument(
         "--ab-concurrency",
@@ -117,13 +126,15 @@ def add_parser(sub: Any) -> None:
         help="ab's connections for --closed-loop (default: rate x normal delay, "
         f"{d.closed_loop_concurrency})",
     )
-    switch("--closed-loop", "also drive the same incident with ab (a closed loop), per target")
-    switch(
+    _switch(p, "--closed-loop", "also drive the same incident with ab (a closed loop), per target")
+    _switch(
+        p,
         "--sweep",
         "also sweep goodput against offered load per target, the third party "
         "at a fixed delay (--sweep-*)",
     )
-    switch(
+    _switch(
+        p,
         "--cross-check",
         "also check the generator against oha (an independent open-loop tool) per "
         "target: the same constant rates, below, at and above the thread pool's capacity at "
@@ -141,19 +152,26 @@ def add_parser(sub: Any) -> None:
         default=30.0,
         help="seconds of load per tool and rate in the cross-check (default 30)",
     )
-    switch(
+
+
+def _add_target_sets(p: argparse.ArgumentParser) -> None:
+    """The contenders, the remedies, the cliff, and the incident left out."""
+    _switch(
+        p,
         "--contenders",
         "the 2026 contenders through the incident, behind the same nginx at the same "
         "scale (Granian, with its backpressure too, Uvicorn + a2wsgi, Flask async views, Quart, "
         "free-threaded gthread), after Gunicorn's gthread and gevent",
     )
-    switch(
+    _switch(
+        p,
         "--remedies",
         "the remedies table: for each thread-pool target named (default: "
         "gunicorn-threads, which collapses at the story's defaults), the pool as it is, gevent "
         "on the same server, then every remedy that fits it, through the same incident",
     )
-    switch(
+    _switch(
+        p,
         "--cliff",
         "also find each thread pool's cliff against Little's law's prediction: a sweep "
         "of offered load from 80%% to 120%% of the predicted capacity in 5%% steps at "
@@ -166,10 +184,15 @@ def add_parser(sub: Any) -> None:
         default=2.0,
         help="the third party's delay during the cliff's rate sweep (default 2)",
     )
-    switch(
+    _switch(
+        p,
         "--no-incident",
         "leave out the open-loop incident (run only --closed-loop/--sweep/--cross-check)",
     )
+
+
+def _add_sweep_and_repeats(p: argparse.ArgumentParser) -> None:
+    """The sweep's steps, the repeats and the generator's engine."""
     w = SWEEP
     p.add_argument(
         "--sweep-rates",
@@ -250,7 +273,7 @@ def sweep_from(args: argparse.Namespace) -> SweepSettings:
     )
 
 
-def _targets(args: argparse.Namespace) -> list[Target]:
+def targets_from(args: argparse.Namespace) -> list[Target]:
     """The targets named, with the contenders or the remedies added where asked."""
     targets = resolve_story(args.targets)
     if args.contenders:
@@ -262,22 +285,56 @@ def _targets(args: argparse.Namespace) -> list[Target]:
     return targets
 
 
-def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if args.url is not None:
-        return outside.cmd_outside(args, settings_from(args), out, err)
-    # Everything a reader can get wrong is refused here, before Docker is touched.
-    targets = _targets(args)
-    settings = settings_from(args)
+def _refuse(args: argparse.Namespace, targets: list[Target], settings: StorySettings) -> None:
+    """A story no run can make, refused before Docker is touched."""
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
-    sweep = sweep_from(args) if args.sweep else None
-    later = args.sweep or args.cross_check or args.cliff  # the parts after the incident's
-    if args.no_incident and not (args.closed_loop or later):
+    if args.no_incident and not (args.closed_loop or args.sweep or args.cross_check or args.cliff):
         raise StoryError(
             "--no-incident leaves nothing to run: add --closed-loop, --sweep, --cross-check "
             "or --cliff"
         )
     if args.cliff and not any(t.model == "threads" for t in targets):
         raise StoryError("--cliff finds a thread pool's edge: name at least one thread-pool target")
+
+
+def _progress(out: Console, *, quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        disable=quiet,
+    )
+
+
+def _measure(
+    args: argparse.Namespace,
+    story: RunInProgress,
+    targets: list[Target],
+    sweep: SweepSettings | None,
+) -> None:
+    """The incident, then the sweep, the cliff and the cross-check where asked."""
+    run_story(story, targets, incident=not args.no_incident, closed_loop=args.closed_loop)
+    if sweep is not None:
+        run_sweep(story, targets, sweep)
+    if args.cliff:
+        run_cliff(story, targets, delay=args.cliff_delay)
+    if args.cross_check:
+        run_crosscheck(
+            story, targets, delay=args.cross_check_delay, duration=args.cross_check_duration
+        )
+
+
+def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.url is not None:
+        return outside.cmd_outside(args, settings_from(args), out, err)
+    # Everything a reader can get wrong is refused here, before Docker is touched.
+    targets = targets_from(args)
+    settings = settings_from(args)
+    _refuse(args, targets, settings)
+    sweep = sweep_from(args) if args.sweep else None
+    later = args.sweep or args.cross_check or args.cliff  # the parts after the incident's
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
         files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
@@ -301,16 +358,9 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"about {seconds / 60:.0f} minutes"
             + (" before the sweep, cross-check or cliff" if later else "")
         )
-        bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=out,
-            disable=args.quiet,
-        )
+        bar = _progress(out, quiet=args.quiet)
         task = bar.add_task("story", total=measurements or None)
-        story = Story(
+        story = RunInProgress(
             run=run,
             store=RunStore.create_run(results_dir=args.results_dir, run=run),
             docker=docker,
@@ -321,15 +371,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         bar.start()
         try:
-            run_story(story, targets, incident=not args.no_incident, closed_loop=args.closed_loop)
-            if sweep is not None:
-                run_sweep(story, targets, sweep)
-            if args.cliff:
-                run_cliff(story, targets, delay=args.cliff_delay)
-            if args.cross_check:
-                run_crosscheck(
-                    story, targets, delay=args.cross_check_delay, duration=args.cross_check_duration
-                )
+            _measure(args, story, targets, sweep)
         except KeyboardInterrupt:
             bar.stop()
             paths = report.write_report(run_dir=story.store.run_dir, run=run)

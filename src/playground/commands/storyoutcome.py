@@ -11,19 +11,19 @@ from pathlib import Path
 
 from rich.console import Console
 
-from playground import environment, results
 from playground.commands import options
-from playground.compose import Docker
+from playground.core import environment, runstore
+from playground.core.compose import Docker
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryRun
 from playground.story import cells, findings, repeats
-from playground.storymodel import StoryRun
-from playground.storysettings import StorySettings
 
 
 def new_story_run(
     args: argparse.Namespace, docker: Docker, settings: StorySettings, *, repeat: int = 1
 ) -> StoryRun:
     return StoryRun(
-        run_id=results.new_run_id() + "-story",
+        run_id=runstore.new_run_id() + "-story",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         command=args.command_line,
         environment=environment.collect(

@@ -15,14 +15,14 @@ import time
 
 from rich.console import Console
 
-from playground import remedies
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import session
 from playground.commands.story import add_story_options, settings_from
-from playground.jsonmodel import to_json
-from playground.odds import Frequency
-from playground.scenarios import resolve_story
+from playground.core import remedies
+from playground.core.jsonmodel import to_json
+from playground.core.odds import Frequency
+from playground.core.scenarios import resolve_story
 from playground.swarm.live import SwarmRun, run_swarm
 from playground.swarm.settings import LOCAL_REGISTRY, swarm_settings
 

@@ -2,7 +2,7 @@
 
 Every function takes the outcomes (and the moments the fault run marked) and returns the
 figures faults.json keeps: plain numbers, or the core's typed
-:class:`~playground.faultmodel.PhaseStats`.
+:class:`~playground.faults.results.PhaseStats`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from playground.faultmodel import Burst, PhaseStats
 from playground.faults.probe import Outcome
+from playground.faults.results import Burst, PhaseStats
 
 # Answers the apps document for an upstream or database that is down.
 DOCUMENTED_ERRORS = {502, 503, 504}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.compose import ComposeFiles, Docker
-from playground.faultmodel import ContainerCheck
-from playground.sampling import ProcStat, process_tree
+from playground.core.compose import ComposeFiles, Docker
+from playground.core.sampling import ProcStat, process_tree
+from playground.faults.results import ContainerCheck
 
 
 @dataclass(frozen=True)

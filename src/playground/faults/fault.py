@@ -2,7 +2,7 @@
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
 on a :class:`~playground.faults.session.FaultSession` and checks what the prober saw against what a
-serving mode must do, returning its verdict on each (typed in :mod:`playground.faultmodel`).
+serving mode must do, returning its verdict on each (typed in :mod:`playground.faults.results`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from playground.faultmodel import Burst, ContainerCheck, FaultRun, Verdict
+from playground.core.target import Target
 from playground.faults.containers import container_checks
 from playground.faults.probe import Outcome, Prober
+from playground.faults.results import Burst, ContainerCheck, FaultRun, Verdict
 from playground.faults.session import FaultSession, running
-from playground.scenarios import Target
 
 
 @dataclass(frozen=True)

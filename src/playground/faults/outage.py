@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from playground.faultmodel import OutageVerdict, Probed
+from playground.core.target import Target
 from playground.faults.analysis import (
     count_kinds,
     longest_overlapping,
@@ -23,8 +23,8 @@ from playground.faults.analysis import (
 from playground.faults.fault import Fault, Observed, Phases
 from playground.faults.probe import Prober
 from playground.faults.records import judged
+from playground.faults.results import OutageVerdict, Probed
 from playground.faults.session import FaultSession, sleep_until
-from playground.scenarios import Target
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
 # common/querydelay.py, which a unit test keeps equal to this).

@@ -9,18 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground import load as loadmod
-from playground.compose import shown
-from playground.faultmodel import (
-    AbFigures,
-    AbOutcome,
-    Burst,
-    FaultRun,
-    FaultSettings,
-    OverloadVerdict,
-    PhaseStats,
-    Probed,
-)
+from playground.core import load as loadmod
+from playground.core.compose import shown
+from playground.core.target import Target
+from playground.core.tools.ab import ab_command
+from playground.core.tools.output import LoadOutputError, LoadResult
+from playground.core.verdicts import SYN_RETRANSMIT_MS
 from playground.faults.analysis import (
     phase_stats,
     stuck_verdict,
@@ -30,11 +24,17 @@ from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Outcome, Prober, timed_request
 from playground.faults.records import aftermath
+from playground.faults.results import (
+    AbFigures,
+    AbOutcome,
+    Burst,
+    FaultRun,
+    FaultSettings,
+    OverloadVerdict,
+    PhaseStats,
+    Probed,
+)
 from playground.faults.session import FaultSession, probe_port, running
-from playground.scenarios import Target
-from playground.tools.ab import ab_command
-from playground.tools.output import LoadOutputError, LoadResult
-from playground.verdicts import SYN_RETRANSMIT_MS
 
 OVERLOAD_PROBE_CONCURRENCY = 10
 DASH = "—"
@@ -90,19 +90,10 @@ class Overload(Fault):
         ab, ab_error = _ab_report(load.output, concurrency=s.overload_concurrency)
         probe = phase_stats(load.outcomes, start=load.start, end=load.end)
         problems = unexpected_answers(probe.kinds, allowed={200, 502, 503, 504})
-        if drain_answer != "200":
-            stuck = True
-            stuck_reason = (
-                f"a fresh request after the overload got {drain_answer} after {drain_s:.1f} s"
-            )
+        stuck, stuck_reason = _drained(drain_s, drain_answer, stuck=stuck, reason=stuck_reason)
         if stuck:
             problems.append(stuck_reason)
-        if drain_s > s.delay * 3 + 2:
-            notes.append(
-                f"after the overload a fresh request waited {drain_s:.1f} s: the "
-                "server first worked through the queued requests of clients that "
-                "had gone"
-            )
+        notes += _drain_note(drain_s, delay=s.delay)
         problems += check_problems(containers)
         return OverloadVerdict(
             probed=Probed.of(target, clients=s.overload_concurrency, delay=s.delay),
@@ -265,3 +256,21 @@ def shed_summary(
             f"regular clients waited {probe.p50_s:.1f} s (median) for a {delay:g} s request"
         )
     return said
+
+
+def _drained(drain_s: float, answer: str, *, stuck: bool, reason: str) -> tuple[bool, str]:
+    """Stuck when a fresh request after the overload did not answer 200."""
+    if answer != "200":
+        return True, f"a fresh request after the overload got {answer} after {drain_s:.1f} s"
+    return stuck, reason
+
+
+def _drain_note(drain_s: float, *, delay: float) -> list[str]:
+    """A note when a fresh request waited for the queued requests of clients that had gone."""
+    if drain_s > delay * 3 + 2:
+        return [
+            f"after the overload a fresh request waited {drain_s:.1f} s: the "
+            "server first worked through the queued requests of clients that "
+            "had gone"
+        ]
+    return []

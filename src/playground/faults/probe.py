@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from playground.faultmodel import Burst
-from playground.scenarios import plain_decimal
+from playground.core.target import plain_decimal
+from playground.faults.results import Burst
 
 
 @dataclass(frozen=True)

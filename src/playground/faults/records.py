@@ -1,14 +1,14 @@
-"""How a fault fills in its records (the typed model is the core's :mod:`playground.faultmodel`):
+"""How a fault fills in its records (the typed model is the core's :mod:`playground.faults.results`):
 the checks every fault makes after it, in one place."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.faultmodel import Aftermath, Burst, ContainerCheck
 from playground.faults.analysis import stuck_verdict, timeline
 from playground.faults.containers import check_problems
 from playground.faults.probe import Outcome
+from playground.faults.results import Aftermath, Burst, ContainerCheck
 
 
 def aftermath(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground.faultmodel import (
+from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
+from playground.faults.results import (
     FaultFailed,
     FaultRecord,
     FaultsRun,
@@ -17,8 +18,6 @@ from playground.faultmodel import (
     SlowdownVerdict,
     Verdict,
 )
-from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
-from playground.faults.run import STOPPED_SERVICE
 from playground.report.document import (
     Block,
     BulletList,
@@ -177,7 +176,7 @@ def _run_blocks(record: FaultRecord | FaultFailed) -> list[Block]:
     blocks: list[Block] = [Heading(2, f"{fault} — {files}")]
     if isinstance(record, FaultFailed):
         return [*blocks, Paragraph(f"Could not run: {record.error}")]
-    if fault in STOPPED_SERVICE:
+    if record.run.stopped_service is not None:  # an outage
         blocks.append(outage_table(record))
     elif fault == "upstream-slowdown":
         blocks.append(slowdown_table(record))

@@ -6,15 +6,15 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from playground.compose import Docker, scenario_up
-from playground.faultmodel import FaultFailed, FaultRecord, FaultSettings, FaultsRun
+from playground.core.compose import Docker, scenario_up
+from playground.core.runstore import RunStore
+from playground.core.target import Target
 from playground.faults.fault import Fault
 from playground.faults.outage import DatabaseOutage, UpstreamOutage
 from playground.faults.overload import Overload
+from playground.faults.results import FaultFailed, FaultRecord, FaultSettings, FaultsRun
 from playground.faults.session import FaultSession, probe_port
 from playground.faults.slowdown import UpstreamSlowdown
-from playground.results import RunStore
-from playground.scenarios import Target
 
 #: faults.json's store: the core's, holding a fault run.
 FaultStore = RunStore[FaultsRun]
@@ -23,8 +23,6 @@ KINDS: dict[str, Fault] = {
     f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(), DatabaseOutage(), Overload())
 }
 FAULTS = tuple(KINDS)
-# The service each outage stops; the faults without one act on the load instead.
-STOPPED_SERVICE = {name: f.stopped_service for name, f in KINDS.items() if f.stopped_service}
 
 
 def applies(fault: str, target: Target) -> bool:

@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from playground.compose import Docker, shown
-from playground.errors import UsageError
-from playground.faultmodel import Burst, FaultSettings
+from playground.core.compose import Docker, shown
+from playground.core.errors import UsageError
+from playground.core.target import Target
+from playground.core.tools.ab import ab_command
 from playground.faults.containers import ServerState, server_state
 from playground.faults.probe import Prober, burst
-from playground.scenarios import Target
-from playground.tools.ab import ab_command
+from playground.faults.results import Burst, FaultSettings
 
 
 @dataclass

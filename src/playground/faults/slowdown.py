@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.faultmodel import Probed, SlowdownVerdict
 from playground.faults.analysis import (
     count_kinds,
     phase_stats,
@@ -17,6 +16,7 @@ from playground.faults.analysis import (
 from playground.faults.fault import Fault, Observed, Phases
 from playground.faults.probe import Prober
 from playground.faults.records import judged
+from playground.faults.results import Probed, SlowdownVerdict
 from playground.faults.session import FaultSession, sleep_until
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from playground.core.jsonmodel import ModelError
 from playground.incident.records import (
     AccessRecord,
     ServerSample,
@@ -21,8 +22,7 @@ from playground.incident.records import (
     worker_split,
 )
 from playground.incident.split import split_before
-from playground.jsonmodel import ModelError
-from playground.storyrecords import GeneratorCheck, Incident, StorySecond, StorySummary
+from playground.incident.targetresults import GeneratorCheck, Incident, StorySecond, StorySummary
 
 OK = "ok"
 RECOVERY_WINDOW_S = 5  # goodput and answers due are compared over 5 s windows
@@ -281,13 +281,6 @@ def summarise(
     before = [v for v in visits if warm <= v.start < incident_start]
     normal = percentile([v.latency for v in before], 50) or 0.0
 
-    def share(vs: Sequence[Visit]) -> float | None:
-        return sum(v.succeeded for v in vs) / len(vs) if vs else None
-
-    def peak(name: str) -> float | None:
-        values = [v for r in rows if (v := getattr(r, name)) is not None]
-        return max(values) if values else None
-
     def mean(name: str, lo: float, hi: float) -> float | None:
         picked = [getattr(r, name) for r in rows if lo <= r.t < hi]
         return sum(picked) / len(picked) if picked else None
@@ -295,7 +288,6 @@ def summarise(
     arrivals_during = mean("arrivals", incident_start, incident_end)
     failed = [a for a in attempts if a.outcome not in (OK, "timeout")]
     waited = [v.latency for v in during]
-    matched, late = calls_for_nobody(calls, access)
     return StorySummary(
         visits=len(visits),
         attempts=len(attempts),
@@ -315,8 +307,8 @@ def summarise(
             failed=[r.timeouts + r.errors for r in rows],
         ),
         normal_latency_s=normal,
-        visits_served_before=share(before),
-        visits_served_during=share(during),
+        visits_served_before=_share(before),
+        visits_served_during=_share(during),
         visits_never_served=sum(not v.succeeded for v in visits),
         user_latency_p50_during=percentile(waited, 50),
         user_latency_p99_during=percentile(waited, 99),
@@ -324,27 +316,52 @@ def summarise(
         errors=len(failed),
         error_latency_p50_s=percentile([a.latency for a in failed], 50),
         outcomes=dict(Counter(a.kind for a in attempts)),
+        timeout_s=timeout,
+        **_nginx_side(access, calls),
+        **_server_side(rows, lo=incident_start, hi=incident_end),
+    )
+
+
+def _nginx_side(access: Sequence[AccessRecord], calls: Sequence[UpstreamCall]) -> dict[str, Any]:
+    """What nginx and the third party saw: every request, the 499s, the calls for nobody."""
+    matched, late = calls_for_nobody(calls, access)
+    return {
         # Requests nginx passed on whose client had gone before the answer (499): the app
         # still worked on each (a thread or greenlet waited on the third party for it).
-        wasted_499=sum(1 for r in access if r.status == 499),
-        nginx_requests=len(access),
-        upstream_calls=matched if calls else None,
-        calls_for_nobody=late if calls else None,
-        peak_in_flight=peak("in_flight"),
-        peak_listen_queue=peak("listen_queue"),
-        peak_uwsgi_listen_queue=peak("uwsgi_listen_queue"),
-        peak_busy_cores=peak("busy_cores"),
-        worker_connections_during=worker_split(
-            [r.worker_connections for r in rows], lo=incident_start, hi=incident_end
+        "wasted_499": sum(1 for r in access if r.status == 499),
+        "nginx_requests": len(access),
+        "upstream_calls": matched if calls else None,
+        "calls_for_nobody": late if calls else None,
+    }
+
+
+def _share(visits: Sequence[Visit]) -> float | None:
+    return sum(v.succeeded for v in visits) / len(visits) if visits else None
+
+
+def _peak(rows: Sequence[StorySecond], name: str) -> float | None:
+    values = [v for r in rows if (v := getattr(r, name)) is not None]
+    return max(values) if values else None
+
+
+def _server_side(rows: Sequence[StorySecond], *, lo: float, hi: float) -> dict[str, Any]:
+    """What the servers showed through the run: each series' peak, the threads before, and
+    how the connections spread over the workers during the incident [lo, hi)."""
+    return {
+        "peak_in_flight": _peak(rows, "in_flight"),
+        "peak_listen_queue": _peak(rows, "listen_queue"),
+        "peak_uwsgi_listen_queue": _peak(rows, "uwsgi_listen_queue"),
+        "peak_busy_cores": _peak(rows, "busy_cores"),
+        "worker_connections_during": worker_split(
+            [r.worker_connections for r in rows], lo=lo, hi=hi
         ),
-        worker_connections_before=split_before(
-            [r.worker_connections for r in rows], incident_start=incident_start
+        "worker_connections_before": split_before(
+            [r.worker_connections for r in rows], incident_start=lo
         ),
-        peak_upstream_in_flight=peak("upstream_in_flight"),
-        peak_nginx_active=peak("nginx_active"),
-        peak_threads=peak("threads"),
-        threads_before=next((r.threads for r in rows if r.threads is not None), None),
-        peak_cpu_pct=peak("cpu_pct"),
-        peak_rss_mb=peak("rss_mb"),
-        timeout_s=timeout,
-    )
+        "peak_upstream_in_flight": _peak(rows, "upstream_in_flight"),
+        "peak_nginx_active": _peak(rows, "nginx_active"),
+        "peak_threads": _peak(rows, "threads"),
+        "threads_before": next((r.threads for r in rows if r.threads is not None), None),
+        "peak_cpu_pct": _peak(rows, "cpu_pct"),
+        "peak_rss_mb": _peak(rows, "rss_mb"),
+    }

@@ -21,9 +21,9 @@ shows the prediction beside what was measured, and says so.
 
 from __future__ import annotations
 
-from playground.scenarios import Target
-from playground.storymodel import PoolPrediction
-from playground.storysettings import StorySettings
+from playground.core.target import Target
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import PoolPrediction
 
 
 def predict(

@@ -9,15 +9,15 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.charting import new_figure, save_png
-from playground.storymodel import StoryTarget
-from playground.storyrecords import StorySecond
-from playground.storysettings import StorySettings
+from playground.core.charting import new_figure, save_png
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryTarget
+from playground.incident.targetresults import StorySecond
 
 
-def save(fig: Figure, path: Path) -> None:
+def save_story_chart(fig: Figure, path: Path) -> None:
     """The figure laid out, written as a PNG at 100 dpi the deterministic way
-    (:func:`playground.charting.save_png`: the same run gives the same bytes)."""
+    (:func:`playground.core.charting.save_png`: the same run gives the same bytes)."""
     fig.tight_layout()
     save_png(fig, path, dpi=100)
 
@@ -78,7 +78,7 @@ def plot_target(target: StoryTarget, settings: StorySettings, path: Path) -> Non
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s → "
         f"{settings.normal_delay:g} s"
     )
-    save(fig, path)
+    save_story_chart(fig, path)
 
 
 OVERLAY_CHART = "story-goodput.png"
@@ -116,4 +116,4 @@ def plot_overlay(targets: Sequence[StoryTarget], settings: StorySettings, path: 
         f"{settings.normal_delay:g} s → {settings.incident_delay:g} s), every target",
         fontsize=10,
     )
-    save(fig, path)
+    save_story_chart(fig, path)

@@ -50,7 +50,7 @@ def calls_for_nobody(
 @dataclass(frozen=True)
 class ServerSample:
     """What the servers showed at one moment, by the names of the per-second rows
-    (:class:`~playground.storyrecords.StorySecond`: listen_queue, busy_cores, nginx_active,
+    (:class:`~playground.incident.targetresults.StorySecond`: listen_queue, busy_cores, nginx_active,
     upstream_in_flight, threads, rss_mb, ...); a figure not read, or not this kind of
     server's, is left out."""
 

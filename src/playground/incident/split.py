@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.incident.records import worker_split
-from playground.storymodel import StoryRun, StoryTarget
+from playground.incident.storyresults import StoryRun, StoryTarget
 
 #: The split before the incident is read from this second on: the first seconds bring the
 #: pool from idle to the story's load (its first connections land on whichever worker woke).

@@ -7,8 +7,8 @@ say whether a measurement can be trusted) and for the model's prediction
 
 from __future__ import annotations
 
-from playground.model import Finding
-from playground.storymodel import NO_OUTCOME, StoryTarget, SweepStep
+from playground.core.results import Finding
+from playground.incident.storyresults import NO_OUTCOME, StoryTarget, SweepStep
 
 #: A target *held* through the incident when at least this share of the visits that arrived
 #: during it were served (first attempt or a reload). On this 2-core machine (docs/story.md,

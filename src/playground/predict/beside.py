@@ -14,14 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from playground.errors import PlaygroundError
+from playground.core.errors import PlaygroundError
+from playground.core.scenarios import resolve_story
+from playground.core.target import Target
 from playground.incident import verdict
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import (
+    DelayStep,
+    StoryRun,
+    StoryTarget,
+    SweepStep,
+    SweepTarget,
+)
+from playground.incident.targetresults import PredictedFigures, StorySummary
 from playground.predict.run import each, predict_target, rate_step
 from playground.predict.system import system_for
-from playground.scenarios import Target, resolve_story
-from playground.storymodel import DelayStep, StoryRun, StoryTarget, SweepStep, SweepTarget
-from playground.storyrecords import PredictedFigures, StorySummary
-from playground.storysettings import StorySettings, SweepSettings
 
 #: Visits served during the incident further apart than this (percentage points) disagree.
 SERVED_POINTS = 10.0

@@ -6,7 +6,7 @@ the arrivals of the run's `seed` and takes a system seed of its own (`system_see
 index) and, for a gthread pool, a busiest-worker share of its own, drawn from the measured ones
 (:mod:`.measured`) unless `--busiest-share` pins it. Out comes the target as one
 representative draw (its per-second rows and summary) with every draw's outcome
-(:class:`playground.oddsmodel.Odds`), and for a gthread pool the share at which P(held) crosses
+(:class:`playground.incident.oddsresults.Odds`), and for a gthread pool the share at which P(held) crosses
 1/2, by bisection on the pinned share.
 
 A draw that only needs the collapse verdict (the bisection, the map) stops simulating new
@@ -21,14 +21,14 @@ import statistics
 from dataclasses import replace
 from functools import partial
 
+from playground.core.target import Target
 from playground.incident import analysis, verdict
-from playground.oddsmodel import Draw, Odds
+from playground.incident.oddsresults import Draw, Odds
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryTarget
 from playground.predict import measured
 from playground.predict.run import each, predict_target, simulate
 from playground.predict.system import system_for
-from playground.scenarios import Target
-from playground.storymodel import StoryTarget
-from playground.storysettings import StorySettings
 
 #: The bisection's draws per share (or the prediction's, where fewer) and its steps (the share
 #: to within 1/2^6 of its range).

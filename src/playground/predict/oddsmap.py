@@ -21,16 +21,17 @@ from dataclasses import fields, replace
 from functools import partial
 from pathlib import Path
 
-from playground import results
-from playground.errors import UsageError
+from playground.core import runstore
+from playground.core.errors import UsageError
+from playground.core.jsonmodel import ResultsError
+from playground.core.target import Target
 from playground.incident import verdict
-from playground.oddsmodel import MapCell, MapPoint, OddsMap
+from playground.incident.oddsresults import MapCell, MapPoint, OddsMap
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryRun
 from playground.predict.draws import collapse_settings, collapsed
 from playground.predict.run import each
 from playground.predict.system import system_for
-from playground.scenarios import Target
-from playground.storymodel import StoryRun
-from playground.storysettings import StorySettings
 
 #: The default grid: cells per axis, and each axis from half to 1.5 times its centre.
 CELLS = 11
@@ -143,12 +144,27 @@ def _matches(run: StoryRun, settings: StorySettings) -> bool:
     )
 
 
+def _story_runs(results_dir: Path) -> list[StoryRun]:
+    """Every story run kept under `results_dir` that this version can read."""
+    found = []
+    for path in sorted(results_dir.glob(f"*/{StoryRun.FILE}")):
+        if path.parent.is_symlink():
+            continue  # results/latest
+        try:
+            data = runstore.read(path)
+            if data.get("kind") == StoryRun.KIND:
+                found.append(StoryRun.from_json(data))
+        except ResultsError:
+            continue
+    return found
+
+
 def measured_points(results_dir: Path, target: str, settings: StorySettings) -> list[MapPoint]:
     """The target's stored measurements whose settings match apart from rate and delay: k of
     n collapsed per rate and delay."""
     seen: dict[tuple[float, float], tuple[int, int, list[str]]] = {}
-    for _, run in results.runs(results_dir) if results_dir.is_dir() else []:
-        if not isinstance(run, StoryRun) or run.predicted or not _matches(run, settings):
+    for run in _story_runs(results_dir):
+        if run.predicted or not _matches(run, settings):
             continue
         for t in run.targets:
             if t.name != target or t.summary is None or t.summary.visits_served_during is None:

@@ -1,7 +1,7 @@
 """A prediction as a story run: the simulation's records through the story's own analysis.
 
 The same per-second rows, summary, verdicts and chart as a measured target
-(:mod:`playground.incident`), stored as a :class:`~playground.storymodel.StoryRun` marked
+(:mod:`playground.incident`), stored as a :class:`~playground.incident.storyresults.StoryRun` marked
 `predicted`, so `playground report` draws it and `playground compare` sets it beside a
 measured run. Sweeps: goodput against offered load at a fixed delay (`rate`), and the whole
 incident at a range of delays (`delay`), each beside Little's law
@@ -18,14 +18,14 @@ from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
+from playground.core.target import Target
 from playground.incident import analysis, capacity, verdict
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import DelayStep, StoryTarget, SweepStep, SweepTarget
+from playground.incident.targetresults import Incident, StorySecond
 from playground.predict import schedule
 from playground.predict.simulate import Records, Simulation
 from playground.predict.system import system_for
-from playground.scenarios import Target
-from playground.storymodel import DelayStep, StoryTarget, SweepStep, SweepTarget
-from playground.storyrecords import Incident, StorySecond
-from playground.storysettings import StorySettings
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -26,12 +26,12 @@ import simpy
 
 from playground.incident.analysis import Attempt
 from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
+from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
 from playground.predict.haproxy import Queue
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
-from playground.storysettings import StorySettings
 
 #: Linux's first SYN retransmission, then doubling (TCP_TIMEOUT_INIT).
 SYN_RETRY_S = 1.0

@@ -27,11 +27,11 @@ from typing import Any
 
 import yaml
 
-from playground import remedies
-from playground.errors import UsageError
+from playground.core import remedies
+from playground.core.errors import UsageError
+from playground.core.target import Target
+from playground.incident.settings import StorySettings
 from playground.predict import measured
-from playground.scenarios import Target
-from playground.storysettings import StorySettings
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,6 +1,6 @@
 """docs/predict.md's tables of the model against the rows measured, made from the run records.
 
-Each row of a table is a measurement kept in docs/runs/ (:mod:`playground.runrecords`, its
+Each row of a table is a measurement kept in docs/runs/ (:mod:`playground.incident.runrecords`, its
 `model_rows`); the model runs again on that run's settings and the row's target, and the
 table is written between the page's marker comments (``<!-- validation:NAME -->`` and
 ``<!-- /validation:NAME -->``), so a change to the model changes the page by one command::
@@ -25,14 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground import runrecords, scoring
-from playground.incident import verdict
-from playground.odds import Frequency
+from playground.core.odds import Frequency
+from playground.core.scenarios import resolve_story
+from playground.incident import runrecords, scoring, verdict
+from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
+from playground.incident.settings import StorySettings
 from playground.predict import run as model
 from playground.predict.system import system_for
-from playground.runrecords import ModelRow, RunRecord, TargetRecord
-from playground.scenarios import resolve_story
-from playground.storysettings import StorySettings
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "predict.md"
 #: The page's criteria for a row that agrees.

@@ -4,7 +4,7 @@ The package, by job: :mod:`.document` (the block model and its Markdown/HTML ren
 the fault and story reports use too), :mod:`.reading` (formatting figures, sections by kind),
 :mod:`.sections` (the report's sections), :mod:`.contenders` (the contenders' section and its
 chart), :mod:`.charts`, :mod:`.terminal`, :mod:`.compare`.
-Everything reads the typed model (:mod:`playground.model`); the diagnosis it shows was made by
+Everything reads the typed model (:mod:`playground.core.results`); the diagnosis it shows was made by
 the bench (:mod:`playground.bench.diagnosis`) and is rendered, never re-derived.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground.model import Run
+from playground.core.results import Run
 from playground.report.charts import CHART_ALTS, write_charts, write_timelines
 from playground.report.compare import compare, compare_table
 from playground.report.contenders import write_contender_chart

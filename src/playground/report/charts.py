@@ -23,9 +23,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from playground.charting import new_figure as _new_figure
-from playground.charting import save_png
-from playground.model import Entry, Run
+from playground.core.charting import new_figure, save_png
+from playground.core.results import Entry, Run
 from playground.report.reading import fmt, is_sweep, main_entries, status
 
 CHART_DPI = 100
@@ -45,13 +44,13 @@ CHART_ALTS = {
 }
 
 
-def new_figure(*, width: float, height: float) -> Figure:
+def bench_figure(*, width: float, height: float) -> Figure:
     """A figure detached from pyplot's global state, with its own Agg canvas."""
-    return _new_figure(figsize=(min(width, WIDTH_IN), height), dpi=CHART_DPI, layout="constrained")
+    return new_figure(figsize=(min(width, WIDTH_IN), height), dpi=CHART_DPI, layout="constrained")
 
 
-def save(figure: Figure, path: Path) -> None:
-    """Save the deterministic way (:func:`playground.charting.save_png`)."""
+def save_bench_chart(figure: Figure, path: Path) -> None:
+    """Save the deterministic way (:func:`playground.core.charting.save_png`)."""
     save_png(figure, path, dpi=CHART_DPI)
 
 
@@ -114,7 +113,7 @@ def _plot_rps(run: Run, path: Path) -> bool:
         return False
     calibration = run.calibration
     ceiling = calibration.steady_rps if calibration else None
-    figure = new_figure(width=11, height=2.6 + 0.62 * len(entries))
+    figure = bench_figure(width=11, height=2.6 + 0.62 * len(entries))
     ax = figure.add_subplot()
     values = [v for e in entries for k in keys if (v := getattr(e, k)) is not None]
     x_max = max([*values, ceiling or 0.0, 1.0]) * 1.22
@@ -137,7 +136,7 @@ def _plot_rps(run: Run, path: Path) -> bool:
                  f"(run {run.run_id or '?'})")  # fmt: skip
     handles = _rps_legend(ceiling)
     figure.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
-    save(figure, path)
+    save_bench_chart(figure, path)
     return True
 
 
@@ -213,7 +212,7 @@ def _plot_threads(run: Run, path: Path) -> bool:
         getattr(e, k) is not None for e in entries for k in ("threads_before", "threads_peak")
     ):
         return False
-    figure = new_figure(width=10, height=2.3 + 0.55 * len(entries))
+    figure = bench_figure(width=10, height=2.3 + 0.55 * len(entries))
     ax = figure.add_subplot()
     peaks = [getattr(e, k) or 0.0 for e in entries for k in ("threads_before", "threads_peak")]
     x_max = max([*peaks, 1.0]) * 1.15
@@ -250,7 +249,7 @@ def _plot_threads(run: Run, path: Path) -> bool:
         Patch(facecolor=INVALID_FACE, edgecolor=INVALID_EDGE, hatch="///", label="invalid run"),
     ]
     figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
-    save(figure, path)
+    save_bench_chart(figure, path)
     return True
 
 
@@ -271,7 +270,7 @@ def _plot_sweep(run: Run, path: Path, *, key: str, ylabel: str, title: str) -> b
     series = _sweep_series(run, key)
     if not series:
         return False
-    figure = new_figure(width=11, height=6)
+    figure = bench_figure(width=11, height=6)
     ax = figure.add_subplot()
     all_cs = sorted({c for points in series.values() for c, _, _ in points})
     styles = ("-", "--", "-.", ":")
@@ -314,7 +313,7 @@ def _plot_sweep(run: Run, path: Path, *, key: str, ylabel: str, title: str) -> b
     ax.grid(alpha=0.3)
     ax.set_title(f"{title} (run {run.run_id or '?'})")
     figure.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
-    save(figure, path)
+    save_bench_chart(figure, path)
     return True
 
 
@@ -357,7 +356,7 @@ def _plot_latency(run: Run, path: Path) -> bool:
     entries = [e for e in run.entries() if e.latency_distribution_ms]
     if not entries:
         return False
-    figure = new_figure(width=WIDTH_IN, height=5.2)
+    figure = bench_figure(width=WIDTH_IN, height=5.2)
     ax = figure.add_subplot()
     styles = ("-", "--", "-.", ":")
     for index, entry in enumerate(entries):
@@ -380,7 +379,7 @@ def _plot_latency(run: Run, path: Path) -> bool:
     ax.grid(alpha=0.3)
     ax.set_title(f"Response time distribution (run {run.run_id or '?'})")
     figure.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
-    save(figure, path)
+    save_bench_chart(figure, path)
     return True
 
 
@@ -393,7 +392,7 @@ def _plot_timeline(entry: Entry, path: Path) -> bool:
     if len(entry.samples) < 2:
         return False
     t = [s.t for s in entry.samples]
-    figure = new_figure(width=WIDTH_IN, height=2.6)
+    figure = bench_figure(width=WIDTH_IN, height=2.6)
     panels = (
         ("threads", "OS threads", "#8c564b"),
         ("rss_mb", "RSS (MB)", "#1f77b4"),
@@ -419,7 +418,7 @@ def _plot_timeline(entry: Entry, path: Path) -> bool:
     figure.suptitle(
         f"{entry.name} (c={entry.concurrency}): what top -H shows through the run", fontsize=10
     )
-    save(figure, path)
+    save_bench_chart(figure, path)
     return True
 
 

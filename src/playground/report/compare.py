@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from playground.model import Entry, Run
+from playground.core.results import Entry, Run
 from playground.report.document import (
     Block,
     Callout,

@@ -6,7 +6,7 @@ It appears when the run has a ``contender`` entry (``playground run --contenders
 ``playground scale --contenders``); any tutorial scenario measured in the same run sits beside
 them. Every figure is an entry's own (rps, steady_rps, efficiency, latency, threads, RSS, CPU);
 the only quotients added are said in :data:`HOW_TO_READ`, and the verdict is
-:func:`playground.verdicts.overlap`'s.
+:func:`playground.core.verdicts.overlap`'s.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from playground.model import Entry, Run
-from playground.report.charts import new_figure, save
+from playground.core.results import Entry, Run
+from playground.core.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
+from playground.report.charts import bench_figure, save_bench_chart
 from playground.report.document import (
     Block,
     BulletList,
@@ -29,7 +30,6 @@ from playground.report.document import (
     Table,
 )
 from playground.report.reading import DASH, SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
-from playground.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
 KINDS = ("contender", "scenario")
@@ -205,7 +205,7 @@ def write_contender_chart(run: Run, run_dir: Path) -> str | None:
     ]
     if not entries:
         return None
-    figure = new_figure(width=11, height=1.6 + 0.3 * len(entries))
+    figure = bench_figure(width=11, height=1.6 + 0.3 * len(entries))
     axes = figure.subplots(1, 2, sharey=True)
     ys = range(len(entries))
     colours = [VERDICT_COLOURS.get(verdict(e) or "", "#7f7f7f") for e in entries]
@@ -227,5 +227,5 @@ def write_contender_chart(run: Run, run_dir: Path) -> str | None:
         handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False
     )
     figure.suptitle(f"{SECTIONS['contender'][0]} (run {run.run_id or '?'})")
-    save(figure, run_dir / CHART_NAME)
+    save_bench_chart(figure, run_dir / CHART_NAME)
     return CHART_NAME

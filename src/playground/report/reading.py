@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from playground.jsonmodel import to_json
-from playground.model import Entry, Run
+from playground.core.jsonmodel import to_json
+from playground.core.results import Entry, Run
 
 #: Shown wherever a figure is unknown.
 DASH = "—"

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from playground.model import Entry, Run, ScaleRunSettings, ScaleSettings
+from playground.core.results import Entry, Run, ScaleRunSettings, ScaleSettings
+from playground.core.verdicts import (
+    CONCURRENT_SHARE,
+    MIN_STEADY_WAVES,
+    NOISY_SPREAD,
+    SCALE_GOOD,
+    SERIALISED_AT_ONCE,
+    TARGET_EFFICIENCY,
+)
 from playground.report.contenders import contender_blocks
 from playground.report.document import (
     Block,
@@ -35,14 +43,6 @@ from playground.report.reading import (
     status,
     steady_cell,
     title,
-)
-from playground.verdicts import (
-    CONCURRENT_SHARE,
-    MIN_STEADY_WAVES,
-    NOISY_SPREAD,
-    SCALE_GOOD,
-    SERIALISED_AT_ONCE,
-    TARGET_EFFICIENCY,
 )
 
 HOW_TO_READ = (
@@ -348,7 +348,7 @@ def at_once(entry: Entry) -> float | None:
 
 
 def demo_shape(entry: Entry) -> str:
-    """ "serialised", "capped" or "concurrent" (:func:`playground.verdicts.overlap`); a dash
+    """ "serialised", "capped" or "concurrent" (:func:`playground.core.verdicts.overlap`); a dash
     with no sleep, no figures or an error."""
     if at_once(entry) is None:
         return DASH

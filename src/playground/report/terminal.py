@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from playground.model import Entry, Run
+from playground.core.results import Entry, Run
 from playground.report.reading import (
     efficiency,
     fmt,

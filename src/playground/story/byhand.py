@@ -17,14 +17,14 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from playground.core.jsonmodel import ModelError
+from playground.core.runstore import RunStore, new_run_id
 from playground.incident import analysis
-from playground.jsonmodel import ModelError
-from playground.outsidemodel import OutsideTarget
-from playground.results import RunStore, new_run_id
+from playground.incident.outside import OutsideTarget
+from playground.incident.settings import StoryError, StorySettings
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story import findings
 from playground.story.run import measure_incident
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storysettings import StoryError, StorySettings
 
 
 def is_generator_output(path: Path) -> bool:

@@ -5,7 +5,7 @@ the upstream time at which the story's rate fills the pool), then two measuremen
 
 1. A fine sweep of offered load from 80% to 120% of the predicted capacity, in steps of 5%,
    the third party at a fixed delay: the edge is the lowest rate whose goodput fell below
-   :data:`~playground.story.findings.HELD_SHARE` of what was offered.
+   :data:`~playground.incident.verdict.HELD_SHARE` of what was offered.
 2. The incident itself at the story's rate, its delay stepped (1.8 to 2.8 s by default): the
    shortest delay at which the pool collapsed, and the shortest it did not recover from
    within the run.
@@ -19,16 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from playground.compose import DockerError
-from playground.incident import capacity, verdict
-from playground.model import Finding
-from playground.report.document import Block, Heading, Image, Paragraph, Table
-from playground.scenarios import Target
-from playground.story import findings, predicted
-from playground.story.cells import DASH, error, num, pct
-from playground.story.run import Story, as_run, run_incident
-from playground.story.sweep import model_note, run_sweep_target
-from playground.storymodel import (
+from playground.core.results import Finding
+from playground.incident import verdict
+from playground.incident.settings import SweepSettings
+from playground.incident.storyresults import (
     Cliff,
     CliffTarget,
     DelayStep,
@@ -36,9 +30,11 @@ from playground.storymodel import (
     StoryTarget,
     Sweep,
     SweepStep,
-    SweepTarget,
 )
-from playground.storysettings import SweepSettings
+from playground.report.document import Block, Heading, Image, Paragraph, Table
+from playground.story import findings, predicted
+from playground.story.cells import DASH, error, num, pct
+from playground.story.sweep import model_note
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
 #: Where even the lowest share fell (a pool far below its prediction: Gunicorn's gthread over
@@ -68,11 +64,12 @@ def below_range(steps: Sequence[SweepStep]) -> bool:
     return fell is not None and held is None
 
 
-def _step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> DelayStep:
+def delay_step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> DelayStep:
+    """One delay's row of the cliff: the measured run's figures beside the model's."""
     s = t.summary
     return DelayStep(
         incident_delay=delay,
-        held=findings.held(t),
+        held=verdict.held(t),
         recovered=None if s is None else s.recovery_s is not None,
         recovery_s=None if s is None else s.recovery_s,
         visits_served_during=None if s is None else s.visits_served_during,
@@ -97,7 +94,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
         return [
             Finding(
                 code=f"{name}-not-found",
-                severity=findings.WARNING,
+                severity=verdict.WARNING,
                 message=f"no {what} was found in the range measured: the prediction "
                 f"({predicted:.2f}) cannot be checked against it",
                 figures={"predicted": predicted},
@@ -107,7 +104,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
     return [
         Finding(
             code=f"{name}-{'near' if abs(off) <= NEAR else 'missed'}",
-            severity=findings.INFO if abs(off) <= NEAR else findings.WARNING,
+            severity=verdict.INFO if abs(off) <= NEAR else verdict.WARNING,
             message=f"{what}: predicted {predicted:.2f}, measured {measured:.2f} "
             f"({100 * off:+.0f}%)",
             figures={"predicted": predicted, "measured": measured, "off": off},
@@ -123,66 +120,6 @@ def judge(c: CliffTarget) -> CliffTarget:
     out = _missed("capacity", p.capacity_per_s, c.edge_rate, "capacity (visits/s)")
     out += _missed("tipping-delay", p.tipping_delay_s, c.edge_delay, "tipping delay (s)")
     return replace(c, findings=out)
-
-
-def _swept(
-    story: Story, target: Target, shares: Sequence[float], *, capacity: float, delay: float
-) -> SweepTarget:
-    """The rate sweep at these shares of the predicted capacity, on one bring-up."""
-    rates = [round(share * capacity, 1) for share in shares]
-    return run_sweep_target(story, target, SweepSettings(rates=rates, delay=delay))
-
-
-def run_cliff(
-    story: Story,
-    targets: Sequence[Target],
-    *,
-    delay: float,
-    shares: Sequence[float] = SHARES,
-    delays: Sequence[float] = DELAYS,
-) -> None:
-    """Each thread-pool target: the rate sweep on one bring-up, then the incident once per
-    delay (a bring-up each); results.json after each measurement."""
-    settings = story.run.story
-    story.run.cliff = cliff = Cliff(delay=delay, shares=list(shares), delays=list(delays))
-    for base in (t for t in targets if t.model == "threads"):
-        target = as_run(base, settings)
-        prediction = capacity.of(target, settings, upstream_s=delay)
-        entry = CliffTarget(name=target.name, title=target.title, prediction=prediction)
-        cliff.targets.append(entry)
-        try:
-            entry.rates = _swept(
-                story, target, shares, capacity=prediction.capacity_per_s, delay=delay
-            )
-            if below_range(entry.rates.steps):
-                story.info(f"{target.name}: even {shares[0]:.0%} fell; on below it")
-                lower = _swept(
-                    story, target, BELOW, capacity=prediction.capacity_per_s, delay=delay
-                ).steps
-                entry.rates.steps = sorted([*lower, *entry.rates.steps], key=lambda s: s.rate)
-        except DockerError as exc:
-            story.warn(f"{target.name} (cliff): {exc}")
-            entry.error = str(exc)
-        entry.edge_rate, entry.held_rate = edge(entry.rates.steps if entry.rates else [])
-        story.save()
-        for d in delays:
-            measured = StoryTarget(name=target.name, model=target.model, server=target.server)
-            story.info(f"{target.name}: the incident at {d:g} s")
-            try:
-                measured = run_incident(
-                    story, target, measured, replace(settings, incident_delay=d)
-                )
-            except DockerError as exc:
-                story.warn(f"{target.name} at {d:g} s: {exc}")
-                measured.error = str(exc)
-            measured.findings = findings.for_target(measured)
-            at_d = capacity.of(target, settings, upstream_s=d)
-            entry.delays.append(_step(d, measured, at_d.lasts_s))
-            story.save()
-        entry.edge_delay = first_delay(entry.delays, failed="held")
-        entry.unrecovered_delay = first_delay(entry.delays, failed="recovered")
-        cliff.targets[-1] = judge(entry)
-        story.save()
 
 
 # --- in the report ---------------------------------------------------------------------------
@@ -230,7 +167,7 @@ def cliff_row(c: CliffTarget) -> list[str]:
 def delay_rows(c: CliffTarget) -> list[list[str]]:
     rows = []
     for d in c.delays:
-        says = findings.word(d.held)
+        says = verdict.word(d.held)
         rows.append(
             [
                 c.name,

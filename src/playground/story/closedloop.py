@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.core.tools.abrequests import AbRequest
+from playground.core.tools.output import LoadResult
 from playground.incident.analysis import percentile
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.targetresults import AbPhase, ClosedLoop
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
 from playground.story.cells import DASH, arrow, error, goodput, num
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storyrecords import AbPhase, ClosedLoop
-from playground.tools.abrequests import AbRequest
-from playground.tools.output import LoadResult
 
 PHASES = ("before", "during", "after")
 

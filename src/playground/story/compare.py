@@ -3,8 +3,8 @@ figure of A beside B's, and where their settings differ."""
 
 from __future__ import annotations
 
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story.cells import num, pct, recovery, verdict
-from playground.storymodel import StoryRun, StoryTarget
 
 COMPARE_COLUMNS = ("target", "figure", "A", "B")
 COMPARED = (

@@ -10,7 +10,7 @@ host name alone. Every call sleeps for the delay in a shared dict before it is p
 the incident sets that delay through the admin port (the generator sends the request at
 its time, as it sends the story's to slow_api), with an expiry: the delay ends by itself.
 
-Each proxy carries the label :data:`~playground.compose.DELAY_PROXY_LABEL`: one left by a
+Each proxy carries the label :data:`~playground.core.compose.DELAY_PROXY_LABEL`: one left by a
 command killed with SIGKILL is removed by the next command's session (and by `make down`).
 """
 
@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from playground.compose import DELAY_PROXY_IMAGE, DELAY_PROXY_LABEL, Docker, DockerError
-from playground.scenarios import plain_decimal as num
-from playground.storysettings import StoryError
+from playground.core.compose import DELAY_PROXY_IMAGE, DELAY_PROXY_LABEL, Docker, DockerError
+from playground.core.target import plain_decimal as num
+from playground.incident.settings import StoryError
 
 ADMIN_PORT = 9901
 #: How long the proxy may take to answer on its admin port and reach the dependency.

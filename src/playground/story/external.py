@@ -20,15 +20,21 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 
-from playground.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
-from playground.outsidemodel import IncidentCommand, OutsideTarget
+from playground.core.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
+from playground.incident.openloop import openloop
+from playground.incident.outside import IncidentCommand, OutsideTarget
+from playground.incident.settings import StoryError, StorySettings
+from playground.incident.storyresults import StoryTarget
 from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
 from playground.story.plan import users
-from playground.story.run import GENERATOR_CPU_SHARES, Story, bound, measure_incident, read_output
-from playground.storymodel import StoryTarget
-from playground.storysettings import StoryError, StorySettings
-from playground.tools.openloop import openloop
+from playground.story.run import (
+    GENERATOR_CPU_SHARES,
+    RunInProgress,
+    bound,
+    measure_incident,
+    read_output,
+)
 
 #: How long the service may take to answer its URL with a 2xx before the load (it may be
 #: becoming healthy once the proxy it is pointed at has started).
@@ -125,7 +131,7 @@ def shell(command: str) -> Callable[[], tuple[int | None, str]]:
     return run
 
 
-def _actions(story: Story, outside: OutsideSettings) -> _Timed:
+def _actions(story: RunInProgress, outside: OutsideSettings) -> _Timed:
     s = story.run.story
     start, end = s.before_s, s.before_s + s.incident_s
     actions: list[tuple[str, float, Callable[[], tuple[int | None, str]]]] = []
@@ -139,7 +145,7 @@ def _actions(story: Story, outside: OutsideSettings) -> _Timed:
     return _Timed(actions)
 
 
-def check_answers(story: Story, outside: OutsideSettings) -> None:
+def check_answers(story: RunInProgress, outside: OutsideSettings) -> None:
     """The URL answers with a 2xx from where the generator runs, or a clear error."""
     deadline = time.monotonic() + ANSWER_WITHIN_S
     status, body = 0, ""
@@ -168,7 +174,7 @@ def preflight(docker: Docker, outside: OutsideSettings) -> None:
 
 
 @contextmanager
-def _incident_made(story: Story, outside: OutsideSettings) -> Iterator[list[str]]:
+def _incident_made(story: RunInProgress, outside: OutsideSettings) -> Iterator[list[str]]:
     """The proxy up (if asked for) for the block; the generator's --at options yielded."""
     s = story.run.story
     with ExitStack() as stack:
@@ -189,20 +195,40 @@ def _incident_made(story: Story, outside: OutsideSettings) -> Iterator[list[str]
         yield ["--at", f"{s.before_s:g}:POST:{url}"]
 
 
-def run_outside(story: Story, outside: OutsideSettings) -> StoryTarget:
+def _outside_target(outside: OutsideSettings, *, extra_delay: float) -> OutsideTarget:
+    """The service by URL, as its results name it (before the incident's commands)."""
+    dependency = outside.dependency
+    return OutsideTarget(
+        url=outside.url,
+        network=outside.network,
+        mechanism=outside.mechanism,
+        dependency=f"{dependency.name}={dependency.url}" if dependency else None,
+        added_delay_s=extra_delay if outside.dependency or outside.netem else None,
+    )
+
+
+def _incident_commands(
+    outside: OutsideSettings, timed: _Timed, *, t0_wall: float
+) -> list[IncidentCommand]:
+    """The commands that made the incident, in the order they ran, on the generator's clock."""
+    return [
+        IncidentCommand(
+            when=when,
+            command=_said(outside, when),
+            at_s=round(at - t0_wall, 3),
+            exit=code,
+            output=text,
+        )
+        for when, at, code, text in sorted(timed.done, key=lambda d: d[1])
+    ]
+
+
+def run_outside(story: RunInProgress, outside: OutsideSettings) -> StoryTarget:
     """The service through the incident, measured from the generator's side; saved."""
     s, docker = story.run.story, story.docker
     out_name = f"openloop-{outside.name}.json"
     entry = StoryTarget(name=outside.name, title=f"{outside.name} ({outside.url}, by URL)")
-    entry.outside = OutsideTarget(
-        url=outside.url,
-        network=outside.network,
-        mechanism=outside.mechanism,
-        dependency=f"{outside.dependency.name}={outside.dependency.url}"
-        if outside.dependency
-        else None,
-        added_delay_s=s.extra_delay if outside.dependency or outside.netem else None,
-    )
+    entry.outside = _outside_target(outside, extra_delay=s.extra_delay)
     started = time.monotonic()
     timed = _actions(story, outside)
     name = f"playground-url-load-{story.run.run_id}"
@@ -234,16 +260,7 @@ def run_outside(story: Story, outside: OutsideSettings) -> StoryTarget:
         entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
     output = read_output(story.raw_dir / out_name, outside.name, proc)
-    commands = [
-        IncidentCommand(
-            when=when,
-            command=_said(outside, when),
-            at_s=round(at - output.t0_wall, 3),
-            exit=code,
-            output=text,
-        )
-        for when, at, code, text in sorted(timed.done, key=lambda d: d[1])
-    ]
+    commands = _incident_commands(outside, timed, t0_wall=output.t0_wall)
     if not output.events and (first := next((c for c in commands if c.when == "start"), None)):
         output = replace(output, events=[{"sent": first.at_s, "command": first.command}])
     entry = measure_incident(entry, output=output, samples=[], access_text="", settings=s)

@@ -1,6 +1,6 @@
 """The story's verdicts, decided once when a target is measured and stored with it.
 
-Each rule reads a target's measured figures and says, as a :class:`~playground.model.Finding`,
+Each rule reads a target's measured figures and says, as a :class:`~playground.core.results.Finding`,
 whether they can be trusted (the generator's self-check, the counts adding up) and what they
 show (the service held or collapsed during the incident, recovered or not). The report,
 `playground compare` and the command's exit status read these findings; none of them decides
@@ -11,15 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from playground.incident.verdict import ERROR as ERROR
-from playground.incident.verdict import HELD_SHARE as HELD_SHARE
-from playground.incident.verdict import INFO as INFO
-from playground.incident.verdict import WARNING as WARNING
-from playground.incident.verdict import held as held
-from playground.incident.verdict import incident
-from playground.incident.verdict import word as word
-from playground.model import Finding
-from playground.storymodel import StoryRun, StoryTarget, SweepTarget
+from playground.core.results import Finding
+from playground.incident.storyresults import StoryRun, StoryTarget, SweepTarget
+from playground.incident.verdict import ERROR, INFO, incident
 
 #: A send is *late* when it left more than this after its intended time: the generator's own
 #: p99 bound (loadgen/openloop.py, MAX_SEND_LAG_P99_S; docs/story.md, "How far to trust the

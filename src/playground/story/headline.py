@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from playground.incident.split import busiest_share, connections_before
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.targetresults import StorySummary
 from playground.report.document import Table
 from playground.story.cells import DASH, label, num, once, pct, recovery, took, verdict
 from playground.story.findings import trusted
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storyrecords import StorySummary
 
 USERS = (
     "target",

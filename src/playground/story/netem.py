@@ -21,8 +21,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from playground.compose import DELAY_PROXY_IMAGE, Docker
-from playground.storysettings import StoryError
+from playground.core.compose import DELAY_PROXY_IMAGE, Docker
+from playground.incident.settings import StoryError
 
 _TC = ["docker", "run", "--rm", "--user", "root", "--cap-add", "NET_ADMIN"]
 PROBE = [*_TC, "--network", "none", DELAY_PROXY_IMAGE, "tc", "qdisc", "add", "dev", "lo", "root"]

@@ -1,17 +1,17 @@
 """A prediction's odds in its report: each target's probabilities over its draws, and the map of
 P(collapse) over arrival rate x incident delay with its chart (`playground predict`,
-:mod:`playground.oddsmodel`). Everything shown is read from the stored run.
+:mod:`playground.incident.oddsresults`). Everything shown is read from the stored run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from playground.charting import new_figure, save_png
+from playground.core.charting import new_figure, save_png
 from playground.incident import verdict
-from playground.oddsmodel import OddsMap, recovery_text, share_range, threshold_text
+from playground.incident.oddsresults import OddsMap, recovery_text, share_range, threshold_text
+from playground.incident.storyresults import StoryRun
 from playground.report.document import Block, BulletList, Heading, Image, Paragraph, Table
-from playground.storymodel import StoryRun
 
 MAP_CHART = "story-odds-map.png"
 #: The contours drawn: P(collapse) of 10 %, 50 % and 90 %.

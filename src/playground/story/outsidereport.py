@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.outsidemodel import OutsideTarget
+from playground.incident.outside import OutsideTarget
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.report.document import Block, CodeBlock, Paragraph
 from playground.story import headline
-from playground.storymodel import StoryRun, StoryTarget
 
 #: The headline's columns measured on the server's side (or from the story's own pool).
 SERVER_SIDE = (

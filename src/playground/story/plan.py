@@ -7,22 +7,22 @@ processes, one per core, x 64) for 60 visits/s. A third busy normally is 128 / 3
 per request, so the upstream normally answers in 0.7 s; during the incident it takes 2 s
 (60 x 2 = 120 of 128 threads). The gevent targets get the same 2 processes with 1000
 greenlets each. Users give up after a few seconds (4 s), wait 1 s and reload, up to 3
-attempts. The settings are :class:`playground.storysettings.StorySettings`; the targets are the
-registry's (kind `story`, :func:`playground.scenarios.story_targets`).
+attempts. The settings are :class:`playground.incident.settings.StorySettings`; the targets are the
+registry's (kind `story`, :func:`playground.core.scenarios.story_targets`).
 """
 
 from __future__ import annotations
 
 import math
 
-from playground.scenarios import Target
-from playground.scenarios import plain_decimal as num
-from playground.storysettings import StorySettings
-from playground.tools.abreport import AbTool
-from playground.tools.openloop import API_PORT as API_PORT
-from playground.tools.openloop import incident_url as incident_url
-from playground.tools.openloop import openloop
-from playground.tools.openloop import users as users
+from playground.core.target import Target
+from playground.core.target import plain_decimal as num
+from playground.core.tools.abreport import AbTool
+from playground.incident.openloop import API_PORT as API_PORT
+from playground.incident.openloop import incident_url as incident_url
+from playground.incident.openloop import openloop
+from playground.incident.openloop import users as users
+from playground.incident.settings import StorySettings
 
 STATS_PORT = 1717
 STUB_STATUS_PORT = 8081

@@ -12,10 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.incident import verdict
-from playground.incident.verdict import outcome
-from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
-from playground.story.cells import DASH, label, num, pct
-from playground.storymodel import (
+from playground.incident.storyresults import (
     CliffTarget,
     DelayStep,
     StoryRun,
@@ -23,7 +20,10 @@ from playground.storymodel import (
     SweepStep,
     SweepTarget,
 )
-from playground.storyrecords import PredictedFigures
+from playground.incident.targetresults import PredictedFigures
+from playground.incident.verdict import outcome
+from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
+from playground.story.cells import DASH, label, num, pct
 
 COLUMNS = (
     "target",

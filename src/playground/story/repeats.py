@@ -8,7 +8,7 @@ its verdict is not settled by these runs: it says how often each way. A repeat w
 schedule is left out of the spread (it is no headline), and the spread says how many were.
 
 How often each verdict came out is counted over the trusted repeats as k of n with its 95 %
-interval (:class:`playground.odds.Frequency`), never as one word; the time to recover is a
+interval (:class:`playground.core.odds.Frequency`), never as one word; the time to recover is a
 distribution whose median counts a repeat that did not recover as censored, not as missing.
 """
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED, outcome
-from playground.model import Finding
-from playground.story.findings import WARNING, held, trusted, word
-from playground.storymodel import FigureSpread, RecoveryTimes, StoryTarget, TargetSpread
-from playground.survival import km_median
+from playground.core.results import Finding
+from playground.core.survival import km_median
+from playground.incident.storyresults import FigureSpread, RecoveryTimes, StoryTarget, TargetSpread
+from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED, WARNING, held, outcome, word
+from playground.story.findings import trusted
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
 HEADLINE = (

@@ -13,7 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.incident import charts
-from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryRun, TargetSpread
+from playground.incident.verdict import COLLAPSED, ERROR, HELD, HELD_SHARE, NOT_RECOVERED
 from playground.report.document import (
     Block,
     BulletList,
@@ -32,10 +34,7 @@ from playground.story import cells, cliff, headline, odds, outsidereport, repeat
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
-from playground.story.findings import ERROR, HELD_SHARE
 from playground.story.predicted import predicted_blocks
-from playground.storymodel import StoryRun, TargetSpread
-from playground.storysettings import StorySettings
 
 VERDICT_COLUMNS = (
     "target",
@@ -198,6 +197,23 @@ def lead_blocks(run: StoryRun, target_charts: dict[str, str], overlay: str | Non
     return [*blocks, BulletList([line, *GUIDE_REST])]
 
 
+def _target_blocks(run: StoryRun, target_charts: dict[str, str], opened: set[str]) -> list[Block]:
+    """Each charted target: its findings, its chart (unless the lead showed it), its commands."""
+    blocks: list[Block] = []
+    for t in run.targets:
+        if (chart := target_charts.get(label(t, run))) is None:
+            continue
+        title = t.title or t.name
+        blocks += [
+            Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
+            BulletList([f.message for f in t.findings] or ["no findings"]),
+        ]
+        if chart not in opened:
+            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
+        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
+    return blocks
+
+
 def document(
     run: StoryRun,
     target_charts: dict[str, str],
@@ -241,17 +257,7 @@ def document(
     if run.cliff is not None:
         blocks += cliff.cliff_blocks(run, run.cliff, cliff_chart)
     opened = {b.file_name for b in lead if isinstance(b, Image)}  # not drawn a second time
-    for t in run.targets:
-        if (chart := target_charts.get(label(t, run))) is None:
-            continue
-        title = t.title or t.name
-        blocks += [
-            Heading(2, f"{title}, repeat {t.repeat}" if run.repeat > 1 else title),
-            BulletList([f.message for f in t.findings] or ["no findings"]),
-        ]
-        if chart not in opened:
-            blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
-        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
+    blocks += _target_blocks(run, target_charts, opened)
     blocks += [
         Heading(2, "Run"),
         Paragraph(f"Run {run.run_id}, started {run.started_at}, finished {run.finished_at}."),

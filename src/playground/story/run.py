@@ -22,22 +22,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from subprocess import CompletedProcess
 
-from playground import remedies
-from playground.compose import (
+from playground.core import remedies
+from playground.core.compose import (
     OPENLOOP_IMAGE,
-    WAIT_TIMEOUT_S,
     Docker,
     DockerError,
     scenario_up,
     shown,
 )
+from playground.core.containerstate import WAIT_TIMEOUT_S
+from playground.core.jsonmodel import ModelError
+from playground.core.runstore import RunStore
+from playground.core.sampling import wait_for
+from playground.core.target import Target
+from playground.core.tools.abreport import AbTool
+from playground.core.tools.abrequests import ab_rows
+from playground.core.tools.output import LoadOutputError
 from playground.incident import analysis, capacity
 from playground.incident.records import ServerSample
-from playground.jsonmodel import ModelError
-from playground.results import RunStore
-from playground.sampling import wait_for
-from playground.scenarios import Target
-from playground.steal import CpuTimes, StealSampler, over_run
+from playground.incident.settings import StorySettings
+from playground.incident.steal import CpuTimes, StealSampler, over_run
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.targetresults import ClosedLoop, HostSteal, Incident, InvalidTry
 from playground.story import findings, repeats
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
@@ -49,12 +55,6 @@ from playground.story.serverside import (
     parse_calls_log,
     upstream_in_flight,
 )
-from playground.storymodel import StoryRun, StoryTarget
-from playground.storyrecords import ClosedLoop, HostSteal, Incident, InvalidTry
-from playground.storysettings import StorySettings
-from playground.tools.abreport import AbTool
-from playground.tools.abrequests import ab_rows
-from playground.tools.output import LoadOutputError
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
@@ -67,8 +67,9 @@ MAX_TRIES = 3
 
 
 @dataclass
-class Story:
-    """One story run being measured: its typed results and the store that keeps them."""
+class RunInProgress:
+    """The context of a story run in progress: its typed results, the store that keeps them,
+    Docker, where its raw output goes and how it reports progress."""
 
     run: StoryRun
     store: RunStore[StoryRun]
@@ -125,7 +126,7 @@ def _servers(docker: Docker, target: Target) -> ServerAddresses:
 
 
 @contextmanager
-def brought_up(story: Story, target: Target) -> Iterator[ServerAddresses]:
+def brought_up(story: RunInProgress, target: Target) -> Iterator[ServerAddresses]:
     """The target's files up (whatever was left of them brought down first) and its servers
     found, through the bring-up every kind of run shares (`compose.scenario_up`): down again on
     every way out, a signal's included. A Docker error, in the bring-up or in the work, comes
@@ -171,7 +172,7 @@ ACCESS_LOG = ("ingress", "/tmp/access.log")
 CALLS_LOG = ("slow_api", "/tmp/calls.log")
 
 
-def _server_log(story: Story, target: Target, log: tuple[str, str], name: str) -> str:
+def _server_log(story: RunInProgress, target: Target, log: tuple[str, str], name: str) -> str:
     """A log file from inside one of the target's containers (`log`: its service and path),
     kept in raw/ as `name`; empty where there is none."""
     service, path = log
@@ -184,7 +185,12 @@ def _server_log(story: Story, target: Target, log: tuple[str, str], name: str) -
 
 
 def generator(
-    story: Story, target: Target, tool_argv: list[str], *, name: str, image: str = OPENLOOP_IMAGE
+    story: RunInProgress,
+    target: Target,
+    tool_argv: list[str],
+    *,
+    name: str,
+    image: str = OPENLOOP_IMAGE,
 ) -> list[str]:
     """`docker run` for the story's generator on the target's network, writing into raw/: the
     open-loop generator's image by default (it holds ab too, for the closed loop)."""
@@ -298,7 +304,7 @@ def _stem(target: Target, settings: StorySettings, entry: StoryTarget) -> str:
 
 
 def run_incident(
-    story: Story, target: Target, entry: StoryTarget, settings: StorySettings | None = None
+    story: RunInProgress, target: Target, entry: StoryTarget, settings: StorySettings | None = None
 ) -> StoryTarget:
     """One target through the whole schedule with the open loop (the run's settings, or
     others: the cliff's incident delays)."""
@@ -339,7 +345,7 @@ def run_incident(
     )
 
 
-def run_trusted(story: Story, target: Target, entry: StoryTarget) -> StoryTarget:
+def run_trusted(story: RunInProgress, target: Target, entry: StoryTarget) -> StoryTarget:
     """The incident, measured again by itself while the generator's self-check marks it
     invalid, at most MAX_TRIES times in all; each invalid try is kept in the one measured."""
     tries: list[InvalidTry] = []
@@ -366,7 +372,7 @@ def _send_incident(url: str, sent: list[float]) -> None:
         pass  # the caller finds `sent` empty and says so
 
 
-def run_closed_loop(story: Story, target: Target) -> ClosedLoop:
+def run_closed_loop(story: RunInProgress, target: Target) -> ClosedLoop:
     """The same incident with ab instead of the open loop: ab runs for the story's duration
     at c connections; the control request goes to slow_api (from this host, at its address
     on the target's network) `before_s` after ab starts."""
@@ -454,7 +460,11 @@ def _headline(t: StoryTarget) -> str:
 
 
 def run_story(
-    story: Story, targets: Sequence[Target], *, incident: bool = True, closed_loop: bool = False
+    story: RunInProgress,
+    targets: Sequence[Target],
+    *,
+    incident: bool = True,
+    closed_loop: bool = False,
 ) -> None:
     """Target by target: the incident with the open loop and/or the same incident with ab
     (the closed loop); results.json after each target. With `repeat` above 1 every target
@@ -469,7 +479,9 @@ def run_story(
             story.save()
 
 
-def _measure(story: Story, target: Target, repeat: int, incident: bool, closed_loop: bool) -> None:
+def _measure(
+    story: RunInProgress, target: Target, repeat: int, incident: bool, closed_loop: bool
+) -> None:
     """One measurement of one target, its findings decided, saved at once."""
     started = time.monotonic()
     if story.run.repeat > 1:

@@ -3,7 +3,7 @@
 Read from the host, never through a published port: the kernel's accept queue of the app's
 listening socket (from the container's /proc/PID/net/tcp), uWSGI's stats server (busy threads
 or greenlets, and its own listen-queue figure), nginx's stub_status, slow_api's count of
-requests waiting on it, and the app container's OS threads and CPU (playground.sampling).
+requests waiting on it, and the app container's OS threads and CPU (playground.core.sampling).
 Containers are reached by their address on the scenario's network, which a Linux host routes
 to. After the run, nginx's access log gives each request's end, status, time and id (499: the
 client had gone before the answer), and slow_api's calls log each call's id and when it was
@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
-from playground.sampling import (
+from playground.core.sampling import (
     Periodic,
     ProcReader,
     StatsReader,
@@ -37,6 +36,7 @@ from playground.sampling import (
     read_process,
     reader_for,
 )
+from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
 POLL_TIMEOUT_S = 0.8

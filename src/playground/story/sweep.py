@@ -13,25 +13,21 @@ window; every visit is followed to its end (the generator waits for them).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.compose import DockerError, shown
+from playground.core.target import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
-from playground.incident.charts import save
+from playground.incident.charts import save_story_chart
+from playground.incident.openloop import openloop
+from playground.incident.settings import StorySettings, SweepSettings
+from playground.incident.storyresults import StoryRun, Sweep, SweepStep, SweepTarget
+from playground.incident.targetresults import GeneratorCheck
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
-from playground.scenarios import Target
-from playground.story import findings, plan, predicted
+from playground.story import plan, predicted
 from playground.story.cells import DASH, error, num, pct
-from playground.story.run import Story, as_run, bound, brought_up, generator, read_output, settle
-from playground.storymodel import StoryRun, Sweep, SweepStep, SweepTarget
-from playground.storyrecords import GeneratorCheck
-from playground.storysettings import StorySettings, SweepSettings
-from playground.tools.openloop import openloop
 
 
 def step_args(
@@ -77,66 +73,11 @@ def summarise_step(
     )
 
 
-def _named(target: Target) -> SweepTarget:
+def named(target: Target) -> SweepTarget:
+    """A sweep target with its name and kind of server, before any step."""
     return SweepTarget(
         name=target.name, title=target.title, model=target.model, server=target.server
     )
-
-
-def run_sweep_target(story: Story, target: Target, sweep: SweepSettings) -> SweepTarget:
-    """One target through every rate of the sweep, on one bring-up, the servers drained
-    before each step."""
-    settings, docker = story.run.story, story.docker
-    entry = replace(
-        _named(target),
-        capacity_per_s=sweep.capacity(settings) if target.model == "threads" else None,
-        commands=[shown(docker.compose(target.compose_files, "up", "-d", "--wait"))],
-    )
-    with brought_up(story, target) as servers:
-        for rate in sweep.rates:
-            settled = settle(servers, limit=sweep.settle_s)
-            out_name = f"sweep-{target.name}-{rate:g}.json"
-            tool = step_args(settings, sweep, target, rate=rate, out=f"/out/{out_name}")
-            argv = generator(story, target, tool, name=f"{target.name}-sweep")
-            entry.commands.append(shown(argv))
-            story.info(
-                f"{target.name}: {rate:g} visits/s for {sweep.step_s:g} s, the third party at "
-                f"{sweep.delay:g} s"
-            )
-            proc = docker.run(argv, check=False, timeout=bound(settings, sweep.step_s))
-            output = read_output(story.raw_dir / out_name, f"{target.name} at {rate:g}/s", proc)
-            step = summarise_step(
-                attempts=output.attempts,
-                check=output.check,
-                rate=rate,
-                warmup_s=sweep.warmup_s,
-                measure_s=sweep.measure_s,
-                settled_before_s=settled,
-            )
-            entry.steps.append(step)
-            story.info(
-                f"{target.name} at {rate:g}/s: goodput {step.goodput_per_s:.1f}/s, attempts "
-                f"{step.attempts_per_s:.1f}/s, {step.timeouts} timeouts; "
-                f"{'valid' if step.valid else 'INVALID'}"
-            )
-    return entry
-
-
-def run_sweep(story: Story, targets: Sequence[Target], sweep: SweepSettings) -> None:
-    """Each target through the sweep; results.json after each."""
-    story.run.sweep = Sweep(settings=sweep)
-    for base in targets:
-        target = as_run(base, story.run.story)
-        started = time.monotonic()
-        try:
-            entry = run_sweep_target(story, target, sweep)
-        except DockerError as exc:
-            story.warn(f"{target.name} (sweep): {exc}")
-            entry = replace(_named(target), error=str(exc))
-        entry.findings = findings.for_sweep_target(entry)
-        entry.wall_s = round(time.monotonic() - started, 1)
-        story.run.sweep.targets.append(entry)
-        story.save()
 
 
 # --- in the report ---------------------------------------------------------------------------
@@ -242,7 +183,7 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
     """Goodput against offered load, a line per target, the ideal diagonal and each thread
     pool's capacity (workers x threads / delay); beside a target's line, the model's
     prediction of each step where the run carries it (:mod:`.predicted`), dashed."""
-    # A figure of its own, no pyplot state: save() draws it on an Agg canvas, deterministically.
+    # A figure of its own, no pyplot state: save_story_chart() draws it on an Agg canvas, deterministically.
     fig = Figure(figsize=(9, 6))
     ax = fig.subplots()
     top = max([st.rate for m in sweep.targets for st in m.steps] or [1.0])
@@ -288,4 +229,4 @@ def plot_sweep(sweep: Sweep, settings: StorySettings, path: Path) -> None:
         f"after {settings.timeout:g} s (x: the generator's self-check failed)",
         fontsize=10,
     )
-    save(fig, path)
+    save_story_chart(fig, path)

@@ -19,15 +19,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from playground.compose import Docker, DockerError
-from playground.errors import UsageError
-from playground.scenarios import Target
-from playground.scenarios import plain_decimal as num
-from playground.storysettings import StorySettings
+from playground.core.compose import Docker, DockerError
+from playground.core.errors import UsageError
+from playground.core.target import Target
+from playground.core.target import plain_decimal as num
+from playground.incident.openloop import OPENLOOP, incident_url, users
+from playground.incident.settings import StorySettings
 from playground.swarm.senders import MergedLoad, merge_senders
 from playground.swarm.settings import LOCAL_REGISTRY, SwarmSettings, require_manager
 from playground.swarm.stack import Stack, pushed_image, stack_from_config
-from playground.tools.openloop import OPENLOOP, incident_url, users
 
 STACK = "playground"
 REGISTRY_CONTAINER = "playground-registry"

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from playground.core.jsonmodel import doc
 from playground.incident.analysis import generator_output, percentile
-from playground.jsonmodel import doc
-from playground.storyrecords import GeneratorCheck
+from playground.incident.targetresults import GeneratorCheck
 
 #: The columns that hold a time on the sender's clock (second 0 its start).
 TIMES = ("intended", "sent", "end")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 
 #: HOST:PORT: a host name, an IPv4 address or a bracketed IPv6 one, and a port.
 ADDRESS = re.compile(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from playground.errors import UsageError
+from playground.core.errors import UsageError
 
 #: The stack file's format: `docker stack deploy` reads the version 3 schema, which has no
 #: `name`, no `depends_on` conditions and no `dns_opt`.

@@ -1,0 +1,262 @@
+"""`playground run`: scenarios (all nine by default), the demos or the contenders, measured and
+reported."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import replace
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from playground import report
+from playground.bench.plan import Plan
+from playground.bench.runner import Progress as RunnerProgress
+from playground.bench.runner import Runner
+from playground.commands import options
+from playground.commands.options import Subparsers
+from playground.commands.session import build, session
+from playground.core import contenders, demos, environment, runstore
+from playground.core import load as loadmod
+from playground.core.compose import Docker
+from playground.core.results import BenchSettings, Run
+from playground.core.runstore import RunStore
+from playground.core.scenarios import CALIBRATION, SCENARIOS, resolve
+from playground.core.target import Target
+
+# What `measure` calls to make its plan once the run's store exists (`playground scale`: after
+# the probe it runs with the runner it is given).
+Prepare = Callable[[RunStore[Run], Callable[[Plan], Runner]], Plan]
+
+
+def add_parser(sub: Subparsers) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run scenarios (all nine by default) and write a report",
+        parents=[options.session(), options.resumable(), options.pinnable()],
+    )
+    # In the order `--help` shows them: what to run, then how to load it.
+    _add_what_to_run(run)
+    _add_load(run)
+    run.set_defaults(handler=cmd_run)
+
+
+def _add_what_to_run(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "names",
+        nargs="*",
+        metavar="SCENARIO",
+        help="scenarios to run (see `playground list`); default: all",
+    )
+    run.add_argument(
+        "--demos",
+        action="store_true",
+        help="run the companion demos (demos/) instead of the nine scenarios",
+    )
+    run.add_argument(
+        "--contenders",
+        action="store_true",
+        help="run the 2026 contenders (contenders/) instead of the nine scenarios",
+    )
+    run.add_argument(
+        "--published",
+        action="store_true",
+        help="run only the wrk demo, at its published load (wrk -t12 -c400 "
+        "-d30s, 10 s sleep; about 6 minutes)",
+    )
+
+
+def _add_load(run: argparse.ArgumentParser) -> None:
+    run.add_argument("-n", "--requests", type=options.positive(int), help="requests per load")
+    run.add_argument("-c", "--concurrency", type=options.positive(int), help="concurrent clients")
+    run.add_argument("--delay", type=options.positive(float), help="upstream delay in seconds")
+    run.add_argument(
+        "--sweep",
+        type=options.positive_int_list,
+        default=(),
+        help="concurrency sweep, e.g. 10,50,200,1000",
+    )
+    run.add_argument(
+        "--repeat",
+        type=options.positive(int),
+        default=1,
+        help="measure each load K times; report the median and the spread",
+    )
+    run.add_argument("--tool", choices=sorted(loadmod.TOOLS), default="ab")
+    run.add_argument(
+        "--duration",
+        type=options.positive(float),
+        default=10.0,
+        help="seconds per load with wrk (default 10)",
+    )
+    run.add_argument(
+        "--from-host",
+        action="store_true",
+        help="run the load generator on this host against 127.0.0.1 "
+        "(needs ab or wrk installed); default: in a container",
+    )
+    run.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="skip the run straight at slow_api (the harness ceiling)",
+    )
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    default = (
+        demos.PUBLISHED
+        if args.published
+        else demos.DEMOS
+        if args.demos
+        else contenders.CONTENDERS
+        if args.contenders
+        else SCENARIOS
+    )
+    names = args.names or [t.name for t in default]
+    targets = tuple(resolve(names=names))
+    plan = Plan(
+        targets=targets,
+        tool=args.tool,
+        requests=args.requests,
+        concurrency=args.concurrency,
+        delay=args.delay,
+        sweep=args.sweep,
+        repeat=args.repeat,
+        duration_s=args.duration,
+        from_host=args.from_host,
+        wait_timeout_s=args.wait_timeout,
+        calibration=not (
+            args.no_calibration
+            or args.demos
+            or args.published
+            or all(t.kind == "demo" for t in targets)
+        ),
+    )
+    settings = BenchSettings(
+        requests=args.requests,
+        concurrency=args.concurrency,
+        delay=args.delay,
+        tool=args.tool,
+        repeat=args.repeat,
+        sweep=list(args.sweep) or None,
+        from_host=args.from_host,
+    )
+    return measure(args, out, err, plan=plan, settings=settings, tool=args.tool)
+
+
+def measure(
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    *,
+    plan: Plan | None,
+    settings: BenchSettings,
+    tool: str,
+    prepare: Prepare | None = None,
+    targets: tuple[Target, ...] = (),
+) -> int:
+    """Preflight, lock, build, then run a plan into a new (or resumed) run and report it.
+    Without a ``plan``, ``prepare`` makes it once the run's store exists."""
+    if plan is None and prepare is None:
+        raise TypeError("measure needs a plan or a way to prepare one")
+    targets = targets or (plan.targets if plan is not None else ())
+    with session(args, out) as docker:
+        build(
+            docker,
+            [t.compose_file for t in targets] + [CALIBRATION.compose_file],
+            args=args,
+            out=out,
+        )
+        if args.resume:
+            store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
+            out.print(f"resuming {store.run_dir}")
+        else:
+            store = _new_store(docker, args, settings=settings, tool=tool)
+        progress = make_progress(out, err, quiet=args.quiet)
+
+        def runner_for(p: Plan) -> Runner:
+            return Runner(docker=docker, store=store, plan=p, progress=progress)
+
+        try:
+            chosen = prepare(store, runner_for) if prepare is not None else plan
+            assert chosen is not None  # checked above
+            runner_for(chosen).run(CALIBRATION)
+        except KeyboardInterrupt:
+            err.print(
+                f"\ninterrupted: the scenario that was up has been torn down; finished "
+                f"results are in {store.path} (continue with --resume {store.run_dir.name})"
+            )
+            report.write_report(run_dir=store.run_dir, results=store.run)
+            return 130
+        store.finish()
+        run = store.run
+        written = report.write_report(run_dir=store.run_dir, results=run)
+    out.print(report.summary_table(results=run))
+    if (demo_table := report.demo_table(results=run)) is not None:
+        out.print(demo_table)
+    out.print(f"results: {store.path}")
+    for path in written:
+        out.print(f"         {path}")
+    return 0
+
+
+def _new_store(
+    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str
+) -> RunStore[Run]:
+    """A new run's store, its header carrying the command, the environment and the settings."""
+    version = docker.run(
+        docker.loadgen_argv(network="none", tool_argv=loadmod.TOOLS[tool].version_command()),
+        check=False,
+        quiet=True,
+    )
+    run = Run(
+        run_id=runstore.new_run_id(),
+        started_at=runstore.now(),
+        command=args.command_line,
+        environment=environment.collect(
+            root=options.ROOT,
+            docker=docker,
+            tool=tool,
+            tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
+        ),
+        settings=(
+            replace(settings, extra={"pin_cpus": docker.pinning.describe()})
+            if docker.pinning
+            else settings
+        ),
+    )
+    return RunStore.create_run(results_dir=args.results_dir, run=run)
+
+
+def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:
+    if quiet:
+        return RunnerProgress(warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False))
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def started(target: Target, seconds: float) -> None:
+        bar.start()
+        tasks[target.name] = bar.add_task(
+            f"{target.name} n={target.requests} c={target.concurrency}", total=None
+        )
+
+    def finished(target: Target) -> None:
+        task = tasks.pop(target.name, None)
+        if task is not None:
+            bar.remove_task(task)
+        bar.stop()
+
+    return RunnerProgress(
+        echo=lambda line: out.print(f"[dim]$ {line}[/dim]", highlight=False),
+        info=lambda line: out.print(line),
+        warn=lambda line: err.print(f"[red]{line}[/red]", highlight=False),
+        load_started=started,
+        load_finished=finished,
+    )

@@ -1,0 +1,106 @@
+"""The registry of kinds (playground.commands.kinds): every list of kinds reads it, so a kind
+registered here alone is loaded, redrawn by `playground report`, listed by `playground runs`,
+documented on the schema page, given its command and placed by the layer test; and a fault run
+is redrawn like the others."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from playground import cli
+from playground.commands import kinds, schema
+from playground.core import jsonmodel
+from playground.core.jsonmodel import doc
+from playground.core.results import RunHeader
+from playground.core.runstore import write_json_atomic
+from playground.faults.results import FaultFailed, FaultsRun
+from tests.unit import test_layers
+
+
+@dataclass
+class ToyRun(RunHeader):
+    """A toy kind's run: its header and one count."""
+
+    FILE: ClassVar[str] = "toy.json"
+
+    settings: int | None = doc("none")
+    kind: str = doc("`toy`", "toy")
+    count: int = doc("how many toys", 0)
+
+
+def _toy_report(run_dir: Path, run: Any) -> list[Path]:
+    path = run_dir / "toy.md"
+    path.write_text(f"# {run.count} toys\n")
+    return [path]
+
+
+def add_parser(sub: Any) -> None:
+    """The toy kind's command (this module is its command module in the registry)."""
+    toy = sub.add_parser("toy", help="make toys")
+    toy.set_defaults(handler=lambda args, out, err: 0)
+
+
+TOY = kinds.Kind(
+    package="toy",
+    label="toy",
+    run_class=ToyRun,
+    results_file=ToyRun.FILE,
+    claims=lambda data: data.get("kind") == "toy",
+    read=lambda data: jsonmodel.from_json(ToyRun, data, "toy.json"),
+    write_report=_toy_report,
+    count=lambda run: run.count,
+    state=lambda run: "ok",
+    commands=("tests.unit.test_kinds",),
+    schema_intro=("# A toy run",),
+    schema=((ToyRun, "ToyRun (the whole of `toy.json`)"),),
+)
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kinds, "KINDS", (*kinds.KINDS, TOY))
+
+
+def _keep(results_dir: Path, run: RunHeader) -> Path:
+    run_dir = results_dir / run.run_id
+    write_json_atomic(run_dir / run.FILE, run.to_json())
+    return run_dir
+
+
+def test_a_kind_registered_in_one_line_is_loaded_redrawn_listed_documented_and_placed(
+    toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = _keep(tmp_path, ToyRun(run_id="20261126-000000-toy", count=3, finished_at="x"))
+    loaded = kinds.load_run(run_dir)
+    assert isinstance(loaded, ToyRun) and loaded.count == 3
+    assert cli.main(["report", "--results-dir", str(tmp_path), run_dir.name]) == 0
+    assert (run_dir / "toy.md").read_text() == "# 3 toys\n"
+    assert cli.main(["runs", "--results-dir", str(tmp_path)]) == 0
+    assert "20261126-000000-toy" in capsys.readouterr().out
+    assert "## ToyRun (the whole of `toy.json`)" in schema.schema_markdown()
+    assert "toy" in cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert test_layers.layer("playground.toy.run") == "toy"
+    assert not test_layers.allowed("playground.toy.run", "playground.bench.runner")
+
+
+def test_without_its_line_the_kind_is_unknown(tmp_path: Path) -> None:
+    run_dir = _keep(tmp_path, ToyRun(run_id="20261126-000000-toy"))
+    with pytest.raises(jsonmodel.ResultsError):
+        kinds.load_run(run_dir)
+    assert test_layers.layer("playground.toy.run") == "nowhere"
+    assert "ToyRun" not in schema.schema_markdown()
+
+
+def test_a_fault_run_is_redrawn_by_report(tmp_path: Path) -> None:
+    failed = FaultFailed(fault="upstream-outage", compose_file="sync-gunicorn.yml", error="no")
+    run = FaultsRun(run_id="20261126-000000-faults", runs=[failed])
+    run_dir = _keep(tmp_path, run)
+    assert json.loads((run_dir / "faults.json").read_text())["runs"][0]["error"] == "no"
+    assert isinstance(kinds.load_run(run_dir), FaultsRun)
+    assert cli.main(["report", "--results-dir", str(tmp_path), run_dir.name]) == 0
+    assert "sync-gunicorn.yml" in (run_dir / "faults.md").read_text()
