@@ -37,7 +37,7 @@ def test_built_images_come_from_the_registry_under_the_runs_tag() -> None:
 
 def test_only_the_app_is_replicated_and_every_service_resolves_by_dns() -> None:
     services = stack(replicas=4).document["services"]
-    assert {n: s["deploy"]["replicas"] for n, s in services.items()} == {
+    assert stack(replicas=4).replicas == {
         "flask_app": 4,
         "ingress": 1,
         "slow_api": 1,
@@ -50,6 +50,7 @@ def test_ports_are_published_on_the_host_and_the_lost_address_is_said() -> None:
     assert s.document["services"]["ingress"]["ports"] == [
         {"target": 8080, "protocol": "tcp", "published": 8080, "mode": "host"}
     ]
+    assert s.front_port == 8080  # where the runner asks for its first page
     said = [r.text() for r in s.removed if r.key == "ports.host_ip"]
     assert said == [
         "ingress: ports.host_ip removed (Swarm publishes on every address of the node, "
@@ -121,3 +122,39 @@ def test_an_app_not_in_the_files_is_refused() -> None:
 )
 def test_pushed_image_names(image: str, tag: str | None, pushed: str) -> None:
     assert pushed_image(image, registry="r:5000", tag=tag) == pushed
+
+
+def test_services_start_in_their_depends_on_order() -> None:
+    """nginx resolves its upstream when it starts: it comes last, the app before it, the
+    third party first; every later level is deployed at 0 replicas and scaled up by the
+    runner."""
+    s = stack(replicas=3)
+    assert s.levels == [["slow_api"], ["flask_app"], ["ingress"]]
+    deployed = {n: v["deploy"]["replicas"] for n, v in s.document["services"].items()}
+    assert deployed == {"slow_api": 1, "flask_app": 0, "ingress": 0}
+    assert s.replicas == {"slow_api": 1, "flask_app": 3, "ingress": 1}
+
+
+def test_a_circle_of_depends_on_is_refused() -> None:
+    config = {
+        "services": {
+            "a": {"image": "x", "depends_on": {"b": {"condition": "service_started"}}},
+            "b": {"image": "y", "depends_on": {"a": {"condition": "service_started"}}},
+        }
+    }
+    with pytest.raises(UsageError, match="circle"):
+        stack_from_config(config=config, registry="r:1", tag="t", app="a", replicas=1)
+
+
+def test_a_key_compose_wrote_as_null_is_left_out() -> None:
+    """`docker compose config` writes `entrypoint: null`; the stack file's schema refuses a
+    null where it wants a string or a list."""
+    config = {
+        "services": {
+            "a": {"image": "x", "entrypoint": None, "command": None, "networks": {"default": None}}
+        }
+    }
+    service = stack_from_config(config=config, registry="r:1", tag="t", app="a", replicas=1)
+    out = service.document["services"]["a"]
+    assert "entrypoint" not in out and "command" not in out
+    assert out["networks"] == ["default"]

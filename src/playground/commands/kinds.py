@@ -92,6 +92,11 @@ def _is_story(data: dict[str, Any], *, predicted: bool) -> bool:
     return data.get("kind") == StoryRun.KIND and bool(data.get("predicted")) == predicted
 
 
+def _is_swarm(data: dict[str, Any]) -> bool:
+    """A story run measured on a Swarm stack (`playground swarm`): named so by its id."""
+    return _is_story(data, predicted=False) and str(data.get("run_id", "")).endswith("-swarm")
+
+
 KINDS: tuple[Kind, ...] = (
     Kind(
         package="bench",
@@ -111,7 +116,7 @@ KINDS: tuple[Kind, ...] = (
         label="story",
         run_class=StoryRun,
         results_file=StoryRun.FILE,
-        claims=lambda data: _is_story(data, predicted=False),
+        claims=lambda data: _is_story(data, predicted=False) and not _is_swarm(data),
         read=StoryRun.from_json,
         write_report=_story_report,
         count=lambda r: len(r.targets),
@@ -145,6 +150,19 @@ KINDS: tuple[Kind, ...] = (
         commands=("playground.commands.faults",),
         schema_intro=FAULT_SCHEMA_INTRO,
         schema=FAULT_SCHEMA_CLASSES,
+    ),
+    # A run on a stack is a story run, told apart by its id.
+    Kind(
+        package="swarm",
+        label="story on Swarm",
+        run_class=StoryRun,
+        results_file=StoryRun.FILE,
+        claims=_is_swarm,
+        read=StoryRun.from_json,
+        write_report=lambda run_dir, r: story_report.write_report(run_dir=run_dir, run=r),
+        count=lambda r: len(r.targets),
+        state=_story_state,
+        commands=("playground.commands.swarm",),
     ),
 )
 
@@ -199,21 +217,14 @@ def runs(results_dir: Path) -> list[tuple[Path, tuple[Kind, RunHeader] | Results
     return found
 
 
-#: Kinds whose runs are not yet kept in a results file of their own, so `report` and `runs`
-#: have nothing to read: their package and their commands. `playground swarm` writes the
-#: senders' merged records beside the stack it ran.
-UNSTORED: tuple[tuple[str, tuple[str, ...]], ...] = (("swarm", ("playground.commands.swarm",)),)
-
-
 def packages() -> tuple[str, ...]:
-    """Every kind's package, stored or not, each once, in the registry's order."""
-    return tuple(dict.fromkeys([k.package for k in KINDS] + [p for p, _ in UNSTORED]))
+    """Every kind's package, each once, in the registry's order."""
+    return tuple(dict.fromkeys(k.package for k in KINDS))
 
 
 def add_parsers() -> list[Callable[[Any], None]]:
-    """Each kind's commands' `add_parser`, in the registry's order, then the unstored kinds'."""
+    """Each kind's commands' `add_parser`, in the registry's order."""
     names = [name for kind in KINDS for name in kind.commands]
-    names += [name for _, commands in UNSTORED for name in commands]
     return [import_module(name).add_parser for name in names]
 
 

@@ -4,14 +4,19 @@ compose files, the app replicated, the load from several senders (docs/cluster.m
 A command of its own rather than `story --swarm`: its life is another engine's (swarm mode, a
 registry, a stack, sender services, all removed afterwards), and most of the story's other
 options (--closed-loop, --sweep, --cliff, --cross-check, --url) have no meaning on it; it
-takes the story's targets and incident options as they are.
+takes the story's targets and incident options as they are. What it measures is a story run
+(`kind: story`, each target with its `swarm`), so its report is the story's, redrawn by
+`playground report` like any other.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import shlex
 import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
@@ -19,12 +24,30 @@ from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import session
 from playground.commands.story import add_story_options, settings_from
+from playground.commands.storyoutcome import new_story_run, print_outcome
 from playground.core import remedies
-from playground.core.jsonmodel import to_json
-from playground.core.odds import Frequency
+from playground.core.compose import DockerError
+from playground.core.runstore import RunStore
 from playground.core.scenarios import resolve_story
-from playground.swarm.live import SwarmRun, run_swarm
+from playground.core.target import Target
+from playground.incident.analysis import generator_output
+from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.story import findings, repeats, report
+from playground.story.run import measure_incident
+from playground.swarm.live import (
+    Stage,
+    SwarmRun,
+    deploy_command,
+    measure,
+    pushed_stack,
+    require_registry,
+    sender_commands,
+    sender_names,
+    sender_service,
+    staged,
+)
 from playground.swarm.settings import LOCAL_REGISTRY, swarm_settings
+from playground.swarm.stack import Stack
 
 #: Without targets named: the thread pool that collapses and gevent, as in the story.
 DEFAULT_TARGETS = ["gunicorn-threads", "gunicorn-gevent"]
@@ -51,6 +74,12 @@ def add_parser(sub: Subparsers) -> None:
         default=2,
         help="open-loop senders, each at rate/senders, on any node (default 2)",
     )
+    p.add_argument(
+        "--repeat",
+        type=options.positive(int),
+        default=1,
+        help="measure each target N times, each on a freshly deployed stack (default 1)",
+    )
     # The story's settings object has the closed loop's connections; there is none here.
     p.set_defaults(handler=cmd_swarm, ab_concurrency=None)
 
@@ -61,28 +90,101 @@ def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
     targets = resolve_story(args.targets or DEFAULT_TARGETS)
     settings = settings_from(args)
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
+    require_registry(swarm.registry)
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
-        run_dir = args.results_dir / (time.strftime("%Y%m%d-%H%M%S") + "-swarm")
+        run = new_story_run(args, docker, settings, repeat=args.repeat)
+        run.run_id = run.run_id.removesuffix("-story") + "-swarm"
+        store = RunStore.create_run(results_dir=args.results_dir, run=run)
+        base = SwarmRun(
+            docker=docker,
+            settings=settings,
+            swarm=swarm,
+            run_dir=store.raw_dir,
+            info=(lambda line: None) if args.quiet else out.print,
+            wait_timeout_s=args.wait_timeout,
+            build=not args.no_build,
+        )
+        try:
+            _measure_all(base, run, store, targets, warn=lambda line: err.print(line))
+        except KeyboardInterrupt:
+            err.print(f"\ninterrupted: the stack and the registry are removed; {store.path}")
+            return 130
+        finally:
+            store.save_run(run)
+        run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        store.save_run(run)
+        paths = report.write_report(run_dir=store.run_dir, run=run)
+    return print_outcome(run, results=store.path, paths=paths, out=out, err=err)
+
+
+def _measure_all(
+    base: SwarmRun,
+    run: StoryRun,
+    store: RunStore[StoryRun],
+    targets: list[Target],
+    *,
+    warn: Callable[[str], None],
+) -> None:
+    """Round after round, every target on a freshly deployed stack; results.json after each."""
+    with staged(base) as stage:
+        stacks: dict[str, Stack] = {}
         for target in targets:
-            target_dir = run_dir / target.name
-            target_dir.mkdir(parents=True, exist_ok=True)
-            run = SwarmRun(
-                docker=docker,
-                settings=settings,
-                swarm=swarm,
-                run_dir=target_dir,
-                info=(lambda line: None) if args.quiet else out.print,
-                wait_timeout_s=args.wait_timeout,
-            )
-            merged = run_swarm(run, target=target)
-            (target_dir / "merged.json").write_text(json.dumps(merged.result) + "\n")
-            senders = [to_json(s) for s in merged.senders]
-            (target_dir / "senders.json").write_text(json.dumps(senders, indent=2) + "\n")
-            kept = Frequency(sum(s.check.valid for s in merged.senders), len(merged.senders))
-            out.print(f"{target.name}: {kept.text()} senders kept their schedule")
-            if not merged.trusted:
-                err.print(f"[red]{target.name}: the run is not trusted[/red]", highlight=False)
-                for reason in merged.result["check"]["reasons"]:
-                    err.print(f"  {reason}", highlight=False)
-    return 0
+            folder = base.run_dir / target.name
+            folder.mkdir(parents=True, exist_ok=True)
+            stacks[target.name] = pushed_stack(replace(base, run_dir=folder), stage, target=target)
+        for repeat in range(1, run.repeat + 1):
+            for target in targets:
+                entry = _one(base, stage, stacks[target.name], target=target, repeat=repeat)
+                if entry.error:
+                    warn(f"{target.name}: {entry.error}")
+                run.targets.append(entry)
+                store.save_run(run)
+            if run.repeat > 1:
+                run.spreads = repeats.spreads(run.targets, after_s=run.story.after_s)
+
+
+def _one(base: SwarmRun, stage: Stage, stack: Stack, *, target: Target, repeat: int) -> StoryTarget:
+    """One measurement: the stack deployed, the senders' records merged and read as the
+    story's figures, its findings decided; a failure is recorded in the target."""
+    folder = base.run_dir / target.name / f"repeat-{repeat}"
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    entry = StoryTarget(
+        name=target.name,
+        repeat=repeat,
+        title=target.title,
+        model=target.model,
+        server=target.server,
+        compose_file=target.compose_file,
+        workers=target.workers,
+        per_worker=target.per_worker,
+    )
+    stack_file = base.run_dir / target.name / "stack.json"
+    shown = Path("raw") / target.name / "stack.json"
+    commands = sender_commands(settings=base.settings, target=target, senders=base.swarm.senders)
+    names = sender_names(base.swarm.senders)
+    entry.commands = [
+        shlex.join(deploy_command(shown)),
+        *(
+            shlex.join(sender_service(name, image=stage.sender, command=argv))
+            for name, argv in zip(names, commands, strict=True)
+        ),
+    ]
+    try:
+        measured = measure(
+            replace(base, run_dir=folder), stage, stack, target=target, stack_file=stack_file
+        )
+        entry = measure_incident(
+            entry,
+            output=generator_output(measured.merged.result),
+            samples=[],
+            access_text="",
+            settings=base.settings,
+        )
+        entry.swarm = replace(measured.shape, stack_file=str(shown))
+    except DockerError as exc:
+        entry.error = str(exc)
+    entry.findings = findings.for_target(entry)
+    entry.wall_s = round(time.monotonic() - started, 1)
+    return entry

@@ -22,6 +22,7 @@ from playground.core.results import SCHEMA_VERSION, Finding, RunHeader
 from playground.incident.oddsresults import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.incident.outside import IncidentCommand, OutsideTarget
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.incident.swarmresults import SenderRecord, SwarmShape
 from playground.incident.targetresults import (
     AbPhase,
     ClosedLoop,
@@ -88,6 +89,9 @@ class StoryTarget:
     error: str | None = doc("why the target could not be measured")
     wall_s: float | None = doc("seconds the target took, bring-up to teardown")
     outside: OutsideTarget | None = doc("with --url: the service measured by its URL")
+    swarm: SwarmShape | None = doc(
+        "`playground swarm`: the stack it ran on, with each sender's record", omit_none=True
+    )
     extra: dict[str, Any] = doc("keys this version does not know", factory=dict)
 
 
@@ -393,6 +397,8 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (PredictedFigures, "PredictedFigures (each `predicted`)"),
     (StorySecond, "StorySecond (each of `seconds`)"),
     (OutsideTarget, "OutsideTarget (`outside`)"),
+    (SwarmShape, "SwarmShape (`swarm`)"),
+    (SenderRecord, "SenderRecord (each of `swarm.senders`)"),
     (IncidentCommand, "IncidentCommand (each of `outside.commands`)"),
     (ClosedLoop, "ClosedLoop (`closed_loop`)"),
     (AbPhase, "AbPhase (each of `closed_loop.phases`)"),

@@ -28,9 +28,9 @@ def all_outside(targets: Sequence[StoryTarget]) -> bool:
     return bool(targets) and all(t.outside is not None for t in targets)
 
 
-def summary_tables(rows: Sequence[dict[str, str]]) -> list[Block]:
+def summary_tables(rows: Sequence[dict[str, str]], *, why: str = NOT_SAMPLED) -> list[Block]:
     """The headline without the server's side, and why it is left out."""
-    return [Paragraph(NOT_SAMPLED), *headline.tables(rows, leave_out=SERVER_SIDE)]
+    return [Paragraph(why), *headline.tables(rows, leave_out=SERVER_SIDE)]
 
 
 def _incident(o: OutsideTarget) -> str:

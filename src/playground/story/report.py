@@ -30,7 +30,16 @@ from playground.report.document import (
     render_html,
     render_markdown,
 )
-from playground.story import cells, cliff, headline, odds, outsidereport, repeats, sweep
+from playground.story import (
+    cells,
+    cliff,
+    headline,
+    odds,
+    outsidereport,
+    repeats,
+    swarmreport,
+    sweep,
+)
 from playground.story.cells import DASH, label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
@@ -210,7 +219,11 @@ def _target_blocks(run: StoryRun, target_charts: dict[str, str], opened: set[str
         ]
         if chart not in opened:
             blocks.append(Image(chart, f"{t.name}: goodput, queues and latency per second"))
-        blocks += [CodeBlock("\n".join(t.commands)), *outsidereport.target_blocks(t)]
+        blocks += [
+            CodeBlock("\n".join(t.commands)),
+            *outsidereport.target_blocks(t),
+            *swarmreport.target_blocks(t),
+        ]
     return blocks
 
 
@@ -227,6 +240,7 @@ def document(
         Heading(1, "The war story: an incident at the third party, open-loop users"),
         *lead,
         outsidereport.settings(run) if outsidereport.all_outside(run.targets) else _settings(run),
+        *swarmreport.lead(run.targets),
     ]
     if run.predicted:
         blocks += predicted_blocks(run)
@@ -240,13 +254,17 @@ def document(
         blocks += repeats_blocks(run)
     rows = headline.headline_rows(run, measured)
     outside = outsidereport.all_outside(measured)
+    on_stack = swarmreport.all_on_stack(measured)
     if outside:
         blocks += outsidereport.summary_tables(rows)
+    elif on_stack:
+        blocks += outsidereport.summary_tables(rows, why=swarmreport.ON_STACK)
     elif measured:
         blocks += headline.tables(rows)
     blocks += [Heading(2, "How to read this"), Paragraph(READING)]
-    # The model knows the playground's own targets, not a service measured by its URL.
-    if not run.predicted and not outside:
+    # The model knows the playground's own targets, not a service measured by its URL nor
+    # a replicated stack.
+    if not run.predicted and not outside and not on_stack:
         blocks += predicted_blocks(run)
     if ab := [t for t in run.targets if t.closed_loop or t.closed_loop_error]:
         blocks += closed_loop_blocks(run, ab)

@@ -10,12 +10,15 @@ the registry, swarm mode as it was.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import shlex
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from playground.core.target import Target
 from playground.core.target import plain_decimal as num
 from playground.incident.openloop import OPENLOOP, incident_url, users
 from playground.incident.settings import StorySettings
+from playground.incident.swarmresults import SwarmShape
 from playground.swarm.senders import MergedLoad, merge_senders
 from playground.swarm.settings import LOCAL_REGISTRY, SwarmSettings, require_manager
 from playground.swarm.stack import Stack, pushed_image, stack_from_config
@@ -48,6 +52,7 @@ class SwarmRun:
     run_dir: Path
     info: Callable[[str], None]
     wait_timeout_s: float
+    build: bool = True  # build the images before pushing them (--no-build: as they are)
 
 
 def _lines(docker: Docker, argv: list[str]) -> list[str]:
@@ -86,13 +91,18 @@ def _answers(registry: str) -> str | None:
         return str(exc)
 
 
+def require_registry(given: str | None) -> None:
+    """A registry given must answer before anything is started."""
+    if given is not None and (why := _answers(given)) is not None:
+        raise UsageError(f"the registry {given} refuses: {why}")
+
+
 @contextmanager
 def registry(docker: Docker, *, given: str | None, timeout_s: float) -> Iterator[str]:
     """The registry the images go through: the one given (it must answer), or one started
     here from compose/registry.yml (Debian's docker-registry) and removed afterwards."""
     if given is not None:
-        if (why := _answers(given)) is not None:
-            raise UsageError(f"the registry {given} refuses: {why}")
+        require_registry(given)
         yield given
         return
     docker.run(docker.compose(REGISTRY_COMPOSE, "build", "registry"))
@@ -111,16 +121,15 @@ def registry(docker: Docker, *, given: str | None, timeout_s: float) -> Iterator
             time.sleep(POLL_S)
         yield LOCAL_REGISTRY
     finally:
-        docker.run(["docker", "rm", "-f", REGISTRY_CONTAINER], check=False, shielded=True)
+        docker.run(["docker", "rm", "-f", "-v", REGISTRY_CONTAINER], check=False, shielded=True)
 
 
-def push(docker: Docker, *, target: Target, images: dict[str, str]) -> None:
-    """Build the target's images and the sender's, tag each into the registry, push."""
-    docker.run(docker.compose(target.compose_file, "build"))
-    docker.run(docker.compose("compose/loadgen.yml", "build", "openloop"))
-    for local, pushed in images.items():
-        docker.run(["docker", "tag", local, pushed])
-        docker.run(["docker", "push", pushed])
+def push(docker: Docker, *, images: dict[str, str], pushed: list[str]) -> None:
+    """Tag each built image into the registry and push it; each name kept in `pushed`."""
+    for local, name in images.items():
+        docker.run(["docker", "tag", local, name])
+        pushed.append(name)
+        docker.run(["docker", "push", name])
 
 
 def stack_for(run: SwarmRun, *, target: Target, registry: str, tag: str) -> Stack:
@@ -141,39 +150,80 @@ def stack_for(run: SwarmRun, *, target: Target, registry: str, tag: str) -> Stac
     return stack
 
 
+def deploy_command(stack_file: Path) -> list[str]:
+    return ["docker", "stack", "deploy", "-c", str(stack_file), STACK]
+
+
 @contextmanager
-def deployed(run: SwarmRun) -> Iterator[None]:
+def deployed(run: SwarmRun, stack_file: Path) -> Iterator[None]:
     """The stack up until the block ends, then removed with its network."""
     docker = run.docker
     try:
-        docker.run(["docker", "stack", "deploy", "-c", str(run.run_dir / "stack.json"), STACK])
+        docker.run(deploy_command(stack_file))
         yield
     finally:
         docker.run(["docker", "stack", "rm", STACK], check=False, shielded=True)
         deadline = time.monotonic() + run.wait_timeout_s
         label = f"label=com.docker.stack.namespace={STACK}"
+        _containers_gone(run, [label])
         while _lines(docker, ["docker", "network", "ls", "-q", "--filter", label]):
             if time.monotonic() > deadline:
                 raise DockerError(f"the stack's network outlived {run.wait_timeout_s:g} s")
             time.sleep(POLL_S)
 
 
-def wait_ready(run: SwarmRun, *, target: Target) -> None:
-    """Every service at its replicas, then one real request through the front: the runner
-    waits, since Swarm does not wait on health checks. A replica that never becomes ready
-    ends the run with the services' state."""
-    deadline = time.monotonic() + run.wait_timeout_s
+#: How long Swarm is given to remove a removed service's task containers itself. It removes
+#: a stack's running tasks in seconds, but keeps a finished job's (the senders') for longer.
+GONE_S = 15.0
+
+
+def _containers_gone(run: SwarmRun, filters: list[str]) -> None:
+    """Wait for Swarm to remove a removed service's task containers; any still there after
+    GONE_S are removed here (a task container outlives its node's swarm otherwise)."""
+    deadline = time.monotonic() + GONE_S
+    for label in filters:
+        argv = ["docker", "ps", "-aq", "--filter", label]
+        while left := _lines(run.docker, argv):
+            if time.monotonic() > deadline:
+                run.docker.run(["docker", "rm", "-f", "-v", *left], check=False, shielded=True)
+                break
+            time.sleep(POLL_S)
+
+
+def _running(run: SwarmRun, wanted: dict[str, int]) -> tuple[bool, str]:
+    """Whether each service has its wanted replicas running (Swarm counts a task with a
+    health check as running once it is healthy), and the services' state."""
     argv = ["docker", "stack", "services", STACK, "--format", "{{.Name}} {{.Replicas}}"]
-    url = f"http://127.0.0.1:{target.host_port}/?delay=0"
-    while True:
-        replicas = [line.split()[-1] for line in _lines(run.docker, argv)]
-        ready = replicas and all(a == b for a, _, b in (r.partition("/") for r in replicas))
-        if ready and _answers_page(url):
-            return
-        if time.monotonic() > deadline:
-            state = "; ".join(_lines(run.docker, argv))
-            raise DockerError(f"not ready after {run.wait_timeout_s:g} s: {state}")
-        time.sleep(POLL_S)
+    lines = _lines(run.docker, argv)
+    counts = {}
+    for line in lines:
+        name, _, replicas = line.partition(" ")
+        counts[name.removeprefix(f"{STACK}_")] = replicas.split()[0].partition("/")[0]
+    ok = all(counts.get(name) == str(n) for name, n in wanted.items())
+    return ok, "; ".join(lines)
+
+
+def wait_ready(run: SwarmRun, *, target: Target, stack: Stack) -> None:
+    """The services up level by level in their depends_on order (a later level scaled up from
+    0 once the one before runs), then one real request through the front: the runner waits,
+    since Swarm neither orders services nor waits on health checks. A replica that never
+    becomes ready ends the measurement with the services' state."""
+    deadline = time.monotonic() + run.wait_timeout_s
+    wanted: dict[str, int] = {}
+    url = f"http://127.0.0.1:{stack.front_port or target.host_port}/?delay=0"
+    for i, level in enumerate(stack.levels):
+        wanted.update({name: stack.replicas[name] for name in level})
+        if i > 0:
+            scale = [f"{STACK}_{name}={stack.replicas[name]}" for name in level]
+            run.docker.run(["docker", "service", "scale", "--detach", *scale])
+        last = i == len(stack.levels) - 1
+        while True:
+            ok, state = _running(run, wanted)
+            if ok and (not last or _answers_page(url)):
+                break
+            if time.monotonic() > deadline:
+                raise DockerError(f"not ready after {run.wait_timeout_s:g} s: {state}")
+            time.sleep(POLL_S)
 
 
 def _answers_page(url: str) -> bool:
@@ -184,9 +234,16 @@ def _answers_page(url: str) -> bool:
         return False
 
 
+#: Where a sender writes its JSON inside its task, and the mark on each line of it in the log.
+SENDER_OUT = "/tmp/openloop.json"
+SENDER_MARK = "openloop-json"
+#: Base64 line width: well under the 16 KiB at which Docker's log drivers split a line.
+LOG_LINE = 4096
+
+
 def sender_commands(*, settings: StorySettings, target: Target, senders: int) -> list[list[str]]:
     """The generator's command line for each sender: rate/K each, its own seed, the
-    incident's control request from the first alone; the JSON goes to its standard output."""
+    incident's control request from the first alone (its JSON is written by `in_task`)."""
     out = []
     for i in range(senders):
         s = replace(settings, seed=settings.seed + i)
@@ -202,27 +259,66 @@ def sender_commands(*, settings: StorySettings, target: Target, senders: int) ->
     return out
 
 
-def run_senders(run: SwarmRun, *, target: Target, image: str) -> MergedLoad:
+def in_task(argv: list[str]) -> list[str]:
+    """A sender's command as its task runs it: the generator writes its JSON to a file, which
+    then goes to the task's log gzipped, in base64 lines each marked (a log is the one way
+    out of a task on any node; a long line would be split by the log driver)."""
+    script = (
+        f"{shlex.join([*argv, '--out', SENDER_OUT])} && gzip -c {SENDER_OUT} "
+        f"| base64 -w {LOG_LINE} | sed 's/^/{SENDER_MARK} /'"
+    )
+    return ["sh", "-c", script]
+
+
+def from_log(log: str) -> dict[str, Any]:
+    """A sender's JSON back from its task's log (the marked lines, in order); anything else
+    the task printed is passed over."""
+    mark = SENDER_MARK + " "
+    encoded = "".join(line[len(mark) :] for line in log.splitlines() if line.startswith(mark))
+    if not encoded:
+        raise ValueError("no records in the log")
+    try:
+        data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(encoded)))
+    except (OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"the records in the log are cut or broken: {exc}") from None
+    return data
+
+
+def sender_service(name: str, *, image: str, command: list[str]) -> list[str]:
+    """The sender as a one-task job service on the stack's network."""
+    return [
+        *("docker", "service", "create", "--detach", "--name", name),
+        *("--mode", "replicated-job", "--network", f"{STACK}_default"),
+        *("--restart-condition", "none", image, *in_task(command)),
+    ]
+
+
+def sender_names(senders: int) -> list[str]:
+    return [f"{STACK}_sender{i}" for i in range(senders)]
+
+
+def run_senders(run: SwarmRun, *, target: Target, image: str) -> tuple[MergedLoad, list[str]]:
     """K one-task job services on the stack's network, on whichever nodes Swarm picks; each
-    sender's JSON read from its log, then merged."""
+    sender's JSON read from its log, then merged; and the node each ran on."""
     docker = run.docker
-    names = [f"{STACK}_sender{i}" for i in range(run.swarm.senders)]
+    names = sender_names(run.swarm.senders)
     commands = sender_commands(settings=run.settings, target=target, senders=run.swarm.senders)
     try:
         for name, command in zip(names, commands, strict=True):
-            docker.run(
-                [
-                    *("docker", "service", "create", "--detach", "--name", name),
-                    *("--mode", "replicated-job", "--network", f"{STACK}_default"),
-                    *("--restart-condition", "none", image, *command),
-                ]
-            )
+            docker.run(sender_service(name, image=image, command=command))
         parts = [_sender_output(run, name) for name in names]
+        where = [_node(docker, name) for name in names]
     finally:
         docker.run(["docker", "service", "rm", *names], check=False, shielded=True)
+        _containers_gone(run, [f"label=com.docker.swarm.service.name={n}" for n in names])
     for i, part in enumerate(parts):
         (run.run_dir / f"sender{i}.json").write_text(json.dumps(part) + "\n")
-    return merge_senders(parts=parts)
+    return merge_senders(parts=parts), where
+
+
+def _node(docker: Docker, name: str) -> str:
+    found = _lines(docker, ["docker", "service", "ps", name, "--format", "{{.Node}}"])
+    return found[0] if found else "-"
 
 
 def _sender_output(run: SwarmRun, name: str) -> dict[str, Any]:
@@ -235,12 +331,11 @@ def _sender_output(run: SwarmRun, name: str) -> dict[str, Any]:
         if time.monotonic() > deadline:
             raise DockerError(f"sender {name} never finished: {'; '.join(states)}")
         time.sleep(POLL_S)
-    log = run.docker.run(["docker", "service", "logs", "--raw", name]).stdout
+    log = run.docker.run(["docker", "service", "logs", "--raw", name], quiet=True).stdout
     try:
-        data: dict[str, Any] = json.loads(log)
-    except ValueError:
-        raise DockerError(f"sender {name} wrote no readable records") from None
-    return data
+        return from_log(log)
+    except ValueError as exc:
+        raise DockerError(f"sender {name} wrote no readable records ({exc})") from None
 
 
 def nodes(docker: Docker) -> int:
@@ -248,21 +343,80 @@ def nodes(docker: Docker) -> int:
     return len(_lines(docker, ["docker", "node", "ls", "-q"]))
 
 
-def run_swarm(run: SwarmRun, *, target: Target) -> MergedLoad:
-    """One target through the incident on the stack, leaving the machine as it was found."""
+@dataclass(frozen=True)
+class Stage:
+    """What every target of a run shares: the registry and the run's tag, the sender's image
+    in it."""
+
+    registry: str
+    tag: str
+    sender: str
+    #: Every name pushed, untagged when the run ends (the local images stay).
+    pushed: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def staged(run: SwarmRun) -> Iterator[Stage]:
+    """Swarm mode and a registry for the whole run, the sender's image pushed; all removed
+    when the block ends (swarm mode left only if it was started here)."""
     tag = time.strftime("%Y%m%d-%H%M%S")
     with ExitStack() as steps:
         steps.enter_context(swarm_mode(run.docker))
         where = steps.enter_context(
             registry(run.docker, given=run.swarm.registry, timeout_s=run.wait_timeout_s)
         )
-        stack = stack_for(run, target=target, registry=where, tag=tag)
-        sender = pushed_image(SENDER_IMAGE, registry=where, tag=tag)
-        push(run.docker, target=target, images={**stack.images, SENDER_IMAGE: sender})
-        steps.enter_context(deployed(run))
-        wait_ready(run, target=target)
+        stage = Stage(
+            registry=where, tag=tag, sender=pushed_image(SENDER_IMAGE, registry=where, tag=tag)
+        )
+        steps.callback(_untag, run.docker, stage.pushed)
+        if run.build:
+            run.docker.run(run.docker.compose("compose/loadgen.yml", "build", "openloop"))
+        push(run.docker, images={SENDER_IMAGE: stage.sender}, pushed=stage.pushed)
+        yield stage
+
+
+def _untag(docker: Docker, names: list[str]) -> None:
+    if names:
+        docker.run(["docker", "rmi", *dict.fromkeys(names)], check=False, shielded=True)
+
+
+def pushed_stack(run: SwarmRun, stage: Stage, *, target: Target) -> Stack:
+    """The target's stack file written, its images built and pushed."""
+    stack = stack_for(run, target=target, registry=stage.registry, tag=stage.tag)
+    if run.build:
+        run.docker.run(run.docker.compose(target.compose_file, "build"))
+    push(run.docker, images=stack.images, pushed=stage.pushed)
+    return stack
+
+
+@dataclass(frozen=True)
+class OnStack:
+    """One measurement on the stack: the senders' merged records and the stack's shape."""
+
+    merged: MergedLoad
+    shape: SwarmShape
+
+
+def measure(
+    run: SwarmRun, stage: Stage, stack: Stack, *, target: Target, stack_file: Path
+) -> OnStack:
+    """One target through the incident on a freshly deployed stack, removed afterwards."""
+    with deployed(run, stack_file):
+        wait_ready(run, target=target, stack=stack)
+        count = nodes(run.docker)
         run.info(
-            f"{nodes(run.docker)} node(s), {run.swarm.replicas} replica(s) of {stack.app}, "
+            f"{count} node(s), {run.swarm.replicas} replica(s) of {stack.app}, "
             f"{run.swarm.senders} sender(s) at {run.settings.rate / run.swarm.senders:g}/s each"
         )
-        return run_senders(run, target=target, image=sender)
+        merged, where = run_senders(run, target=target, image=stage.sender)
+    senders = [replace(s, node=node) for s, node in zip(merged.senders, where, strict=True)]
+    shape = SwarmShape(
+        nodes=count,
+        replicas=run.swarm.replicas,
+        app=stack.app,
+        registry=stage.registry if run.swarm.registry else f"started here on {stage.registry}",
+        senders=senders,
+        removed=[r.text() for r in stack.removed],
+        stack_file=str(stack_file),
+    )
+    return OnStack(merged=replace(merged, senders=senders), shape=shape)

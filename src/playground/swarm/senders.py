@@ -18,31 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from playground.core.jsonmodel import doc
 from playground.incident.analysis import generator_output, percentile
-from playground.incident.targetresults import GeneratorCheck
+from playground.incident.swarmresults import SenderRecord
 
 #: The columns that hold a time on the sender's clock (second 0 its start).
 TIMES = ("intended", "sent", "end")
 #: The same in the records of the control requests (events) and the watches.
 EVENT_TIMES = ("at", "sent", "end", "t")
-
-
-@dataclass(frozen=True)
-class SenderRecord:
-    """One sender of a run on several senders: what it sent and its own self-check."""
-
-    sender: int = doc("the sender's number, from 0 (its visit v is the run's v x senders + it)", 0)
-    visits: int = doc("the visits it was to send", 0)
-    attempts: int = doc("the attempts it made, reloads included", 0)
-    start_s: float = doc(
-        "when its second 0 came, s after the earliest sender's (wall clock): its times are "
-        "moved on by this much in the merged run",
-        0.0,
-    )
-    check: GeneratorCheck = doc(
-        "its own self-check: did it keep its schedule?", factory=GeneratorCheck
-    )
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ KEPT = frozenset(
 )
 REASONS = {
     "build": "Swarm does not build: the image is pushed to the registry",
-    "depends_on": "Swarm rejects conditions: the runner waits for readiness itself",
+    "depends_on": "Swarm rejects conditions: the runner starts the services in its order",
     "dns_opt": "not in the stack file's schema: the resolver keeps its defaults",
 }
 #: Why any other key goes.
@@ -80,6 +80,11 @@ class Stack:
     removed: list[Removed]
     images: dict[str, str]  # each local image -> the name it is pushed and deployed as
     app: str  # the service replicated
+    # The services in the order their depends_on asked for: the first level deploys with its
+    # replicas, every later one at 0, scaled up by the runner once the one before is running.
+    levels: list[list[str]]
+    replicas: dict[str, int]  # each service's replicas once it is up
+    front_port: int | None  # the port the front (the service that publishes one) is reached on
 
 
 def pushed_image(image: str, *, registry: str, tag: str | None) -> str:
@@ -135,7 +140,11 @@ def _service(
 ) -> dict[str, Any]:
     for key in sorted(set(spec) - KEPT):
         removed.append(Removed(name, key, REASONS.get(key, IGNORED)))
-    out = {k: v for k, v in spec.items() if k in KEPT}
+    # `docker compose config` writes a key it has no value for as null (no entrypoint of the
+    # file's own); the stack file's schema refuses a null, and leaving it out means the same.
+    out = {k: v for k, v in spec.items() if k in KEPT and v is not None}
+    if isinstance(out.get("networks"), dict):
+        out["networks"] = {n: v for n, v in out["networks"].items() if v} or list(out["networks"])
     out["image"] = image
     if "ports" in out:
         out["ports"] = _ports(name, out["ports"], removed)
@@ -156,6 +165,21 @@ def _service(
     return out
 
 
+def _levels(services: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """The services level by level: each after every service it depends on (nginx resolves
+    its upstream when it starts, so it cannot start before the app)."""
+    needs = {n: set(spec.get("depends_on") or ()) & set(services) for n, spec in services.items()}
+    levels: list[list[str]] = []
+    placed: set[str] = set()
+    while len(placed) < len(needs):
+        level = sorted(n for n, d in needs.items() if n not in placed and d <= placed)
+        if not level:
+            raise UsageError(f"depends_on goes round in a circle: {', '.join(set(needs) - placed)}")
+        levels.append(level)
+        placed |= set(level)
+    return levels
+
+
 def stack_from_config(
     *, config: Mapping[str, Any], registry: str, tag: str, app: str, replicas: int
 ) -> Stack:
@@ -169,6 +193,8 @@ def stack_from_config(
     configs: dict[str, dict[str, str]] = {}
     images: dict[str, str] = {}
     out: dict[str, Any] = {}
+    levels = _levels(services)
+    counts = {name: replicas if name == app else 1 for name in services}
     for name, spec in services.items():
         local = spec.get("image") or f"{config.get('name', 'stack')}-{name}"
         images[local] = pushed_image(local, registry=registry, tag=tag if "build" in spec else None)
@@ -176,7 +202,7 @@ def stack_from_config(
             name,
             spec,
             image=images[local],
-            replicas=replicas if name == app else 1,
+            replicas=counts[name] if name in levels[0] else 0,
             removed=removed,
             configs=configs,
         )
@@ -186,4 +212,15 @@ def stack_from_config(
     document: dict[str, Any] = {"version": STACK_VERSION, "services": out, "networks": networks}
     if configs:
         document["configs"] = configs
-    return Stack(document=document, removed=removed, images=images, app=app)
+    return Stack(
+        document=document,
+        removed=removed,
+        images=images,
+        app=app,
+        levels=levels,
+        replicas=counts,
+        front_port=next(
+            (p["published"] for v in out.values() for p in v.get("ports", []) if "published" in p),
+            None,
+        ),
+    )
