@@ -34,7 +34,7 @@ class FaultTargetRecord:
     requests: int | None = doc("probe requests in all (overload: ab's complete requests)")
     kinds: dict[str, int] = doc('answers by kind: "200", "502", "timeout", ...', factory=dict)
     figures: dict[str, float | None] = doc(
-        "the fault's own figures, s or requests/s: a slowdown's medians before, slow and after "
+        "the fault's own figures, s, requests/s or requests (a number with a point): a slowdown's medians before, slow and after "
         "and its time to settle; an outage's longest answer while down, its bound and its time "
         "to recover; an overload's ab requests/s, failures, p99 and the drain",
         factory=dict,
@@ -67,25 +67,32 @@ def _figures(t: Verdict) -> dict[str, float | None]:
     ab = t.ab.figures
     return {
         "ab_rps": None if ab is None else _r(ab.rps, 2),
-        "ab_failed": None if ab is None else ab.failed,
-        "ab_non_2xx": None if ab is None else ab.non_2xx,
+        "ab_failed": None if ab is None else float(ab.failed),
+        "ab_non_2xx": None if ab is None else float(ab.non_2xx),
         "ab_p99_ms": None if ab is None else ab.latency_ms.get("p99"),
         "probe_p50_s": _r(t.probe.p50_s, 3),
         "drain_s": _r(t.drain_s, 1),
     }
 
 
+def _counts(t: Verdict) -> tuple[int | None, dict[str, int]]:
+    """Requests in all and the answers by kind: an overload's ab and its regular clients."""
+    if isinstance(t, OverloadVerdict):
+        return (t.ab.figures.complete if t.ab.figures else None), t.probe.kinds
+    return t.requests, t.kinds
+
+
 def _target(fault: str, compose_file: str, t: Verdict) -> FaultTargetRecord:
     problems = t.aftermath.problems
-    overload = isinstance(t, OverloadVerdict)
+    requests, kinds = _counts(t)
     return FaultTargetRecord(
         fault=fault,
         compose_file=compose_file,
         name=t.probed.name,
         concurrency=t.probed.concurrency,
         verdict="; ".join(problems) if problems else "ok",
-        requests=(t.ab.figures.complete if t.ab.figures else None) if overload else t.requests,
-        kinds=t.probe.kinds if overload else t.kinds,
+        requests=requests,
+        kinds=kinds,
         figures=_figures(t),
         stuck=t.aftermath.stuck,
     )
