@@ -1,6 +1,6 @@
 """The registry of kinds (playground.commands.kinds): every list of kinds reads it, so a kind
 registered here alone is loaded, redrawn by `playground report`, listed by `playground runs`,
-documented on the schema page, given its command and placed by the layer test; and a fault run
+recorded and shown by `playground record`, documented on the schema page, given its command and placed by the layer test; and a fault run
 is redrawn like the others."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from playground import cli
 from playground.commands import kinds, schema
 from playground.core import jsonmodel
 from playground.core.jsonmodel import doc
+from playground.core.records import RecordHeader
 from playground.core.results import RunHeader
 from playground.core.runstore import write_json_atomic
 from playground.faults.results import FaultFailed, FaultsRun
@@ -31,6 +32,17 @@ class ToyRun(RunHeader):
     settings: int | None = doc("none")
     kind: str = doc("`toy`", "toy")
     count: int = doc("how many toys", 0)
+
+
+@dataclass(frozen=True)
+class ToyRecord(RecordHeader):
+    """A toy run's record: its count in its header's settings."""
+
+    KINDS: ClassVar[tuple[str, ...]] = ("toy",)
+
+
+def _toy_record(run: ToyRun, *, machine: str) -> ToyRecord:
+    return ToyRecord(run_id=run.run_id, kind="toy", machine=machine, settings={"count": run.count})
 
 
 def _toy_report(run_dir: Path, run: Any) -> list[Path]:
@@ -55,6 +67,9 @@ TOY = kinds.Kind(
     write_report=_toy_report,
     count=lambda run: run.count,
     state=lambda run: "ok",
+    record=_toy_record,
+    record_class=ToyRecord,
+    record_schema=((ToyRecord, "ToyRecord (a toy run's record)"),),
     commands=("tests.unit.test_kinds",),
     schema_intro=("# A toy run",),
     schema=((ToyRun, "ToyRun (the whole of `toy.json`)"),),
@@ -83,6 +98,12 @@ def test_a_kind_registered_in_one_line_is_loaded_redrawn_listed_documented_and_p
     assert cli.main(["runs", "--results-dir", str(tmp_path)]) == 0
     assert "20261126-000000-toy" in capsys.readouterr().out
     assert "## ToyRun (the whole of `toy.json`)" in schema.schema_markdown()
+    assert "## ToyRecord (a toy run's record)" in schema.schema_markdown()
+    out = tmp_path / "runs"
+    assert cli.main(["record", str(run_dir), "--out", str(out), "--machine", "a toy box"]) == 0
+    assert cli.main(["record", "--show", run_dir.name, "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "run 20261126-000000-toy (toy, transcribed)" in shown and "count 3" in shown
     assert "toy" in cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert test_layers.layer("playground.toy.run") == "toy"
     assert not test_layers.allowed("playground.toy.run", "playground.bench.runner")

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from playground import cli
+from playground.commands import kinds
+from playground.core import records
 from playground.incident import runrecords
 from playground.incident.storyresults import StoryTarget
 from playground.incident.targetresults import Incident, StorySecond, StorySummary
@@ -69,11 +71,9 @@ def test_show_prints_the_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "36%" in shown and "1.5 / 3.2 ms" in shown
 
 
-def test_a_bench_run_or_a_bad_record_is_one_line_and_exit_2(
+def test_a_bad_record_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["record", str(DATA / "results_recorded.json"), "--out", str(tmp_path)]) == 2
-    assert "not a story run" in capsys.readouterr().err
     bad = tmp_path / "20261125-000000-story.json"
     bad.write_text(
         '{"run_id": "20261125-000000-story", "kind": "story", "targets": '
@@ -86,8 +86,9 @@ def test_a_bench_run_or_a_bad_record_is_one_line_and_exit_2(
     assert cli.main(["record", "--show", str(other)]) == 2
 
 
-#: Runs the pages cite whose record is still to be transcribed: the list can only shrink (a
-#: run listed here that has a record fails the test too).
+#: Runs the pages cite whose record is still to be written (`playground record`, once the run is
+#: measured again: docs/testing.md) or transcribed: the list can only shrink (a run listed here
+#: that has a record fails the test too).
 WITHOUT_RECORD = {
     "20261122-114435",
     "20261122-115620-faults",
@@ -126,7 +127,7 @@ def test_every_run_the_pages_cite_has_a_record() -> None:
     cited = set()
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         cited |= set(RUN_ID.findall(page.read_text()))
-    kept = {r.run_id for r in runrecords.load_all()}
+    kept = {kinds.load_record(p).run_id for p in sorted(records.RECORDS_DIR.glob("*.json"))}
     assert sorted(cited - kept - WITHOUT_RECORD) == [], "cited without a record in docs/runs/"
     assert sorted(WITHOUT_RECORD & kept) == [], "has a record now: take it off WITHOUT_RECORD"
 

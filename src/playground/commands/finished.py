@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from playground import report
-from playground.commands import kinds, options
+from playground.commands import kinds, options, record
+from playground.core import records
 from playground.core.results import Run
 from playground.core.runstore import ResultsError
 from playground.incident.storyresults import StoryRun
@@ -45,6 +46,11 @@ def add_parser(sub: Any) -> None:
         "which is kept as a new story run first",
     )
     rep.add_argument("--name", help="the by-hand run's target name (default: the file's stem)")
+    rep.add_argument(
+        "--record",
+        action="store_true",
+        help="show the run's committed record (docs/runs/<run id>.json, any kind) instead",
+    )
     rep.set_defaults(handler=cmd_report)
 
 
@@ -96,6 +102,10 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.record:
+        path = kinds.record_path(args.run, records.RECORDS_DIR)
+        record.show(kinds.load_record(path), out)
+        return 0
     run_dir = kinds.resolve_run(args.results_dir, args.run)
     if byhand.is_generator_output(run_dir):
         run_dir = byhand.keep(

@@ -17,19 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from playground import report
-from playground.core import runstore
+from playground.bench import record as bench_record
+from playground.core import records, runstore
 from playground.core.jsonmodel import ResultsError
+from playground.core.records import RecordError, RecordHeader
 from playground.core.results import SCHEMA_CLASSES as RUN_SCHEMA_CLASSES
 from playground.core.results import Run, RunHeader
 from playground.core.verdicts import upgrade
 from playground.faults import render as faults_render
+from playground.faults import runrecord as faults_record
 from playground.faults.results import SCHEMA_CLASSES as FAULT_SCHEMA_CLASSES
 from playground.faults.results import SCHEMA_INTRO as FAULT_SCHEMA_INTRO
 from playground.faults.results import FaultsRun
+from playground.incident import runrecords as story_record
 from playground.incident.storyresults import SCHEMA_CLASSES as STORY_SCHEMA_CLASSES
 from playground.incident.storyresults import SCHEMA_INTRO as STORY_SCHEMA_INTRO
 from playground.incident.storyresults import StoryRun
 from playground.predict import beside
+from playground.predict import record as predict_record
 from playground.story import findings as story_findings
 from playground.story import report as story_report
 
@@ -58,6 +63,11 @@ class Kind:
     #: One line of `playground runs`: how many targets, and whether the run can be trusted.
     count: Callable[[Any], int]
     state: Callable[[Any], str]
+    #: A stored run as its compact record (docs/runs/<run id>.json), the machine given in words;
+    #: the record's class (its `KINDS` are the record's `kind` values) and its schema tables.
+    record: Callable[..., RecordHeader]
+    record_class: type[RecordHeader]
+    record_schema: SchemaTables
     #: The modules of the commands that make a run of it: each adds its parser to the CLI with
     #: its `add_parser` (imported when the CLI is built, so redrawing a report imports no runner).
     commands: tuple[str, ...] = ()
@@ -101,6 +111,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         package="bench",
         label="bench",
+        record=bench_record.from_run,
+        record_class=bench_record.BenchRecord,
+        record_schema=bench_record.SCHEMA_CLASSES,
         run_class=Run,
         results_file=Run.FILE,
         claims=lambda data: data.get("kind", "bench") == "bench",
@@ -114,6 +127,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         package="story",
         label="story",
+        record=story_record.from_run,
+        record_class=story_record.RunRecord,
+        record_schema=story_record.SCHEMA_CLASSES,
         run_class=StoryRun,
         results_file=StoryRun.FILE,
         claims=lambda data: _is_story(data, predicted=False) and not _is_swarm(data),
@@ -128,6 +144,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         package="predict",
         label="prediction",
+        record=predict_record.from_run,
+        record_class=predict_record.PredictRecord,
+        record_schema=predict_record.SCHEMA_CLASSES,
         run_class=StoryRun,
         results_file=StoryRun.FILE,
         claims=lambda data: _is_story(data, predicted=True),
@@ -140,6 +159,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         package="faults",
         label="faults",
+        record=faults_record.from_run,
+        record_class=faults_record.FaultsRecord,
+        record_schema=faults_record.SCHEMA_CLASSES,
         run_class=FaultsRun,
         results_file=FaultsRun.FILE,
         claims=lambda data: True,
@@ -155,6 +177,10 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         package="swarm",
         label="story on Swarm",
+        # Its record is a story run's, each target with the stack it ran on.
+        record=story_record.from_run,
+        record_class=story_record.RunRecord,
+        record_schema=(),
         run_class=StoryRun,
         results_file=StoryRun.FILE,
         claims=_is_swarm,
@@ -215,6 +241,26 @@ def runs(results_dir: Path) -> list[tuple[Path, tuple[Kind, RunHeader] | Results
         except ResultsError as exc:
             found.append((path.parent, exc))
     return found
+
+
+def load_record(path: Path) -> RecordHeader:
+    """A run record (docs/runs/<run id>.json) of any kind, read by its `kind`."""
+    data = records.read(path)
+    for kind in KINDS:
+        if data.get("kind") in kind.record_class.KINDS:
+            return records.load_as(kind.record_class, path, data)
+    raise RecordError(f"{path.name}: kind {data.get('kind')!r} is not one this version records")
+
+
+def record_path(ref: str, directory: Path) -> Path:
+    """A record by its file's path, or by its run id in `directory`."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    path = directory / f"{ref}.json"
+    if not path.is_file():
+        raise RecordError(f"no record of run {ref!r} in {directory}")
+    return path
 
 
 def packages() -> tuple[str, ...]:

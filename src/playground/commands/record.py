@@ -1,5 +1,5 @@
-"""`playground record`: a stored story run as the compact record the pages cite
-(docs/runs/<run id>.json), and `--show` to read a record back as a table."""
+"""`playground record`: a stored run of any kind as the compact record the pages cite
+(docs/runs/<run id>.json), and `--show` to read a record back as tables."""
 
 from __future__ import annotations
 
@@ -11,95 +11,94 @@ from rich.table import Table
 
 from playground.commands import kinds
 from playground.commands.options import Subparsers
-from playground.incident import runrecords
-from playground.incident.runrecords import RecordError, RunRecord
-from playground.incident.storyresults import StoryRun
+from playground.core import records
+from playground.core.records import RecordHeader
 
 
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "record",
-        help="write a story run's compact record (docs/runs/<run id>.json) from its results, "
-        "or show a record (--show)",
+        help="write a run's compact record (docs/runs/<run id>.json) from its results, "
+        "whatever its kind, or show a record (--show)",
     )
-    p.add_argument("source", help="a story run's folder or runstore.json; with --show, a record")
+    p.add_argument(
+        "source",
+        help="a run's folder or results file; with --show, a record's file or its run id",
+    )
     p.add_argument(
         "--out",
         type=Path,
-        default=runrecords.RECORDS_DIR,
-        help="where to write the record (default docs/runs)",
+        default=records.RECORDS_DIR,
+        help="where to write the record, or where --show finds a run id (default docs/runs)",
     )
     p.add_argument(
         "--machine",
         help="the machine in a few words (default: its CPUs and Docker's version, as recorded)",
     )
-    p.add_argument("--show", action="store_true", help="print the record SOURCE as a table")
+    p.add_argument("--show", action="store_true", help="print the record SOURCE as tables")
     p.set_defaults(handler=cmd_record)
 
 
 def cmd_record(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.show:
-        show(runrecords.load(Path(args.source)), out)
+        show(kinds.load_record(kinds.record_path(args.source, args.out)), out)
         return 0
-    run = kinds.load_run(Path(args.source))
-    if not isinstance(run, StoryRun):
-        raise RecordError(f"{args.source}: not a story run; a record holds a story run")
-    record = runrecords.from_run(
-        run, machine=args.machine or runrecords.machine_of(run.environment)
-    )
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{record.run_id}.json"
-    path.write_text(runrecords.dumps(record))
-    out.print(f"wrote {path} ({len(record.targets)} targets)")
+    kind, run = kinds.load(Path(args.source))
+    machine = args.machine or records.machine_of(run.environment)
+    record = kind.record(run, machine=machine)
+    path = records.write(record, args.out)
+    rows = sum(len(cells) for _, _, cells in record.tables())
+    out.print(f"wrote {path} ({record.kind}, {rows} rows)")
     return 0
 
 
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f}%"
-
-
-def _num(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:g}{unit}"
-
-
-def show(record: RunRecord, out: Console) -> None:
-    """The record as its header lines and a table of targets."""
+def show(record: RecordHeader, out: Console) -> None:
+    """The record as its header lines and a table per list of rows."""
     out.print(f"run {record.run_id} ({record.kind}, {record.source})")
+    env = record.environment
+    tools = None
+    if env is not None:
+        versions = [
+            ("Docker", env.docker_version),
+            ("Compose", env.compose_version),
+            ("Python", env.python),
+            (env.load_tool or "load tool", env.load_tool_version),
+        ]
+        tools = ", ".join(f"{name} {v}" for name, v in versions if v) or None
     for label, value in (
         ("command", record.command),
         ("date", record.date),
         ("machine", record.machine),
-        ("settings", ", ".join(f"{k} {v}" for k, v in sorted(record.settings.items())) or None),
+        ("versions", tools),
+        (
+            "settings",
+            records.cell(dict(sorted(record.settings.items()))) if record.settings else None,
+        ),
     ):
         out.print(f"{label}: {value or '-'}")
-    table = Table()
-    for col in (
-        "target",
-        "repeat",
-        "verdict",
-        "served during",
-        "goodput/s before → during → after",
-        "time to recover",
-        "attempts/visit",
-        "send lag p99 / max",
-        "valid",
-    ):
+    for name, columns, cells in record.tables():
+        if len(columns) <= WIDE:
+            _table(out, name, columns, cells)
+            continue
+        # Many figures a row: one column per row, a line per figure, a few rows at a time.
+        per = max(1, (out.width - 24) // 24)
+        for start in range(0, len(cells), per):
+            part = cells[start : start + per]
+            heads = [f"{row[0]} ({start + i + 1})" for i, row in enumerate(part)]
+            lines = [[col, *(row[j] for row in part)] for j, col in enumerate(columns)]
+            _table(out, name, ["", *heads], lines)
+
+
+#: A table with more columns than this is printed one column per row.
+WIDE = 10
+
+
+def _table(out: Console, title: str, columns: list[str], cells: list[list[str]]) -> None:
+    if not cells:
+        return
+    table = Table(title=title)
+    for col in columns:
         table.add_column(col, overflow="fold")
-    for t in record.targets:
-        lag = (
-            "-"
-            if t.send_lag_p99_s is None
-            else f"{1000 * t.send_lag_p99_s:.1f} / {1000 * (t.send_lag_max_s or 0):.1f} ms"
-        )
-        table.add_row(
-            t.name,
-            str(t.repeat),
-            t.verdict or "-",
-            _pct(t.visits_served_during),
-            " → ".join(_num(g) for g in (t.goodput_before, t.goodput_during, t.goodput_after)),
-            _num(t.recovery_s, " s"),
-            _num(t.attempts_per_visit),
-            lag,
-            {True: "yes", False: "no", None: "-"}[t.valid],
-        )
+    for row in cells:
+        table.add_row(*row)
     out.print(table)

@@ -10,16 +10,19 @@ from __future__ import annotations
 from playground.commands import kinds
 from playground.core.jsonmodel import schema_table
 from playground.core.results import SCHEMA_VERSION
-from playground.incident import runrecords
 
-#: The run records the pages cite: not a kind's results file, a compact copy of a story run's.
+#: The run records the pages cite: not a kind's results file, a compact copy of a run's.
 RECORDS_INTRO = [
     "# A run record (`docs/runs/<run-id>.json`)",
     "",
-    "What the pages cite of a story run, kept in the repository",
-    "(`src/playground/incident/runrecords.py`, `playground record`): written from a run's",
-    "results.json, or transcribed from the pages' tables where the results were not kept",
-    "(`source`).",
+    "What the pages cite of a run, kept in the repository: every kind's record starts with",
+    "the same header (`src/playground/core/records.py`: the run's id and `kind`, its command,",
+    "date, settings, its environment without the kernel, platform string or host name, and",
+    "the machine in words) and holds its own rows, one JSON line each. `playground record",
+    "RESULTS --machine TEXT` writes one from a run's results file, whatever its kind (the",
+    "registry of kinds names each kind's record); `playground record --show RUN_ID` and",
+    "`playground report RUN_ID --record` print one. A story record can also be transcribed",
+    "from the pages' tables where the results were not kept (`source`).",
     "",
 ]
 
@@ -55,7 +58,7 @@ def schema_markdown() -> str:
         for cls, heading in tables:
             lines += schema_table(cls, heading)
     lines += RECORDS_INTRO
-    for cls, heading in runrecords.SCHEMA_CLASSES:
+    for cls, heading in dict.fromkeys(t for kind in kinds.KINDS for t in kind.record_schema):
         lines += schema_table(cls, heading)
     return "\n".join(lines)
 

@@ -9,33 +9,27 @@ results.json by :func:`from_run`; or `transcribed`, copied from a page's own tab
 the run's results were not kept (the figures then have the page's precision, and a figure
 the page does not give is absent).
 
-One JSON form, written by :func:`dumps`: sorted keys, one line per target and repeat, so the
-same record is the same bytes.
+The record's header, its one JSON form (sorted keys, one line per target and repeat) and the
+scrubbing of what names the machine are every kind's: :mod:`playground.core.records`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from playground.core import jsonmodel
-from playground.core.errors import UsageError
+from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
-from playground.core.results import Environment
+from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHeader, dumps
 from playground.incident import split, verdict
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.swarmresults import SwarmShape
 
-#: Where the records live, beside the pages that cite them.
-RECORDS_DIR = Path(__file__).resolve().parents[3] / "docs" / "runs"
-RECORDED, TRANSCRIBED = "recorded", "transcribed"
+__all__ = ["RECORDED", "TRANSCRIBED", "RecordError", "dumps"]
+
 VERDICTS = (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
-
-
-class RecordError(UsageError):
-    """A run record that cannot be written or read; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +55,10 @@ class TargetRecord:
         "the busiest Gunicorn worker's share of the connections before the incident"
     )
     note: str | None = doc("what the page says beside the figures, word for word")
+    stack: str | None = doc(
+        "`playground swarm`: the stack it ran on, e.g. `1 node, 1 replica of flask_app, "
+        "2 senders (2 kept their schedule)`"
+    )
 
 
 @dataclass(frozen=True)
@@ -75,20 +73,12 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
-class RunRecord:
-    """What a page cites of one run."""
+class RunRecord(RecordHeader):
+    """What a page cites of one story run."""
 
-    run_id: str = doc("the run's id, as the pages cite it", "")
-    kind: str = doc("story, predict, faults, bench or scale", "")
-    source: str = doc(
-        "`recorded` (written from the run's results.json) or `transcribed` (copied from the "
-        "pages' tables: the results were not kept)",
-        TRANSCRIBED,
-    )
-    what: str | None = doc("what the run measured, in a few words")
-    command: str | None = doc("the command that made the run, as the page quotes it")
-    date: str | None = doc("when it ran (UTC), as precisely as known")
-    machine: str | None = doc("what it ran on, in a few words")
+    KINDS: ClassVar[tuple[str, ...]] = ("story",)
+    ROWS: ClassVar[tuple[str, ...]] = ("model_rows", "targets")
+
     check: str | None = doc("the generator's check over the whole run, as the page gives it")
     settings: dict[str, Any] = doc(
         "the story's settings that differ from the defaults, as StorySettings names them (checked by `story_settings`)",
@@ -96,7 +86,16 @@ class RunRecord:
     )
     targets: list[TargetRecord] = doc("one per target and repeat", factory=list)
     model_rows: list[ModelRow] = doc("the rows docs/predict.md sets beside the model", factory=list)
-    pages: list[str] = doc("the pages that cite it", factory=list)
+
+    def problems(self) -> list[str]:
+        bad = [
+            t.verdict for t in self.targets if t.verdict is not None and t.verdict not in VERDICTS
+        ]
+        return [f"an unknown verdict: {bad!r}"] if bad else []
+
+    def tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
+        """The targets as the story's report reads them (the model rows are not shown)."""
+        return [("targets", list(TARGET_COLUMNS), [_target_cells(t) for t in self.targets])]
 
     def story_settings(self) -> StorySettings:
         """The settings the run was measured with, the defaults where the record has none."""
@@ -112,8 +111,7 @@ class RunRecord:
         return found[0]
 
 
-def _rounded(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
+_rounded = records.rounded
 
 
 def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
@@ -133,7 +131,55 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
         send_lag_max_s=None if check is None else _rounded(check.send_lag_max_s, 5),
         valid=None if check is None else check.valid,
         busiest_share_before=busiest,
+        stack=None if t.swarm is None else _stack(t.swarm),
     )
+
+
+def _stack(shape: SwarmShape) -> str:
+    return (
+        f"{shape.nodes} node(s), {shape.replicas} replica(s) of {shape.app}, "
+        f"{len(shape.senders)} sender(s) ({shape.kept_schedule} kept their schedule)"
+    )
+
+
+TARGET_COLUMNS = (
+    "target",
+    "repeat",
+    "verdict",
+    "served during",
+    "goodput/s before → during → after",
+    "time to recover",
+    "attempts/visit",
+    "send lag p99 / max",
+    "valid",
+)
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
+
+
+def _num(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:g}{unit}"
+
+
+def _target_cells(t: TargetRecord) -> list[str]:
+    lag = (
+        "-"
+        if t.send_lag_p99_s is None
+        else f"{1000 * t.send_lag_p99_s:.1f} / {1000 * (t.send_lag_max_s or 0):.1f} ms"
+    )
+    return [
+        t.name,
+        str(t.repeat),
+        t.verdict or "-",
+        _pct(t.visits_served_during),
+        " → ".join(_num(g) for g in (t.goodput_before, t.goodput_during, t.goodput_after)),
+        _num(t.recovery_s, " s"),
+        _num(t.attempts_per_visit),
+        lag,
+        records.cell(t.valid),
+    ]
 
 
 def busiest_share_before(t: StoryTarget) -> float | None:
@@ -158,64 +204,25 @@ def from_run(run: StoryRun, *, machine: str) -> RunRecord:
         run_id=run.run_id,
         kind="story",
         source=RECORDED,
-        command=run.command,
+        command=records.scrub_text(run.command),
         date=run.started_at,
         machine=machine,
+        environment=records.scrubbed(run.environment),
         settings=settings,
         targets=[_target(t, busiest=busiest_share_before(t)) for t in run.targets],
     )
 
 
-def machine_of(env: Environment | None) -> str:
-    """A run's machine in a few words: its CPUs and Docker's version (no kernel, no paths)."""
-    if env is None:
-        return "not recorded"
-    words = [f"{env.cpu_count}-core" if env.cpu_count else "CPUs not recorded"]
-    if env.docker_version:
-        words.append(f"Docker {env.docker_version.split('+')[0]}")
-    return ", ".join(words)
+def load(path: Path, data: dict[str, Any] | None = None) -> RunRecord:
+    """A story run's record from its file (or its JSON, read already), checked against the
+    model."""
+    return records.load_as(RunRecord, path, data)
 
 
-def dumps(record: RunRecord) -> str:
-    """The record's one JSON form: sorted keys, a line per target and per model row."""
-    data = jsonmodel.to_json(record)
-    lists = {"targets", "model_rows"}
-    head = {k: v for k, v in data.items() if k not in lists}
-    lines = ["{"]
-    items = [(k, json.dumps(v, sort_keys=True)) for k, v in sorted(head.items())]
-    for name in sorted(lists):
-        rows = [json.dumps(_dropped_nulls(row), sort_keys=True) for row in data[name]]
-        items.append(
-            (name, "[\n" + ",\n".join(f"    {r}" for r in rows) + "\n  ]" if rows else "[]")
-        )
-    items.sort()
-    lines.append(",\n".join(f"  {json.dumps(k)}: {v}" for k, v in items))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _dropped_nulls(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if v is not None}
-
-
-def load(path: Path) -> RunRecord:
-    """A record from its file, checked against the model."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"{path.name}: cannot read a run record: {exc}") from None
-    record: RunRecord = jsonmodel.from_json(RunRecord, data, path.name)
-    if record.run_id != path.stem:
-        raise RecordError(f"{path.name}: holds run {record.run_id!r}, not {path.stem!r}")
-    bad = [t.verdict for t in record.targets if t.verdict is not None and t.verdict not in VERDICTS]
-    if bad or record.source not in (RECORDED, TRANSCRIBED):
-        raise RecordError(f"{path.name}: an unknown verdict or source: {bad or record.source!r}")
-    return record
-
-
-def load_all(directory: Path = RECORDS_DIR) -> list[RunRecord]:
-    """Every record under `directory`, by run id."""
-    return [load(p) for p in sorted(directory.glob("*.json"))]
+def load_all(directory: Path = records.RECORDS_DIR) -> list[RunRecord]:
+    """Every story run's record under `directory`, by run id (the other kinds' are skipped)."""
+    found = [(p, records.read(p)) for p in sorted(directory.glob("*.json"))]
+    return [load(p, data) for p, data in found if data.get("kind") in RunRecord.KINDS]
 
 
 #: The record's fields as the schema page lists them.
