@@ -42,6 +42,22 @@ def test_a_senders_json_goes_through_its_log_and_comes_back_whole(
     assert data == json.loads((tmp_path / "openloop.json").read_text())
 
 
+@pytest.mark.parametrize(("exit_status", "task_ends_well"), [(0, True), (3, True), (2, False)])
+def test_a_sender_whose_self_check_failed_still_hands_in_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exit_status: int, task_ends_well: bool
+) -> None:
+    """The generator exits 3 when it ran to the end off its schedule: its records stand
+    (marked invalid, so the merged run is not trusted) and the task ends well; any other
+    failure fails the task, records or not."""
+    monkeypatch.setattr(live, "SENDER_OUT", str(tmp_path / "openloop.json"))
+    code = f"{WRITER}; sys.exit({exit_status})"
+    done = subprocess.run(
+        live.in_task([sys.executable, "-c", code]), capture_output=True, text=True
+    )
+    assert (done.returncode == 0) is task_ends_well
+    assert live.from_log(done.stdout) == json.loads((tmp_path / "openloop.json").read_text())
+
+
 def test_a_log_with_no_records_or_a_broken_line_is_refused() -> None:
     with pytest.raises(ValueError, match="no records"):
         live.from_log("Traceback (most recent call last):\n  boom\n")

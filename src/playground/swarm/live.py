@@ -259,13 +259,21 @@ def sender_commands(*, settings: StorySettings, target: Target, senders: int) ->
     return out
 
 
+#: The generator's exit when it ran to the end but its self-check failed: its records stand,
+#: marked invalid (loadgen/openloop.py), and the merged run is not trusted.
+SELF_CHECK_FAILED = 3
+
+
 def in_task(argv: list[str]) -> list[str]:
     """A sender's command as its task runs it: the generator writes its JSON to a file, which
     then goes to the task's log gzipped, in base64 lines each marked (a log is the one way
-    out of a task on any node; a long line would be split by the log driver)."""
+    out of a task on any node; a long line would be split by the log driver). The task ends
+    well when the generator did, its self-check passed or not."""
     script = (
-        f"{shlex.join([*argv, '--out', SENDER_OUT])} && gzip -c {SENDER_OUT} "
-        f"| base64 -w {LOG_LINE} | sed 's/^/{SENDER_MARK} /'"
+        f"{shlex.join([*argv, '--out', SENDER_OUT])}; status=$?; "
+        f"if [ -s {SENDER_OUT} ]; then gzip -c {SENDER_OUT} "
+        f"| base64 -w {LOG_LINE} | sed 's/^/{SENDER_MARK} /'; fi; "
+        f'[ "$status" -eq 0 ] || [ "$status" -eq {SELF_CHECK_FAILED} ]'
     )
     return ["sh", "-c", script]
 
@@ -321,13 +329,22 @@ def _node(docker: Docker, name: str) -> str:
     return found[0] if found else "-"
 
 
+def _said(docker: Docker, name: str) -> str:
+    """The last line a sender printed that is not its records, to say why it failed."""
+    argv = ["docker", "service", "logs", "--raw", name]
+    log = docker.run(argv, check=False, quiet=True, shielded=True).stdout
+    lines = [x for x in log.splitlines() if x.strip() and not x.startswith(SENDER_MARK)]
+    return f"; it said: {lines[-1][-300:]}" if lines else ""
+
+
 def _sender_output(run: SwarmRun, name: str) -> dict[str, Any]:
     """A sender's JSON once its task is complete; a sender that failed or left says so."""
     deadline = time.monotonic() + run.settings.duration + run.wait_timeout_s
     state_argv = ["docker", "service", "ps", name, "--format", "{{.CurrentState}} {{.Error}}"]
     while not (states := _lines(run.docker, state_argv)) or not states[0].startswith("Complete"):
         if states and states[0].split()[0] in ("Failed", "Rejected", "Shutdown", "Orphaned"):
-            raise DockerError(f"sender {name} ended before its records: {states[0]}")
+            said = _said(run.docker, name)
+            raise DockerError(f"sender {name} ended before its records: {states[0]}{said}")
         if time.monotonic() > deadline:
             raise DockerError(f"sender {name} never finished: {'; '.join(states)}")
         time.sleep(POLL_S)
