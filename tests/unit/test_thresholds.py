@@ -9,31 +9,31 @@ import pytest
 
 from playground.bench import diagnosis
 from playground.core import verdicts
-from playground.incident import capacity, verdict
+from playground.incident import capacity, held
 from playground.incident.storyresults import StoryTarget, SweepStep
 from playground.incident.targetresults import StorySummary
 
-BELOW = math.nextafter(verdict.HELD_SHARE, 0)
+BELOW = math.nextafter(held.HELD_SHARE, 0)
 
 
 def said(served: float) -> set[str]:
     """The codes incident() finds for a target that served this share during the incident."""
     target = StoryTarget(summary=StorySummary(visits_served_during=served, recovery_s=1.0))
-    return {f.code for f in verdict.incident(target)} & {"held", "collapsed"}
+    return {f.code for f in held.incident(target)} & {"held", "collapsed"}
 
 
 def test_the_incident_is_held_exactly_at_the_held_share_and_collapsed_just_below():
-    assert verdict.HELD_SHARE == 0.95
+    assert held.HELD_SHARE == 0.95
     assert said(0.95) == {"held"} and said(BELOW) == {"collapsed"}
-    assert verdict.outcome(0.95, None) == verdict.HELD
-    assert verdict.outcome(BELOW, None) == verdict.NOT_RECOVERED
-    assert verdict.outcome(BELOW, 4.0) == verdict.COLLAPSED
+    assert held.outcome(0.95, None) == held.HELD
+    assert held.outcome(BELOW, None) == held.NOT_RECOVERED
+    assert held.outcome(BELOW, 4.0) == held.COLLAPSED
 
 
 def test_a_sweep_step_holds_at_exactly_the_held_share_of_the_offered_rate():
-    assert verdict.step_outcome(SweepStep(offered_per_s=100.0, goodput_per_s=95.0)) == "held"
+    assert held.step_outcome(SweepStep(offered_per_s=100.0, goodput_per_s=95.0)) == "held"
     below = SweepStep(offered_per_s=100.0, goodput_per_s=math.nextafter(95.0, 0))
-    assert verdict.step_outcome(below) == verdict.FELL
+    assert held.step_outcome(below) == held.FELL
 
 
 def test_a_pool_is_over_its_capacity_only_past_it():

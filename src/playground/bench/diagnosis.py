@@ -21,12 +21,11 @@ from playground.core.verdicts import (
     MIN_STEADY_WAVES,
     NOISY_SPREAD,
     SYN_GAP_MS,
-    SYN_RETRANSMIT_MS,
     SYN_RETRANSMIT_TWICE_MS,
+    queued,
+    syn_retransmitted,
 )
 
-#: A median this many times the upstream delay means requests queued before being served.
-QUEUED_FACTOR = 2.0
 #: The slowest request is a stall when it took at least this long and this many medians.
 STALL_MIN_MS = 1000.0
 STALL_FACTOR = 5.0
@@ -181,7 +180,8 @@ def _waits(result: LoadResult, *, delay: float) -> list[Finding]:
     """Requests that queued before being served, and a few that stalled far longer."""
     out: list[Finding] = []
     p50, worst = result.latency_ms.get("p50"), result.latency_ms.get("max")
-    if delay > 0 and p50 is not None and p50 > QUEUED_FACTOR * delay * 1000:
+    if queued(p50_ms=p50, delay=delay):
+        assert p50 is not None
         out.append(
             Finding(
                 "queued",
@@ -242,7 +242,7 @@ def slow_connects(result: LoadResult, *, concurrency: int) -> list[Finding]:
     """A connect of a second or more: a SYN retransmitted (a listen queue overflowed), unless
     the per-request file shows the slow connects spread evenly, with no retransmit's gap."""
     connect = result.connect_max_ms
-    if connect is None or connect < SYN_RETRANSMIT_MS:
+    if connect is None or not syn_retransmitted(connect):
         return []
     gap = result.connect_gap_ms
     if gap is not None and gap < SYN_GAP_MS:

@@ -24,14 +24,14 @@ from playground.core import jsonmodel
 from playground.core.errors import UsageError
 from playground.core.jsonmodel import doc
 from playground.core.results import Environment
-from playground.incident import split, verdict
+from playground.incident import held, split
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, StoryTarget
 
 #: Where the records live, beside the pages that cite them.
 RECORDS_DIR = Path(__file__).resolve().parents[3] / "docs" / "runs"
 RECORDED, TRANSCRIBED = "recorded", "transcribed"
-VERDICTS = (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
+VERDICTS = (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)
 
 
 class RecordError(UsageError):
@@ -122,7 +122,7 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
     return TargetRecord(
         name=t.name.removeprefix("story-"),
         repeat=t.repeat,
-        verdict=None if s is None else verdict.outcome(served, s.recovery_s),
+        verdict=None if s is None else held.outcome(served, s.recovery_s),
         visits_served_during=_rounded(served, 4),
         goodput_before=None if s is None else _rounded(s.goodput_before, 2),
         goodput_during=None if s is None else _rounded(s.goodput_during, 2),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from playground.core.errors import PlaygroundError
 from playground.core.scenarios import resolve_story
 from playground.core.target import Target
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import (
     DelayStep,
@@ -48,8 +48,8 @@ def _disagree(
 
 def differences(measured: StorySummary, predicted: StorySummary) -> list[str]:
     return _disagree(
-        saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
-        said=verdict.outcome(predicted.visits_served_during, predicted.recovery_s),
+        saw=held.outcome(measured.visits_served_during, measured.recovery_s),
+        said=held.outcome(predicted.visits_served_during, predicted.recovery_s),
         measured=measured.visits_served_during,
         predicted=predicted.visits_served_during,
         what="visits served during",
@@ -65,7 +65,7 @@ def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigu
         return PredictedFigures(error=predicted)
     s = predicted
     return PredictedFigures(
-        verdict=verdict.outcome(s.visits_served_during, s.recovery_s),
+        verdict=held.outcome(s.visits_served_during, s.recovery_s),
         visits_served_during=s.visits_served_during,
         goodput_during=s.goodput_during,
         recovery_s=s.recovery_s,
@@ -80,14 +80,14 @@ def rate_figures(measured: SweepStep, predicted: SweepStep | str) -> PredictedFi
     if isinstance(predicted, str):
         return PredictedFigures(error=predicted)
     p = predicted
-    said = verdict.step_outcome(p)
+    said = held.step_outcome(p)
     return PredictedFigures(
         verdict=said,
         visits_served_during=p.visits_served,
         goodput_during=p.goodput_per_s,
         amplification=p.attempts_per_s / p.offered_per_s if p.offered_per_s else None,
         differs=_disagree(
-            saw=verdict.step_outcome(measured),
+            saw=held.step_outcome(measured),
             said=said,
             measured=measured.visits_served,
             predicted=p.visits_served,
@@ -105,16 +105,16 @@ def delay_figures(measured: DelayStep, predicted: StoryTarget | str) -> Predicte
         return PredictedFigures(error=predicted)
     s = predicted.summary
     assert s is not None
-    said = verdict.outcome(s.visits_served_during, s.recovery_s)
+    said = held.outcome(s.visits_served_during, s.recovery_s)
     return PredictedFigures(
         verdict=said,
         visits_served_during=s.visits_served_during,
         goodput_during=s.goodput_during,
         recovery_s=s.recovery_s,
         amplification=s.amplification,
-        lasted_s=verdict.lasted(predicted),
+        lasted_s=held.lasted(predicted),
         differs=_disagree(
-            saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
+            saw=held.outcome(measured.visits_served_during, measured.recovery_s),
             said=said,
             measured=measured.visits_served_during,
             predicted=s.visits_served_during,
