@@ -380,6 +380,30 @@ class StoryRun(RunHeader):
     def spread(self, name: str) -> TargetSpread | None:
         return next((s for s in self.spreads if s.name == name), None)
 
+    def rate_sweeps(self) -> list[tuple[SweepTarget, SweepSettings]]:
+        """Every measured rate sweep with its settings: the sweep's, and each cliff target's
+        (the cliff's delay, the sweep's default windows, as the cliff measures them)."""
+        out = [(m, self.sweep.settings) for m in self.sweep.targets] if self.sweep else []
+        if self.cliff is not None:
+            at = SweepSettings(delay=self.cliff.delay)
+            out += [(c.rates, at) for c in self.cliff.targets if c.rates is not None]
+        return out
+
+    def missing_prediction(self) -> bool:
+        """A measured row without the model's figures beside it (a run measured before they
+        were stored): only such a run needs the model to redraw its report."""
+        if self.predicted:
+            return False
+        return (
+            any(t.summary and t.predicted is None for t in self.targets)
+            or any(st.predicted is None for m, _ in self.rate_sweeps() for st in m.steps)
+            or any(
+                d.predicted is None and d.error is None and d.visits_served_during is not None
+                for c in (self.cliff.targets if self.cliff else [])
+                for d in c.delays
+            )
+        )
+
 
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (StoryRun, "StoryRun (the whole file of a `playground story` run)"),

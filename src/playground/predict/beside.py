@@ -24,7 +24,6 @@ from playground.incident.storyresults import (
     StoryRun,
     StoryTarget,
     SweepStep,
-    SweepTarget,
 )
 from playground.incident.targetresults import PredictedFigures, StorySummary
 from playground.predict.run import each, predict_target, rate_step
@@ -170,32 +169,6 @@ def _call(job: _Incident | _Rate) -> StoryTarget | SweepStep:
     return job()
 
 
-def _rate_steps(run: StoryRun) -> list[tuple[SweepTarget, SweepSettings]]:
-    """Every measured rate sweep with its settings: the sweep's, and each cliff target's (the
-    cliff's delay, the sweep's default windows, as the cliff measures them)."""
-    out = [(m, run.sweep.settings) for m in run.sweep.targets] if run.sweep else []
-    if run.cliff is not None:
-        at = SweepSettings(delay=run.cliff.delay)
-        out += [(c.rates, at) for c in run.cliff.targets if c.rates is not None]
-    return out
-
-
-def missing(run: StoryRun) -> bool:
-    """A measured row without the model's figures beside it (a run measured before they were
-    stored)."""
-    if run.predicted:
-        return False
-    return (
-        any(t.summary and t.predicted is None for t in run.targets)
-        or any(st.predicted is None for m, _ in _rate_steps(run) for st in m.steps)
-        or any(
-            d.predicted is None and d.error is None and d.visits_served_during is not None
-            for c in (run.cliff.targets if run.cliff else [])
-            for d in c.delays
-        )
-    )
-
-
 def attach(run: StoryRun) -> None:
     """Every measured target of the run gets the model's figures beside its own (each target
     predicted once, whatever its repeats), and so does every step of its sweep and its cliff.
@@ -204,14 +177,14 @@ def attach(run: StoryRun) -> None:
         return
     s = run.story
     names = {t.name for t in run.targets if t.summary is not None}
-    names |= {m.name for m, _ in _rate_steps(run)}
+    names |= {m.name for m, _ in run.rate_sweeps()}
     names |= {c.name for c in (run.cliff.targets if run.cliff else [])}
     modelled = {name: _modelled(name, s) for name in sorted(names)}
     jobs: dict[tuple[object, ...], _Incident | _Rate] = {}
     for t in run.targets:
         if t.summary is not None and isinstance(target := modelled[t.name], Target):
             jobs[(t.name,)] = _Incident(target, s)
-    for m, w in _rate_steps(run):
+    for m, w in run.rate_sweeps():
         if isinstance(target := modelled[m.name], Target):
             for st in m.steps:
                 jobs[(m.name, w.delay, st.rate, w.warmup_s, w.measure_s)] = _Rate(
@@ -236,7 +209,7 @@ def attach(run: StoryRun) -> None:
             summary = entry if isinstance(entry, str) else entry.summary
             assert summary is not None
             t.predicted = figures(t, summary)
-    for m, w in _rate_steps(run):
+    for m, w in run.rate_sweeps():
         for i, st in enumerate(m.steps):
             step = model(m.name, (m.name, w.delay, st.rate, w.warmup_s, w.measure_s))
             assert not isinstance(step, StoryTarget)
