@@ -4,10 +4,12 @@ where it means `>=` (or the other way) fails here."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from playground.bench import diagnosis
+from playground.bench import diagnosis, hostpath
+from playground.bench.hostpath import HostPath, Proxy
 from playground.core import verdicts
 from playground.core.results import Entry, Finding, Sample
 from playground.core.tools.ab import ab_cap_rps
@@ -264,3 +266,31 @@ def test_a_mode_keeps_scaling_at_nine_tenths_of_its_ideal():
 
 def test_the_incident_held_share_written_out():
     assert held.served_enough(0.95) and not held.served_enough(under(0.95))
+
+
+def host_notes(*, concurrency: int = 1, open_files: int = 7, conntrack: int = 100) -> list[str]:
+    """What the host path blames for a load through one docker-proxy with 1000 descriptors
+    allowed, on a host tracking `conntrack` of 1000 connections."""
+    proxy = Proxy(pid=42, state="S", open_files=7, limit=1000)
+    after = replace(proxy, open_files=open_files)
+
+    def host(*proxies: Proxy, tracked: int) -> HostPath:
+        return HostPath(
+            3000, proxies, listen_overflows=0, somaxconn=4096, conntrack=(tracked, 1000)
+        )
+
+    return hostpath.causes(
+        before=host(proxy, tracked=100),
+        after=host(after, tracked=conntrack),
+        concurrency=concurrency,
+        output="",
+    )
+
+
+def test_the_host_paths_proxy_is_near_its_open_files_from_90_percent_of_them():
+    assert host_notes(concurrency=450) and not host_notes(concurrency=449)  # 2 per connection
+    assert host_notes(open_files=900) and not host_notes(open_files=899)
+
+
+def test_the_hosts_connection_tracking_is_nearly_full_from_90_percent_of_it():
+    assert host_notes(conntrack=900) and not host_notes(conntrack=899)

@@ -50,7 +50,8 @@ WAVE_SHORTFALL = 0.95
 WAVE_MIN_EXTRA = 0.02
 WAVE_MAX_FACTOR = 1.5
 #: Open files: a process holds two sockets per request in flight; failures with that need
-#: within this share of the limit are descriptors running out.
+#: within this share of the limit are descriptors running out (the server's processes, and
+#: docker-proxy on the host path: :mod:`playground.bench.hostpath`).
 FD_NEAR_LIMIT = 0.9
 
 
@@ -497,6 +498,12 @@ def saturated_load_generator(loadgen_cpu_peak_pct: float | None) -> list[Finding
     ]
 
 
+def near_fd_limit(needed: int, limit: int) -> bool:
+    """Whether a process needing this many descriptors is within :data:`FD_NEAR_LIMIT` of its
+    open-file limit."""
+    return needed >= FD_NEAR_LIMIT * limit
+
+
 def open_files(e: Evidence) -> list[Finding]:
     """Failures at high concurrency on a host whose open-file limit a process cannot fit in."""
     out = []
@@ -504,7 +511,7 @@ def open_files(e: Evidence) -> list[Finding]:
         procs = e.processes_by_service.get(service, 1) or 1
         workers = max(procs - 1, 1) if procs > 1 else 1  # a master process holds no clients
         needed = 2 * e.concurrency // workers
-        if e.result.failed and limit and needed >= FD_NEAR_LIMIT * limit:
+        if e.result.failed and limit and near_fd_limit(needed, limit):
             out.append(
                 Finding(
                     "open-files",
