@@ -14,6 +14,8 @@ from playground.core import verdicts
 from playground.core.results import Entry, Finding, Sample
 from playground.core.tools.ab import ab_cap_rps
 from playground.core.tools.output import LoadResult
+from playground.faults.overload import shed_summary
+from playground.faults.results import PhaseStats
 from playground.incident import capacity, held
 from playground.incident.storyresults import StoryTarget, SweepStep
 from playground.incident.targetresults import StorySummary
@@ -294,3 +296,22 @@ def test_the_host_paths_proxy_is_near_its_open_files_from_90_percent_of_them():
 
 def test_the_hosts_connection_tracking_is_nearly_full_from_90_percent_of_it():
     assert host_notes(conntrack=900) and not host_notes(conntrack=899)
+
+
+def shed(*, p50_ms: float = 1050.0, p99_ms: float = 1200.0, connect_ms: float = 5.0) -> str:
+    """What the overload fault says of ab's load at c=2000 against a 1 s upstream."""
+    probe = PhaseStats(from_s=0.0, to_s=20.0, requests=10, kinds={"200": 10}, p50_s=1.0)
+    ab = load(latency_ms={"p50": p50_ms, "p99": p99_ms, "max": p99_ms}, connect_max_ms=connect_ms)
+    return " | ".join(shed_summary(ab=ab, ab_error=None, probe=probe, delay=1, concurrency=2000))
+
+
+def test_the_overload_fault_reads_a_retransmit_and_queueing_by_the_benchs_rules():
+    assert "listen queue overflowed" in shed(connect_ms=900.0)
+    assert "listen queue overflowed" not in shed(connect_ms=under(900.0))
+    assert "queueing: median" in shed(p50_ms=over(2000.0), p99_ms=2500.0)
+    assert "queueing: median" not in shed(p50_ms=2000.0, p99_ms=2500.0)
+
+
+def test_the_overload_fault_calls_a_p99_past_three_delays_some_queueing():
+    assert "some requests queued" in shed(p99_ms=over(3000.0))
+    assert "some requests queued" not in shed(p99_ms=3000.0)

@@ -42,6 +42,9 @@ DASH = "—"
 
 # Bursts after a slow first one before the verdict is "capacity lost" (see Overload.one).
 SETTLE_BURSTS = 2
+#: With the median not queued (:func:`~playground.core.verdicts.queued`), a p99 beyond this
+#: many upstream delays still means that some requests queued.
+TAIL_QUEUED_FACTOR = 3.0
 
 
 def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
@@ -241,7 +244,7 @@ def shed_summary(
             said.append(
                 f"queueing: median {p50 / 1000:.1f} s, p99 {tail} for a {delay:g} s upstream"
             )
-        elif p99 is not None and p99 > 3 * delay * 1000:
+        elif p99 is not None and p99 > TAIL_QUEUED_FACTOR * delay * 1000:
             said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
         if not said:
             said.append(
