@@ -16,7 +16,7 @@ from playground.core.tools.ab import ab_cap_rps
 from playground.core.tools.output import LoadResult
 from playground.faults.overload import shed_summary
 from playground.faults.results import PhaseStats
-from playground.incident import capacity, held
+from playground.incident import analysis, capacity, held
 from playground.incident.storyresults import StoryTarget, SweepStep
 from playground.incident.targetresults import StorySummary
 
@@ -315,3 +315,17 @@ def test_the_overload_fault_reads_a_retransmit_and_queueing_by_the_benchs_rules(
 def test_the_overload_fault_calls_a_p99_past_three_delays_some_queueing():
     assert "some requests queued" in shed(p99_ms=over(3000.0))
     assert "some requests queued" not in shed(p99_ms=3000.0)
+
+
+def recovered_after(*, short_at: int | None = None, failed_at: int | None = None) -> float | None:
+    """100 visits due each second and 95 served (5 failed) after an incident ending at 5 s;
+    one second one visit short, or one more failed."""
+    goodput = [95 if s != short_at else 94 for s in range(20)]
+    failed = [5 if s != failed_at else 6 for s in range(20)]
+    return analysis.recovery_time(goodput, [100] * 20, incident_end=5.0, until=20.0, failed=failed)
+
+
+def test_recovered_at_95_percent_served_and_5_percent_failed_and_not_one_visit_past_either():
+    assert recovered_after() == 0.0
+    assert recovered_after(short_at=14) == 10.0  # the windows over second 14 are not back
+    assert recovered_after(failed_at=14) == 10.0
