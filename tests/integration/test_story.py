@@ -25,7 +25,7 @@ import pytest
 
 from playground.commands import kinds
 from playground.core import runstore
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.storyresults import StoryRun, StoryTarget
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 from tests.integration.storyruns import own_runner_lock, run_in, story_run
@@ -114,14 +114,14 @@ def test_every_attempt_is_accounted_for_exactly_once(story):
 def test_the_thread_pool_collapses_where_gevent_holds(story):
     threads, gevent = story["uwsgi-threads"].summary, story["uwsgi-gevent"].summary
     # The report's own line for "held" (a share of the visits during the incident served).
-    assert gevent.visits_served_during >= verdict.HELD_SHARE, gevent
-    assert threads.visits_served_during < verdict.HELD_SHARE, threads
+    assert gevent.visits_served_during >= held.HELD_SHARE, gevent
+    assert threads.visits_served_during < held.HELD_SHARE, threads
     assert threads.goodput_during < 0.6 * gevent.goodput_during, (threads, gevent)
     # Users who gave up came back: more attempts per visit than where nobody had to.
     assert threads.amplification > gevent.amplification + 0.2
     # ... and the verdicts, decided when measured, say what the figures say.
-    assert verdict.held(story["uwsgi-threads"]) is False
-    assert verdict.held(story["uwsgi-gevent"]) is True
+    assert held.was_held(story["uwsgi-threads"]) is False
+    assert held.was_held(story["uwsgi-gevent"]) is True
 
 
 def test_the_servers_were_watched(story):

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from playground.incident.held import HELD_SHARE
 from playground.incident.storyresults import StoryTarget
-from playground.incident.verdict import HELD_SHARE
 from tests.integration.storyruns import own_runner_lock, story_run
 
 pytestmark = pytest.mark.integration

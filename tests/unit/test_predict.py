@@ -13,7 +13,7 @@ import pytest
 from playground.cli import main
 from playground.core.jsonmodel import to_json
 from playground.core.scenarios import resolve_story
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.settings import StorySettings
 from playground.incident.targetresults import StorySummary
 from playground.predict import schedule
@@ -152,7 +152,7 @@ def test_the_defaults_say_what_was_measured(argv, expected, tmp_path, capsys):
     assert run.predicted and (tmp_path / run.run_id / "report.html").exists()
     assert load_run(tmp_path / run.run_id / "results.json").predicted
     (target,) = run.targets
-    assert verdict.word(verdict.held(target)) == expected
+    assert held.word(held.was_held(target)) == expected
 
 
 @pytest.mark.parametrize(
@@ -197,7 +197,7 @@ def test_the_busiest_workers_share_decides_gthreads_verdict_and_is_kept_with_the
     _verdict(capsys, "--busiest-share", "0.75", "gunicorn-threads", tmp_path=tmp_path / "uneven")
     ((_, (_, even)),) = runs(tmp_path / "even")
     ((_, (_, uneven)),) = runs(tmp_path / "uneven")
-    assert verdict.held(even.targets[0]) and not verdict.held(uneven.targets[0])
+    assert held.was_held(even.targets[0]) and not held.was_held(uneven.targets[0])
     assert even.story.busiest_share == 0.5 and uneven.story.busiest_share == 0.75
     report = (tmp_path / "even" / even.run_id / "report.md").read_text()
     assert "takes 50.0% of the new connections (--busiest-share)" in report

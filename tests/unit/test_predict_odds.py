@@ -10,7 +10,7 @@ import pytest
 
 from playground.cli import main
 from playground.core.scenarios import resolve_story
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.oddsresults import Draw, Odds
 from playground.incident.settings import StorySettings
 from playground.predict import draws, measured, oddsmap
@@ -70,14 +70,14 @@ def test_an_even_split_holds_where_075_collapses_and_the_threshold_lies_between(
 def test_the_probabilities_count_the_draws_and_censor_the_unrecovered():
     odds = Odds(
         draws=[
-            Draw(visits_served_during=1.0, recovery_s=0.0, outcome=verdict.HELD),
-            Draw(visits_served_during=0.8, recovery_s=20.0, outcome=verdict.COLLAPSED),
-            Draw(visits_served_during=0.7, recovery_s=None, outcome=verdict.NOT_RECOVERED),
-            Draw(visits_served_during=0.6, recovery_s=None, outcome=verdict.NOT_RECOVERED),
+            Draw(visits_served_during=1.0, recovery_s=0.0, outcome=held.HELD),
+            Draw(visits_served_during=0.8, recovery_s=20.0, outcome=held.COLLAPSED),
+            Draw(visits_served_during=0.7, recovery_s=None, outcome=held.NOT_RECOVERED),
+            Draw(visits_served_during=0.6, recovery_s=None, outcome=held.NOT_RECOVERED),
         ]
     )
-    assert odds.frequency(verdict.NOT_RECOVERED).text() == "2 of 4 (15-85 %)"
-    assert odds.frequency(verdict.HELD).k == 1
+    assert odds.frequency(held.NOT_RECOVERED).text() == "2 of 4 (15-85 %)"
+    assert odds.frequency(held.HELD).k == 1
     assert odds.recovery_quantile(0.5) == 20.0
     assert odds.recovery_quantile(0.9) is None  # past the run's end, not its last second
     # Not recovered (the most frequent), the lower median of its 0.7 and 0.6 served.

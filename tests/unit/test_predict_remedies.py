@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from playground.cli import main
 from playground.core.scenarios import resolve_story
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.haproxy import Queue
@@ -175,7 +175,7 @@ def test_reuse_port_and_haproxy_are_predicted_unlike_the_pool_as_it_is(tmp_path,
     assert main(["predict", "--results-dir", str(tmp_path), *argv]) == 0
     ((_, (_, run)),) = runs(tmp_path)
     summaries = {t.name.removeprefix("story-"): t.summary for t in run.targets}
-    said = {n: verdict.outcome(s.visits_served_during, s.recovery_s) for n, s in summaries.items()}
+    said = {n: held.outcome(s.visits_served_during, s.recovery_s) for n, s in summaries.items()}
     assert said["gunicorn-threads+reuse-port"] != said["gunicorn-threads"]
     assert said["gunicorn-threads+haproxy"] != said["gunicorn-threads"]
     assert summaries["gunicorn-threads+haproxy"].errors > 0  # its 503s

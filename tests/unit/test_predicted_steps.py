@@ -101,9 +101,9 @@ def test_a_recorded_sweep_step_gets_the_models_figures_made_as_a_predicted_step(
     both and agrees; the figures are the model's own rate step with the run's arrivals, seed
     and windows."""
     run = sweep_run("story-uwsgi-threads")
-    assert beside.missing(run)
+    assert run.missing_prediction()
     beside.attach(run)
-    assert not beside.missing(run)
+    assert not run.missing_prediction()
     assert run.sweep is not None
     (step,) = run.sweep.targets[0].steps
     p = step.predicted

@@ -12,7 +12,7 @@ import pytest
 from playground.commands import kinds
 from playground.core import verdicts
 from playground.core.results import Entry, Run
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.storyresults import StoryRun
 from playground.incident.targetresults import GeneratorCheck
 from playground.story import findings
@@ -71,13 +71,13 @@ def test_the_recorded_storys_findings_are_todays() -> None:
     run = story()
     for target in run.targets:
         assert findings.for_target(target) == target.findings, target.name
-    verdicts = {t.name: verdict.held(t) for t in run.targets}
+    verdicts = {t.name: held.was_held(t) for t in run.targets}
     assert verdicts == {"story-uwsgi-threads": False, "story-uwsgi-gevent": True}
     # ... and from the figures themselves, by the report's own line.
     for target in run.targets:
         assert target.summary is not None and target.summary.visits_served_during is not None
-        held = target.summary.visits_served_during >= verdict.HELD_SHARE
-        assert held is verdicts[target.name], target.name
+        kept = target.summary.visits_served_during >= held.HELD_SHARE
+        assert kept is verdicts[target.name], target.name
 
 
 def starved(run: StoryRun, name: str) -> StoryRun:

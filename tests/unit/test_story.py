@@ -11,7 +11,7 @@ import pytest
 
 from playground.core.errors import UsageError
 from playground.core.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
-from playground.incident import analysis, verdict
+from playground.incident import analysis, held
 from playground.incident.records import ServerSample, calls_for_nobody
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
 from playground.incident.storyresults import StoryRun, StoryTarget, Sweep, SweepTarget
@@ -926,7 +926,7 @@ def test_a_recorded_story_run_reads_back_unchanged(tmp_path):
     assert run.to_json() == json.loads((DATA / "story_results_recorded.json").read_text())
     threads, gevent = (run.target(f"story-uwsgi-{m}") for m in ("threads", "gevent"))
     # The verdicts were decided when it was measured; reading them is all that is left.
-    assert verdict.held(threads) is False and verdict.held(gevent) is True
+    assert held.was_held(threads) is False and held.was_held(gevent) is True
     assert threads.closed_loop is not None and gevent.closed_loop is not None
 
 

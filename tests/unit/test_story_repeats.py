@@ -14,11 +14,11 @@ from rich.console import Console
 from playground.commands.storyoutcome import print_outcome
 from playground.core.survival import km_median, still_waiting
 from playground.incident import analysis
+from playground.incident.held import COLLAPSED, HELD, NOT_RECOVERED
 from playground.incident.settings import StorySettings
 from playground.incident.split import busiest_share, busiest_shares, split_before
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import GeneratorCheck, Incident, StorySecond, StorySummary
-from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED
 from playground.story import findings, headline, repeats, report
 
 AFTER_S = 20.0

@@ -21,12 +21,11 @@ from playground.core.verdicts import (
     MIN_STEADY_WAVES,
     NOISY_SPREAD,
     SYN_GAP_MS,
-    SYN_RETRANSMIT_MS,
     SYN_RETRANSMIT_TWICE_MS,
+    queued,
+    syn_retransmitted,
 )
 
-#: A median this many times the upstream delay means requests queued before being served.
-QUEUED_FACTOR = 2.0
 #: The slowest request is a stall when it took at least this long and this many medians.
 STALL_MIN_MS = 1000.0
 STALL_FACTOR = 5.0
@@ -51,7 +50,8 @@ WAVE_SHORTFALL = 0.95
 WAVE_MIN_EXTRA = 0.02
 WAVE_MAX_FACTOR = 1.5
 #: Open files: a process holds two sockets per request in flight; failures with that need
-#: within this share of the limit are descriptors running out.
+#: within this share of the limit are descriptors running out (the server's processes, and
+#: docker-proxy on the host path: :mod:`playground.bench.hostpath`).
 FD_NEAR_LIMIT = 0.9
 
 
@@ -181,7 +181,8 @@ def _waits(result: LoadResult, *, delay: float) -> list[Finding]:
     """Requests that queued before being served, and a few that stalled far longer."""
     out: list[Finding] = []
     p50, worst = result.latency_ms.get("p50"), result.latency_ms.get("max")
-    if delay > 0 and p50 is not None and p50 > QUEUED_FACTOR * delay * 1000:
+    if queued(p50_ms=p50, delay=delay):
+        assert p50 is not None
         out.append(
             Finding(
                 "queued",
@@ -242,7 +243,7 @@ def slow_connects(result: LoadResult, *, concurrency: int) -> list[Finding]:
     """A connect of a second or more: a SYN retransmitted (a listen queue overflowed), unless
     the per-request file shows the slow connects spread evenly, with no retransmit's gap."""
     connect = result.connect_max_ms
-    if connect is None or connect < SYN_RETRANSMIT_MS:
+    if connect is None or not syn_retransmitted(connect):
         return []
     gap = result.connect_gap_ms
     if gap is not None and gap < SYN_GAP_MS:
@@ -497,6 +498,12 @@ def saturated_load_generator(loadgen_cpu_peak_pct: float | None) -> list[Finding
     ]
 
 
+def near_fd_limit(needed: int, limit: int) -> bool:
+    """Whether a process needing this many descriptors is within :data:`FD_NEAR_LIMIT` of its
+    open-file limit."""
+    return needed >= FD_NEAR_LIMIT * limit
+
+
 def open_files(e: Evidence) -> list[Finding]:
     """Failures at high concurrency on a host whose open-file limit a process cannot fit in."""
     out = []
@@ -504,7 +511,7 @@ def open_files(e: Evidence) -> list[Finding]:
         procs = e.processes_by_service.get(service, 1) or 1
         workers = max(procs - 1, 1) if procs > 1 else 1  # a master process holds no clients
         needed = 2 * e.concurrency // workers
-        if e.result.failed and limit and needed >= FD_NEAR_LIMIT * limit:
+        if e.result.failed and limit and near_fd_limit(needed, limit):
             out.append(
                 Finding(
                     "open-files",

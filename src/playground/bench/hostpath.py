@@ -24,11 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from playground.bench.diagnosis import near_fd_limit
 from playground.core.sampling import open_files_limit
 
 PROC = Path("/proc")
 PROXY = "docker-proxy"
 DESCRIPTORS_PER_CONNECTION = 2  # the client's socket and the proxy's own to the container
+#: The host's connection-tracking table is "nearly full" from this share of its maximum on: a
+#: full table drops new connections (a SYN the kernel cannot track is discarded).
+CONNTRACK_NEARLY_FULL = 0.9
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def causes(*, before: HostPath, after: HostPath, concurrency: int, output: str) 
     limit = next((p.limit for p in was if p.limit), None)
     needed = DESCRIPTORS_PER_CONNECTION * concurrency
     peak = max((p.open_files or 0 for p in [*was, *after.proxies]), default=0)
-    if limit and (needed >= 0.9 * limit or peak >= 0.9 * limit):
+    if limit and (near_fd_limit(needed, limit) or near_fd_limit(peak, limit)):
         notes.append(
             f"{PROXY} holds {DESCRIPTORS_PER_CONNECTION} descriptors per connection (the client's "
             f"and its own to the container): c={concurrency} needs about {needed}, against its "
@@ -133,7 +137,7 @@ def causes(*, before: HostPath, after: HostPath, concurrency: int, output: str) 
                 f"{PROXY} did not accept as fast as the clients connected{cap}, so their "
                 "handshakes were dropped and retried"
             )
-    if after.conntrack and after.conntrack[0] >= 0.9 * after.conntrack[1]:
+    if after.conntrack and after.conntrack[0] >= CONNTRACK_NEARLY_FULL * after.conntrack[1]:
         notes.append(
             f"the host's connection-tracking table is nearly full ({after.conntrack[0]} "
             f"of net.netfilter.nf_conntrack_max = {after.conntrack[1]})"

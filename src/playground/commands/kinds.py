@@ -29,12 +29,11 @@ from playground.faults import runrecord as faults_record
 from playground.faults.results import SCHEMA_CLASSES as FAULT_SCHEMA_CLASSES
 from playground.faults.results import SCHEMA_INTRO as FAULT_SCHEMA_INTRO
 from playground.faults.results import FaultsRun
+from playground.incident import predictrecord as predict_record
 from playground.incident import runrecords as story_record
 from playground.incident.storyresults import SCHEMA_CLASSES as STORY_SCHEMA_CLASSES
 from playground.incident.storyresults import SCHEMA_INTRO as STORY_SCHEMA_INTRO
 from playground.incident.storyresults import StoryRun
-from playground.predict import beside
-from playground.predict import record as predict_record
 from playground.story import findings as story_findings
 from playground.story import report as story_report
 
@@ -93,8 +92,12 @@ def _story_state(run: StoryRun) -> str:
 
 
 def _story_report(run_dir: Path, run: StoryRun) -> list[Path]:
-    if beside.missing(run):
-        beside.attach(run)  # the model's figures beside a run measured before it had them
+    """A story run's report from its stored figures; the model runs (and is imported) only for
+    a run measured before they were stored, to set its figures beside the measured ones."""
+    if run.missing_prediction():
+        from playground.predict import beside
+
+        beside.attach(run)
     return story_report.write_report(run_dir=run_dir, run=run)
 
 

@@ -26,7 +26,7 @@ from playground.core import environment, jsonmodel, remedies, runstore
 from playground.core.errors import UsageError
 from playground.core.runstore import RunStore
 from playground.core.target import Target
-from playground.incident import capacity, verdict
+from playground.incident import capacity, held
 from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
@@ -136,7 +136,7 @@ def _row(t: Any) -> list[str]:
     s = t.summary
     return [
         t.name,
-        verdict.outcome(s.visits_served_during, s.recovery_s),
+        held.outcome(s.visits_served_during, s.recovery_s),
         f"{cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
         f"{cells.num(s.goodput_after, 0)}",
         cells.pct(s.visits_served_during),
@@ -174,12 +174,12 @@ def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console
         little = capacity.predict(
             workers=1, threads=pool, upstream_s=delay, rate=run.story.rate, timeout_s=1
         ).capacity_per_s
-        held = [st.rate for st in sweep.steps if edge is None or st.rate < edge]
+        held_at = [st.rate for st in sweep.steps if edge is None or st.rate < edge]
         fell = "none in the sweep" if edge is None else f"{edge:g} visits/s"
-        fell += f" (held at {max(held):g})" if held else " (the sweep's lowest rate)"
+        fell += f" (held at {max(held_at):g})" if held_at else " (the sweep's lowest rate)"
         out.print(
             f"{t.name}: falls at {fell}; Little's law: {pool} / {delay:g} s = {little:.1f}/s, "
-            f"a fall below {verdict.HELD_SHARE:.0%} of the offered from {little / verdict.HELD_SHARE:.1f}/s"
+            f"a fall below {held.HELD_SHARE:.0%} of the offered from {little / held.HELD_SHARE:.1f}/s"
         )
     run.sweep = Sweep(
         settings=SweepSettings(rates=[step.rate for step in sweeps[0].steps], delay=delay),
@@ -228,7 +228,7 @@ def _range(text: str | None, name: str, default: tuple[float, float]) -> tuple[f
 def _frequencies(o: Odds) -> dict[str, Any]:
     return {
         word: {"k": f.k, "n": f.n, "p": f.share, "low": f.interval[0], "high": f.interval[1]}
-        for word in (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
+        for word in (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)
         for f in (o.frequency(word),)
     }
 
@@ -243,13 +243,13 @@ def odds_lines(name: str, o: Odds) -> list[str]:
         if any(d.share is not None for d in o.draws)
         else "each its own system seed"
     )
-    low, high = o.frequency(verdict.HELD).interval
+    low, high = o.frequency(held.HELD).interval
     half = (high - low) / 2
     lines = [f"{name}: {n} draws", f"  {how}"]
     for word, label in (
-        (verdict.HELD, "P(held)"),
-        (verdict.COLLAPSED, "P(collapsed, recovered)"),
-        (verdict.NOT_RECOVERED, "P(not recovered)"),
+        (held.HELD, "P(held)"),
+        (held.COLLAPSED, "P(collapsed, recovered)"),
+        (held.NOT_RECOVERED, "P(not recovered)"),
     ):
         f = o.frequency(word)
         lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")

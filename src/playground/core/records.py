@@ -6,7 +6,7 @@ keep. A record keeps what a page reads of a run and nothing raw: the header ever
 (:class:`RecordHeader`: the run's id and kind, its command, date, settings, a scrubbed
 environment and the machine in a few words) and one list of rows per kind, declared by the
 kind's record class (the story's in `incident/runrecords.py`, the bench's and the scale's in
-`bench/record.py`, the faults' in `faults/runrecord.py`, the model's in `predict/record.py`).
+`bench/record.py`, the faults' in `faults/runrecord.py`, the model's in `incident/predictrecord.py`, beside the story's, so that reading one imports no simulator).
 
 One JSON form, written by :func:`dumps`: sorted keys, one line per row, so the same record is the
 same bytes. What is machine-specific (the kernel, the platform string, the host's name, a path

@@ -3,7 +3,8 @@
 A bench entry's verdicts (:func:`verdicts`: its shape, whether it kept scaling) are decided once
 when it is measured and stored with it; the store gives them to an entry of an older file when
 it reads it (:func:`upgrade`); the report explains them by these same thresholds, and the fault
-runs read a retransmitted SYN with :data:`SYN_RETRANSMIT_MS`. The bench's other rules, which
+runs read a retransmitted SYN (:func:`syn_retransmitted`) and queueing (:func:`queued`) by
+the same rules as the bench. The bench's other rules, which
 only the bench reads, are in :mod:`playground.bench.diagnosis`.
 """
 
@@ -26,6 +27,8 @@ SYN_RETRANSMIT_TWICE_MS = 2900.0
 #: to 0.9-2.9 s (ab and the machine getting round to 10,000 sockets; on a quiet machine, with
 #: nstat showing no overflow and no retransmit, to 431 ms), so a slow maximum alone is no proof.
 SYN_GAP_MS = SYN_RETRANSMIT_MS
+#: A median this many times the upstream delay means requests queued before being served.
+QUEUED_FACTOR = 2.0
 #: A steady rate (c / mean response time) needs the run to last this many response times:
 #: ab's lone first request and a queue building up take about two, so with four the loaded
 #: phase is at least half the run. Measured: the serial dev server at n=10 c=5 lasts ~3 and
@@ -46,6 +49,17 @@ SERIALISED_AT_ONCE = 1.5
 #: and a concurrent mode slowed by CPU on a shared machine (Gunicorn gthread 4 x 50 at c=200
 #: read 0.82).
 CONCURRENT_SHARE = 2 / 3
+
+
+def syn_retransmitted(connect_max_ms: float | None) -> bool:
+    """Whether a connect this slow took a retransmitted SYN (:data:`SYN_RETRANSMIT_MS`); the
+    bench's diagnosis also reads the gap before it, the faults read this alone."""
+    return connect_max_ms is not None and connect_max_ms >= SYN_RETRANSMIT_MS
+
+
+def queued(*, p50_ms: float | None, delay: float) -> bool:
+    """Whether the median request queued before it was served (:data:`QUEUED_FACTOR`)."""
+    return delay > 0 and p50_ms is not None and p50_ms > QUEUED_FACTOR * delay * 1000
 
 
 # --- overlap -----------------------------------------------------------------------------------

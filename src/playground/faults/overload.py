@@ -14,7 +14,7 @@ from playground.core.compose import shown
 from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.core.tools.output import LoadOutputError, LoadResult
-from playground.core.verdicts import SYN_RETRANSMIT_MS
+from playground.core.verdicts import queued, syn_retransmitted
 from playground.faults.analysis import (
     phase_stats,
     stuck_verdict,
@@ -42,6 +42,9 @@ DASH = "—"
 
 # Bursts after a slow first one before the verdict is "capacity lost" (see Overload.one).
 SETTLE_BURSTS = 2
+#: With the median not queued (:func:`~playground.core.verdicts.queued`), a p99 beyond this
+#: many upstream delays still means that some requests queued.
+TAIL_QUEUED_FACTOR = 3.0
 
 
 def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
@@ -229,19 +232,19 @@ def shed_summary(
             said.append(f"{f['exceptions']} socket exceptions")
         if ab.non_2xx:
             said.append(f"{ab.non_2xx} error answers (non-2xx)")
-        if ab.connect_max_ms is not None and ab.connect_max_ms >= SYN_RETRANSMIT_MS:
+        if ab.connect_max_ms is not None and syn_retransmitted(ab.connect_max_ms):
             said.append(
                 f"listen queue overflowed: a connect took {ab.connect_max_ms / 1000:.1f} s "
                 "(SYN retransmits)"
             )
         p50 = ab.latency_ms.get("p50")
         p99 = ab.latency_ms.get("p99")
-        if p50 is not None and p50 > 2 * delay * 1000:
+        if p50 is not None and queued(p50_ms=p50, delay=delay):
             tail = DASH if p99 is None else f"{p99 / 1000:.1f} s"
             said.append(
                 f"queueing: median {p50 / 1000:.1f} s, p99 {tail} for a {delay:g} s upstream"
             )
-        elif p99 is not None and p99 > 3 * delay * 1000:
+        elif p99 is not None and p99 > TAIL_QUEUED_FACTOR * delay * 1000:
             said.append(f"some requests queued: p99 {p99 / 1000:.1f} s for a {delay:g} s upstream")
         if not said:
             said.append(

@@ -34,7 +34,7 @@ class Draw:
     )
     outcome: str = doc(
         "`held`, `collapsed` (and recovered within the run) or `collapsed and did not recover` "
-        "(playground.incident.verdict.outcome)",
+        "(playground.incident.held.outcome)",
         "",
     )
 
@@ -68,7 +68,7 @@ class Odds:
     )
 
     def frequency(self, outcome: str) -> Frequency:
-        """How many draws came out `outcome` (one of verdict.outcome's words)."""
+        """How many draws came out `outcome` (one of held.outcome's words)."""
         return Frequency(sum(d.outcome == outcome for d in self.draws), len(self.draws))
 
     def recovery_quantile(self, q: float) -> float | None:

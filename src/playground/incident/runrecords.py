@@ -22,14 +22,14 @@ from typing import Any, ClassVar
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
 from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHeader, dumps
-from playground.incident import split, verdict
+from playground.incident import held, split
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.swarmresults import SwarmShape
 
 __all__ = ["RECORDED", "TRANSCRIBED", "RecordError", "dumps"]
 
-VERDICTS = (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
+VERDICTS = (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
     return TargetRecord(
         name=t.name.removeprefix("story-"),
         repeat=t.repeat,
-        verdict=None if s is None else verdict.outcome(served, s.recovery_s),
+        verdict=None if s is None else held.outcome(served, s.recovery_s),
         visits_served_during=_rounded(served, 4),
         goodput_before=None if s is None else _rounded(s.goodput_before, 2),
         goodput_during=None if s is None else _rounded(s.goodput_during, 2),

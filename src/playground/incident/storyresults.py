@@ -74,7 +74,7 @@ class StoryTarget:
     closed_loop: ClosedLoop | None = doc("the same incident under ab (--closed-loop)")
     closed_loop_error: str | None = doc("why the closed loop could not be measured")
     findings: list[Finding] = doc(
-        "the verdicts, computed once when measured (playground.incident.verdict, playground.story.findings)",
+        "the verdicts, computed once when measured (playground.incident.held, playground.story.findings)",
         factory=list,
     )
     predicted: PredictedFigures | None = doc(
@@ -180,7 +180,7 @@ class DelayStep:
     """The whole incident once, at one of the cliff's incident delays."""
 
     incident_delay: float = doc("the third party's time during the incident, s", 0.0)
-    held: bool | None = doc("at least verdict.HELD_SHARE of the visits during it served")
+    held: bool | None = doc("at least held.HELD_SHARE of the visits during it served")
     recovered: bool | None = doc("back to 95% of the answers due within the run after it")
     recovery_s: float | None = doc("seconds it took, from the incident's end")
     visits_served_during: float | None = doc("share of the visits during it served")
@@ -213,7 +213,7 @@ class CliffTarget:
     )
     rates: SweepTarget | None = doc("the fine sweep of offered load at the cliff's delay")
     edge_rate: float | None = doc(
-        "the lowest offered rate whose goodput fell below verdict.HELD_SHARE of it; null: none did"
+        "the lowest offered rate whose goodput fell below held.HELD_SHARE of it; null: none did"
     )
     held_rate: float | None = doc("the highest offered rate below that edge that held")
     delays: list[DelayStep] = doc("the incident at each delay, at the story's rate", factory=list)
@@ -300,7 +300,7 @@ class TargetSpread:
         "each trusted repeat's verdict: `held`, `collapsed` or `-`", factory=list
     )
     outcomes: list[str] = doc(
-        "each trusted repeat's verdict in three (playground.incident.verdict.outcome): "
+        "each trusted repeat's verdict in three (playground.incident.held.outcome): "
         "`held`, `collapsed` (and recovered within the run), `collapsed and did not recover`, "
         "or `-` (no visits during the incident)",
         factory=list,
@@ -383,6 +383,30 @@ class StoryRun(RunHeader):
 
     def spread(self, name: str) -> TargetSpread | None:
         return next((s for s in self.spreads if s.name == name), None)
+
+    def rate_sweeps(self) -> list[tuple[SweepTarget, SweepSettings]]:
+        """Every measured rate sweep with its settings: the sweep's, and each cliff target's
+        (the cliff's delay, the sweep's default windows, as the cliff measures them)."""
+        out = [(m, self.sweep.settings) for m in self.sweep.targets] if self.sweep else []
+        if self.cliff is not None:
+            at = SweepSettings(delay=self.cliff.delay)
+            out += [(c.rates, at) for c in self.cliff.targets if c.rates is not None]
+        return out
+
+    def missing_prediction(self) -> bool:
+        """A measured row without the model's figures beside it (a run measured before they
+        were stored): only such a run needs the model to redraw its report."""
+        if self.predicted:
+            return False
+        return (
+            any(t.summary and t.predicted is None for t in self.targets)
+            or any(st.predicted is None for m, _ in self.rate_sweeps() for st in m.steps)
+            or any(
+                d.predicted is None and d.error is None and d.visits_served_during is not None
+                for c in (self.cliff.targets if self.cliff else [])
+                for d in c.delays
+            )
+        )
 
 
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (

@@ -17,14 +17,13 @@ from dataclasses import dataclass, replace
 from playground.core.errors import PlaygroundError
 from playground.core.scenarios import resolve_story
 from playground.core.target import Target
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import (
     DelayStep,
     StoryRun,
     StoryTarget,
     SweepStep,
-    SweepTarget,
 )
 from playground.incident.targetresults import PredictedFigures, StorySummary
 from playground.predict.run import each, predict_target, rate_step
@@ -48,8 +47,8 @@ def _disagree(
 
 def differences(measured: StorySummary, predicted: StorySummary) -> list[str]:
     return _disagree(
-        saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
-        said=verdict.outcome(predicted.visits_served_during, predicted.recovery_s),
+        saw=held.outcome(measured.visits_served_during, measured.recovery_s),
+        said=held.outcome(predicted.visits_served_during, predicted.recovery_s),
         measured=measured.visits_served_during,
         predicted=predicted.visits_served_during,
         what="visits served during",
@@ -65,7 +64,7 @@ def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigu
         return PredictedFigures(error=predicted)
     s = predicted
     return PredictedFigures(
-        verdict=verdict.outcome(s.visits_served_during, s.recovery_s),
+        verdict=held.outcome(s.visits_served_during, s.recovery_s),
         visits_served_during=s.visits_served_during,
         goodput_during=s.goodput_during,
         recovery_s=s.recovery_s,
@@ -80,14 +79,14 @@ def rate_figures(measured: SweepStep, predicted: SweepStep | str) -> PredictedFi
     if isinstance(predicted, str):
         return PredictedFigures(error=predicted)
     p = predicted
-    said = verdict.step_outcome(p)
+    said = held.step_outcome(p)
     return PredictedFigures(
         verdict=said,
         visits_served_during=p.visits_served,
         goodput_during=p.goodput_per_s,
         amplification=p.attempts_per_s / p.offered_per_s if p.offered_per_s else None,
         differs=_disagree(
-            saw=verdict.step_outcome(measured),
+            saw=held.step_outcome(measured),
             said=said,
             measured=measured.visits_served,
             predicted=p.visits_served,
@@ -105,16 +104,16 @@ def delay_figures(measured: DelayStep, predicted: StoryTarget | str) -> Predicte
         return PredictedFigures(error=predicted)
     s = predicted.summary
     assert s is not None
-    said = verdict.outcome(s.visits_served_during, s.recovery_s)
+    said = held.outcome(s.visits_served_during, s.recovery_s)
     return PredictedFigures(
         verdict=said,
         visits_served_during=s.visits_served_during,
         goodput_during=s.goodput_during,
         recovery_s=s.recovery_s,
         amplification=s.amplification,
-        lasted_s=verdict.lasted(predicted),
+        lasted_s=held.lasted(predicted),
         differs=_disagree(
-            saw=verdict.outcome(measured.visits_served_during, measured.recovery_s),
+            saw=held.outcome(measured.visits_served_during, measured.recovery_s),
             said=said,
             measured=measured.visits_served_during,
             predicted=s.visits_served_during,
@@ -170,32 +169,6 @@ def _call(job: _Incident | _Rate) -> StoryTarget | SweepStep:
     return job()
 
 
-def _rate_steps(run: StoryRun) -> list[tuple[SweepTarget, SweepSettings]]:
-    """Every measured rate sweep with its settings: the sweep's, and each cliff target's (the
-    cliff's delay, the sweep's default windows, as the cliff measures them)."""
-    out = [(m, run.sweep.settings) for m in run.sweep.targets] if run.sweep else []
-    if run.cliff is not None:
-        at = SweepSettings(delay=run.cliff.delay)
-        out += [(c.rates, at) for c in run.cliff.targets if c.rates is not None]
-    return out
-
-
-def missing(run: StoryRun) -> bool:
-    """A measured row without the model's figures beside it (a run measured before they were
-    stored)."""
-    if run.predicted:
-        return False
-    return (
-        any(t.summary and t.predicted is None for t in run.targets)
-        or any(st.predicted is None for m, _ in _rate_steps(run) for st in m.steps)
-        or any(
-            d.predicted is None and d.error is None and d.visits_served_during is not None
-            for c in (run.cliff.targets if run.cliff else [])
-            for d in c.delays
-        )
-    )
-
-
 def attach(run: StoryRun) -> None:
     """Every measured target of the run gets the model's figures beside its own (each target
     predicted once, whatever its repeats), and so does every step of its sweep and its cliff.
@@ -204,14 +177,14 @@ def attach(run: StoryRun) -> None:
         return
     s = run.story
     names = {t.name for t in run.targets if t.summary is not None}
-    names |= {m.name for m, _ in _rate_steps(run)}
+    names |= {m.name for m, _ in run.rate_sweeps()}
     names |= {c.name for c in (run.cliff.targets if run.cliff else [])}
     modelled = {name: _modelled(name, s) for name in sorted(names)}
     jobs: dict[tuple[object, ...], _Incident | _Rate] = {}
     for t in run.targets:
         if t.summary is not None and isinstance(target := modelled[t.name], Target):
             jobs[(t.name,)] = _Incident(target, s)
-    for m, w in _rate_steps(run):
+    for m, w in run.rate_sweeps():
         if isinstance(target := modelled[m.name], Target):
             for st in m.steps:
                 jobs[(m.name, w.delay, st.rate, w.warmup_s, w.measure_s)] = _Rate(
@@ -236,7 +209,7 @@ def attach(run: StoryRun) -> None:
             summary = entry if isinstance(entry, str) else entry.summary
             assert summary is not None
             t.predicted = figures(t, summary)
-    for m, w in _rate_steps(run):
+    for m, w in run.rate_sweeps():
         for i, st in enumerate(m.steps):
             step = model(m.name, (m.name, w.delay, st.rate, w.warmup_s, w.measure_s))
             assert not isinstance(step, StoryTarget)

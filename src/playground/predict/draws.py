@@ -22,7 +22,7 @@ from dataclasses import replace
 from functools import partial
 
 from playground.core.target import Target
-from playground.incident import analysis, verdict
+from playground.incident import analysis, held
 from playground.incident.oddsresults import Draw, Odds
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryTarget
@@ -60,7 +60,7 @@ def one_draw(target: Target, settings: StorySettings, index: int) -> tuple[Draw,
         share=s.busiest_share if applies else None,
         visits_served_during=served,
         recovery_s=recovery,
-        outcome=verdict.outcome(served, recovery),
+        outcome=held.outcome(served, recovery),
     )
     return draw, entry
 
@@ -117,13 +117,13 @@ def collapse_settings(settings: StorySettings) -> StorySettings:
 
 def collapsed(target: Target, settings: StorySettings, index: int) -> bool:
     """Draw `index` collapsed: under 95% of the visits that began during the incident were
-    served (verdict.outcome's rule)."""
+    served (held.outcome's rule)."""
     s = collapse_settings(draw_settings(target, settings, index))
     records = simulate(target, s)
     start, end = s.before_s, s.before_s + s.incident_s
     during = [v for v in analysis.visits_from(records.attempts) if start <= v.start < end]
     served = sum(v.succeeded for v in during) / len(during) if during else None
-    return verdict.outcome(served, 0.0) != verdict.HELD
+    return held.outcome(served, 0.0) != held.HELD
 
 
 def p_held(target: Target, settings: StorySettings, *, share: float, draws: int) -> float:

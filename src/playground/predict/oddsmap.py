@@ -25,7 +25,7 @@ from playground.core import runstore
 from playground.core.errors import UsageError
 from playground.core.jsonmodel import ResultsError
 from playground.core.target import Target
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.oddsresults import MapCell, MapPoint, OddsMap
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun
@@ -169,7 +169,7 @@ def measured_points(results_dir: Path, target: str, settings: StorySettings) -> 
         for t in run.targets:
             if t.name != target or t.summary is None or t.summary.visits_served_during is None:
                 continue
-            gone = verdict.outcome(t.summary.visits_served_during, 0.0) != verdict.HELD
+            gone = held.outcome(t.summary.visits_served_during, 0.0) != held.HELD
             key = (run.story.rate, run.story.incident_delay)
             k, n, ids = seen.get(key, (0, 0, []))
             seen[key] = (k + gone, n + 1, ids if run.run_id in ids else [*ids, run.run_id])

@@ -19,7 +19,7 @@ from functools import partial
 from typing import TypeVar
 
 from playground.core.target import Target
-from playground.incident import analysis, capacity, verdict
+from playground.incident import analysis, capacity, held
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import DelayStep, StoryTarget, SweepStep, SweepTarget
 from playground.incident.targetresults import Incident, StorySecond
@@ -98,7 +98,7 @@ def predict_target(target: Target, settings: StorySettings) -> StoryTarget:
         if target.model == "threads"
         else None,
     )
-    entry.findings = verdict.incident(entry)
+    entry.findings = held.incident(entry)
     entry.wall_s = round(time.monotonic() - started, 2)
     return entry
 
@@ -173,7 +173,7 @@ def rate_sweep(
 
 def edge_rate(sweep: SweepTarget) -> float | None:
     """The lowest offered rate whose goodput fell below HELD_SHARE of what was offered."""
-    fell = [s.rate for s in sweep.steps if verdict.step_outcome(s) == verdict.FELL]
+    fell = [s.rate for s in sweep.steps if held.step_outcome(s) == held.FELL]
     return min(fell) if fell else None
 
 
@@ -183,7 +183,7 @@ def delay_step(target: Target, settings: StorySettings, incident_delay: float) -
     assert s is not None
     return DelayStep(
         incident_delay=incident_delay,
-        held=verdict.held(entry),
+        held=held.was_held(entry),
         recovered=s.recovery_s is not None,
         recovery_s=s.recovery_s,
         visits_served_during=s.visits_served_during,

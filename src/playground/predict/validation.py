@@ -27,7 +27,7 @@ from pathlib import Path
 
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
-from playground.incident import runrecords, scoring, verdict
+from playground.incident import held, runrecords, scoring
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
 from playground.predict import run as model
@@ -41,7 +41,7 @@ HEADER = [
     "| row | run | M verdict, served, recovery | P verdict, served, recovery | agrees |",
     "|---|---|---|---|---|",
 ]
-SHORT = {verdict.NOT_RECOVERED: "not recovered"}
+SHORT = {held.NOT_RECOVERED: "not recovered"}
 
 #: One prediction: a target at a run's settings (as JSON, so it can be a key and be pickled).
 Key = tuple[str, str]
@@ -86,7 +86,7 @@ def predict(k: Key) -> Outcome:
     assert summary is not None
     served = summary.visits_served_during
     return Outcome(
-        verdict.outcome(served, summary.recovery_s),
+        held.outcome(served, summary.recovery_s),
         _whole(None if served is None else 100 * served),
         _whole(summary.recovery_s),
     )
@@ -167,7 +167,7 @@ def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
     for record in records:
         for t in record.targets:
             if t.verdict is not None:
-                found.setdefault(key(record, t.name), []).append(t.verdict != verdict.HELD)
+                found.setdefault(key(record, t.name), []).append(t.verdict != held.HELD)
     out = {}
     for k, outcomes in sorted(found.items()):
         s = StorySettings(**json.loads(k[1]))
@@ -194,7 +194,7 @@ def seed_share(seeds: int, keys: dict[str, Key]) -> scoring.Forecast:
             (target, json.dumps({**json.loads(settings), "seed": n}, sort_keys=True))
             for n in range(1, seeds + 1)
         ]
-        return sum(o.verdict != verdict.HELD for o in model.each(predict, runs)) / seeds
+        return sum(o.verdict != held.HELD for o in model.each(predict, runs)) / seeds
 
     return forecast
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.core.odds import Frequency
+from playground.incident.held import COLLAPSED, HELD, NOT_RECOVERED, was_held, word
 from playground.incident.storyresults import RecoveryTimes, StoryRun, StoryTarget, TargetSpread
 from playground.incident.targetresults import StorySummary
-from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED, held, word
 from playground.story import findings
 
 DASH = "-"
@@ -55,7 +55,7 @@ def verdict(t: StoryTarget) -> str:
     """The target's verdict cell: held or collapsed, and whether its figures can be trusted."""
     if t.error:
         return error(t.error)
-    says = word(held(t))
+    says = word(was_held(t))
     if not findings.trusted(t):
         return f"{says} (INVALID run: not a headline)"
     return says
@@ -65,7 +65,7 @@ def once(t: StoryTarget) -> str:
     """A target measured once: its one-word verdict and, where it can be trusted, 1 of 1 with
     its interval (one run says little on its own)."""
     says = verdict(t)
-    if t.error or not findings.trusted(t) or held(t) is None:
+    if t.error or not findings.trusted(t) or was_held(t) is None:
         return says
     return f"{says}, {Frequency(1, 1).text()}"
 

@@ -5,7 +5,7 @@ the upstream time at which the story's rate fills the pool), then two measuremen
 
 1. A fine sweep of offered load from 80% to 120% of the predicted capacity, in steps of 5%,
    the third party at a fixed delay: the edge is the lowest rate whose goodput fell below
-   :data:`~playground.incident.verdict.HELD_SHARE` of what was offered.
+   :data:`~playground.incident.held.HELD_SHARE` of what was offered.
 2. The incident itself at the story's rate, its delay stepped (1.8 to 2.8 s by default): the
    shortest delay at which the pool collapsed, and the shortest it did not recover from
    within the run.
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from playground.core.results import Finding
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.settings import SweepSettings
 from playground.incident.storyresults import (
     Cliff,
@@ -50,18 +50,18 @@ def edge(steps: Sequence[SweepStep]) -> tuple[float | None, float | None]:
     """(the lowest offered rate whose goodput fell below HELD_SHARE of it, the highest rate
     below that which held); a step the generator could not keep is not read."""
     trusted = sorted((s for s in steps if s.valid), key=lambda s: s.rate)
-    held = None
+    last_held = None
     for s in trusted:
-        if verdict.step_outcome(s) == verdict.FELL:
-            return s.rate, held
-        held = s.rate
-    return None, held
+        if held.step_outcome(s) == held.FELL:
+            return s.rate, last_held
+        last_held = s.rate
+    return None, last_held
 
 
 def below_range(steps: Sequence[SweepStep]) -> bool:
     """The lowest trusted step already fell: the edge is below the rates swept."""
-    fell, held = edge(steps)
-    return fell is not None and held is None
+    fell, last_held = edge(steps)
+    return fell is not None and last_held is None
 
 
 def delay_step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) -> DelayStep:
@@ -69,13 +69,13 @@ def delay_step(delay: float, t: StoryTarget, predicted_lasts_s: float | None) ->
     s = t.summary
     return DelayStep(
         incident_delay=delay,
-        held=verdict.held(t),
+        held=held.was_held(t),
         recovered=None if s is None else s.recovery_s is not None,
         recovery_s=None if s is None else s.recovery_s,
         visits_served_during=None if s is None else s.visits_served_during,
         goodput_during=None if s is None else s.goodput_during,
         predicted_lasts_s=predicted_lasts_s,
-        lasted_s=verdict.lasted(t),
+        lasted_s=held.lasted(t),
         trusted=findings.trusted(t),
         error=t.error,
     )
@@ -94,7 +94,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
         return [
             Finding(
                 code=f"{name}-not-found",
-                severity=verdict.WARNING,
+                severity=held.WARNING,
                 message=f"no {what} was found in the range measured: the prediction "
                 f"({predicted:.2f}) cannot be checked against it",
                 figures={"predicted": predicted},
@@ -104,7 +104,7 @@ def _missed(name: str, predicted: float, measured: float | None, what: str) -> l
     return [
         Finding(
             code=f"{name}-{'near' if abs(off) <= NEAR else 'missed'}",
-            severity=verdict.INFO if abs(off) <= NEAR else verdict.WARNING,
+            severity=held.INFO if abs(off) <= NEAR else held.WARNING,
             message=f"{what}: predicted {predicted:.2f}, measured {measured:.2f} "
             f"({100 * off:+.0f}%)",
             figures={"predicted": predicted, "measured": measured, "off": off},
@@ -167,7 +167,7 @@ def cliff_row(c: CliffTarget) -> list[str]:
 def delay_rows(c: CliffTarget) -> list[list[str]]:
     rows = []
     for d in c.delays:
-        says = verdict.word(d.held)
+        says = held.word(d.held)
         rows.append(
             [
                 c.name,

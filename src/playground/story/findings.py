@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from playground.core.results import Finding
+from playground.incident.held import ERROR, INFO, incident
 from playground.incident.storyresults import StoryRun, StoryTarget, SweepTarget
-from playground.incident.verdict import ERROR, INFO, incident
 
 #: A send is *late* when it left more than this after its intended time: the generator's own
 #: p99 bound (loadgen/openloop.py, MAX_SEND_LAG_P99_S; docs/story.md, "How far to trust the

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.core.charting import new_figure, save_png
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.oddsresults import OddsMap, recovery_text, share_range, threshold_text
 from playground.incident.storyresults import StoryRun
 from playground.report.document import Block, BulletList, Heading, Image, Paragraph, Table
@@ -40,10 +40,7 @@ def odds_blocks(run: StoryRun) -> list[Block]:
             [
                 t.name,
                 f"{len(o.draws)} ({how})",
-                *(
-                    o.frequency(w).text()
-                    for w in (verdict.HELD, verdict.COLLAPSED, verdict.NOT_RECOVERED)
-                ),
+                *(o.frequency(w).text() for w in (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)),
             ]
         )
         notes.append(f"{t.name}: {recovery_text(o)}.")

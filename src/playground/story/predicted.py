@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.storyresults import (
     CliffTarget,
     DelayStep,
@@ -21,7 +21,6 @@ from playground.incident.storyresults import (
     SweepTarget,
 )
 from playground.incident.targetresults import PredictedFigures
-from playground.incident.verdict import outcome
 from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
 from playground.story.cells import DASH, label, num, pct
 
@@ -68,7 +67,7 @@ def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
         [label(t, run)],
         [
             *_incident(
-                outcome(s.visits_served_during, s.recovery_s),
+                held.outcome(s.visits_served_during, s.recovery_s),
                 s.visits_served_during,
                 s.goodput_during,
                 s.recovery_s,
@@ -140,7 +139,7 @@ def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[list[Inline
     return _pair(
         [name, f"{st.rate:g}"],
         [
-            verdict.step_outcome(st),
+            held.step_outcome(st),
             num(st.goodput_per_s),
             pct(st.visits_served),
             num(amplification, 2),
@@ -161,7 +160,7 @@ def _rate_rows(m: SweepTarget) -> list[list[Inline]]:
 
 def model_edge(m: SweepTarget) -> float | None:
     """The lowest offered rate at which the model's goodput fell below HELD_SHARE of it."""
-    fell = [st.rate for st in m.steps if st.predicted and st.predicted.verdict == verdict.FELL]
+    fell = [st.rate for st in m.steps if st.predicted and st.predicted.verdict == held.FELL]
     return min(fell, default=None)
 
 
@@ -179,7 +178,7 @@ def rate_blocks(sweeps: Sequence[SweepTarget], what: str) -> list[Block]:
     return [
         Paragraph(
             f"{what}, each step {AGREEMENT} A step held where goodput was at least "
-            f"{verdict.HELD_SHARE:.0%} of the visits offered. In the model: "
+            f"{held.HELD_SHARE:.0%} of the visits offered. In the model: "
             + "; ".join(edges or ["no target modelled"])
             + "."
         ),
@@ -205,7 +204,7 @@ def _delay_row(name: str, d: DelayStep, p: PredictedFigures) -> list[list[Inline
         [name, f"{d.incident_delay:g}"],
         [
             *_incident(
-                outcome(d.visits_served_during, d.recovery_s),
+                held.outcome(d.visits_served_during, d.recovery_s),
                 d.visits_served_during,
                 d.goodput_during,
                 d.recovery_s,

@@ -19,8 +19,16 @@ from collections.abc import Sequence
 
 from playground.core.results import Finding
 from playground.core.survival import km_median
+from playground.incident.held import (
+    COLLAPSED,
+    HELD,
+    NOT_RECOVERED,
+    WARNING,
+    outcome,
+    was_held,
+    word,
+)
 from playground.incident.storyresults import FigureSpread, RecoveryTimes, StoryTarget, TargetSpread
-from playground.incident.verdict import COLLAPSED, HELD, NOT_RECOVERED, WARNING, held, outcome, word
 from playground.story.findings import trusted
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
@@ -89,7 +97,7 @@ def spread(name: str, repeats: Sequence[StoryTarget], *, after_s: float) -> Targ
         name=name,
         repeats=len(repeats),
         trusted=len(good),
-        verdicts=[word(held(t)) for t in good],
+        verdicts=[word(was_held(t)) for t in good],
         outcomes=[outcome(s.visits_served_during, s.recovery_s) for t in good if (s := t.summary)],
         recovery=recovery_times(good, after_s=after_s),
         figures=[_figure(f, good) for f in HEADLINE],

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.incident import charts
+from playground.incident.held import COLLAPSED, ERROR, HELD, HELD_SHARE, NOT_RECOVERED
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, TargetSpread
-from playground.incident.verdict import COLLAPSED, ERROR, HELD, HELD_SHARE, NOT_RECOVERED
 from playground.report.document import (
     Block,
     BulletList,

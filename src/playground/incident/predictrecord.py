@@ -11,7 +11,7 @@ from typing import ClassVar
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
 from playground.core.records import RecordError, RecordHeader
-from playground.incident import verdict
+from playground.incident import held
 from playground.incident.oddsresults import MapCell
 from playground.incident.storyresults import StoryRun, StoryTarget
 
@@ -55,14 +55,14 @@ def _target(t: StoryTarget) -> PredictedTarget:
     counts: dict[str, int] = {}
     if odds is not None and odds.draws:
         counts = {
-            "held": odds.frequency(verdict.HELD).k,
-            "collapsed": odds.frequency(verdict.COLLAPSED).k,
-            "not_recovered": odds.frequency(verdict.NOT_RECOVERED).k,
+            "held": odds.frequency(held.HELD).k,
+            "collapsed": odds.frequency(held.COLLAPSED).k,
+            "not_recovered": odds.frequency(held.NOT_RECOVERED).k,
         }
     return PredictedTarget(
         name=t.name.removeprefix("story-"),
         repeat=t.repeat,
-        verdict=None if s is None else verdict.outcome(served, s.recovery_s),
+        verdict=None if s is None else held.outcome(served, s.recovery_s),
         visits_served_during=_r(served, 4),
         goodput_during=None if s is None else _r(s.goodput_during, 2),
         recovery_s=None if s is None else _r(s.recovery_s, 1),

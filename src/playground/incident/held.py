@@ -1,8 +1,10 @@
-"""The incident's verdicts on one target: held or collapsed, recovered or not.
+"""The incident's rule on one target: held or collapsed, recovered or not.
 
-The rule is the same for a measured run (:mod:`playground.story.findings` adds the checks that
-say whether a measurement can be trusted) and for the model's prediction
-(:mod:`playground.predict`), so the two are judged by the same thresholds.
+Written once (:func:`served_enough`), for a measured run (:mod:`playground.story.findings`
+adds the checks that say whether a measurement can be trusted) and for the model's prediction
+(:mod:`playground.predict`) alike. The bench's verdicts, and the thresholds several kinds read,
+are in :mod:`playground.core.verdicts`; the bench's diagnoses in
+:mod:`playground.bench.diagnosis`.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def incident(target: StoryTarget) -> list[Finding]:
     return out
 
 
-def held(target: StoryTarget) -> bool | None:
+def was_held(target: StoryTarget) -> bool | None:
     """The verdict the report headlines: True held, False collapsed, None not measured."""
     codes = {f.code for f in target.findings}
     if "held" in codes:
@@ -114,9 +116,12 @@ def outcome(served: float | None, recovery_s: float | None) -> str:
 
 
 def step_outcome(step: SweepStep) -> str:
-    """A sweep step's verdict: held where goodput was at least HELD_SHARE of what was offered
-    (the rule that finds a pool's edge), else fell."""
-    return HELD if step.goodput_per_s >= HELD_SHARE * step.offered_per_s else FELL
+    """A sweep step's verdict by the same rule (:func:`served_enough`), on its rates: held
+    where its goodput was enough of what was offered (the rule that finds a pool's edge), else
+    fell; a step offered nothing held."""
+    if step.offered_per_s <= 0:
+        return HELD
+    return HELD if served_enough(step.goodput_per_s / step.offered_per_s) else FELL
 
 
 def lasted(target: StoryTarget) -> float | None:
