@@ -100,7 +100,9 @@ def _shape(valid: list[bool]) -> SwarmShape:
 
 def test_a_run_on_a_stack_shows_its_shape_and_leaves_out_the_servers_side() -> None:
     t = StoryTarget(name="story-x", error="x", swarm=_shape([True, False]))
-    run = StoryRun(run_id="r", targets=[t])
+    # A repeat whose sender failed before the stack's shape was taken is still on the stack.
+    failed = StoryTarget(name="story-x", repeat=2, error="sender playground_sender0 ended")
+    run = StoryRun(run_id="r", targets=[t, failed])
     text = render_markdown(story_report.document(run, {"story-x": "c.png"}, None))
     assert "1 node(s), 2 replica(s) of flask_app, 2 sender(s); 1 of 2 kept their schedule" in text
     assert "samples none of them" in text

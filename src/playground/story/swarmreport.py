@@ -20,7 +20,10 @@ ON_STACK = (
 
 
 def all_on_stack(targets: Sequence[StoryTarget]) -> bool:
-    return bool(targets) and all(t.swarm is not None for t in targets)
+    """A run on a stack: some target ran on one, and every other failed before it could."""
+    return any(t.swarm is not None for t in targets) and all(
+        t.swarm is not None or t.error for t in targets
+    )
 
 
 def shape_line(shape: SwarmShape) -> str:
