@@ -125,9 +125,7 @@ class App:
         yield min(took, self.read_timeout)
         return took <= self.read_timeout
 
-    def respond(
-        self, rid: str, *, waited_since: float, worker: int
-    ) -> Process:
+    def respond(self, rid: str, *, waited_since: float, worker: int) -> Process:
         """The app's answer to one request: a status, or DEGRADED (the breaker's lesser page)."""
         w, clock, s = self.workers[worker], self.clock, self.system
         # The request's Python, after whatever Python the process has yet to run (FIFO).

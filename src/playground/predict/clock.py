@@ -33,7 +33,7 @@ class Clock:
         self.now = 0.0
         self._queue: list[tuple[float, int, int, Callable[..., None], tuple[Any, ...]]] = []
         self._ids = count()
-        self._stopped = False
+        self.stopped = False
 
     def after(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
         """`fn(*args)` once `delay` seconds (at least 0) have passed."""
@@ -52,12 +52,12 @@ class Clock:
 
     def stop(self) -> None:
         """End the run once the current event is done."""
-        self._stopped = True
+        self.stopped = True
 
     def run(self) -> None:
         """Every event in order, until none is left or `stop()`."""
         queue, pop = self._queue, heapq.heappop
-        while queue and not self._stopped:
+        while queue and not self.stopped:
             when, _, _, fn, args = pop(queue)
             self.now = when
             fn(*args)

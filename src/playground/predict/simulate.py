@@ -74,9 +74,12 @@ class Simulation:
         delay: float,
         incident: bool,
         upstream: Callable[[float], float] | None = None,
+        ended: Callable[[int, bool], bool] | None = None,
     ) -> None:
         """`upstream`: the third party's time for a call arriving at t; by default `delay`, and
-        the incident's extra during it (slow_api's control) where `incident` is set."""
+        the incident's extra during it (slow_api's control) where `incident` is set.
+        `ended(visit, served)`: told as each visit ends; True stops the run there (its caller
+        has its answer, and the records stop short)."""
         self.clock = Clock()
         self.system, self.s = system, settings
         rng = random.Random(settings.seed if settings.system_seed is None else settings.system_seed)
@@ -95,6 +98,7 @@ class Simulation:
         self.opened: dict[str, Open] = {}
         self.haproxy = Queue(system.haproxy) if system.haproxy else None
         self.conns: dict[str, Connection] = {}  # waiting in HAProxy's queue
+        self.ended = ended
 
     def _after(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
         self.clock.after(max(0.0, delay), fn, *args)
@@ -214,6 +218,8 @@ class Simulation:
             Attempt(a.visit, a.n, a.intended, a.intended, now, outcome, code)
         )
         if outcome in ("ok", "degraded") or a.n >= self.s.max_attempts:
+            if self.ended is not None and self.ended(a.visit, outcome == "ok"):
+                self.clock.stop()
             return
         s = self.s
         wait = schedule.refresh_wait(
@@ -230,6 +236,8 @@ class Simulation:
             self._after(start, self._send, visit, 1, start)
         self.clock.run()
         r = self.records
+        if self.clock.stopped:
+            return r  # stopped short: the attempts and nginx's log so far, nothing drawn
         r.calls = [UpstreamCall(c.request_id, c.arrived, c.answered) for c in self.app.calls]
         r.spans["upstream"] = [(c.arrived, c.answered) for c in self.app.calls]
         r.spans["queue"] = self.server.queue_spans
