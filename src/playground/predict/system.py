@@ -107,7 +107,7 @@ def _substitute(value: Any, env: Mapping[str, str]) -> str:
     return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", one, str(value))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compose(path: Path) -> dict[str, Any]:
     """A compose file, read once a process (a map reads the same few files thousands of
     times); its callers only read it."""

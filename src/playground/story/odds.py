@@ -112,6 +112,18 @@ def plot_map(m: OddsMap, path: Path) -> None:
             vmin=0,
             vmax=1,
         )
+    filled = [c for c in m.cells if not c.simulated]
+    if filled:
+        ax.scatter(
+            [c.rate for c in filled],
+            [c.delay for c in filled],
+            marker="x",
+            color="black",
+            alpha=0.45,
+            s=14,
+            linewidths=0.8,
+            label="not simulated: filled by monotonicity",
+        )
     top = max(m.delays)
     low = min(m.delays)
     ys = [low + (top - low) * k / 50 for k in range(51)]
@@ -139,7 +151,8 @@ def plot_map(m: OddsMap, path: Path) -> None:
     ax.set_ylim(low, top)
     ax.set_xlabel("arrival rate (visits/s)")
     ax.set_ylabel("the third party's delay during the incident (s)")
-    ax.legend(loc="upper right", fontsize=8)
+    # Below the axes: inside, it would hide a corner of the map, where a remedy's edge can be.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8)
     ax.set_title(
         f"{m.target}: P(collapse), {m.draws_per_cell} draws a cell; points: measured, collapsed k/n",
         fontsize=10,
