@@ -8,7 +8,7 @@ import pytest
 from playground.cli import main
 from playground.core import jsonmodel
 from playground.core.scenarios import resolve_story
-from playground.incident import analysis, verdict
+from playground.incident import analysis, held
 from playground.incident.settings import StorySettings
 from playground.predict import draws, oddsmap
 from playground.predict.run import simulate
@@ -56,7 +56,7 @@ def whole_run_collapsed(target, settings: StorySettings, index: int) -> bool:
     start, end = s.before_s, s.before_s + s.incident_s
     visits = analysis.visits_from(simulate(target, s).attempts)
     during = [v for v in visits if start <= v.start < end]
-    return verdict.outcome(sum(v.succeeded for v in during) / len(during), 0.0) != verdict.HELD
+    return held.outcome(sum(v.succeeded for v in during) / len(during), 0.0) != held.HELD
 
 
 @pytest.mark.parametrize("name", ["gunicorn-threads", "uwsgi-threads"])

@@ -138,9 +138,9 @@ class Decided:
         self.served += served
         self.failed += not served
         n = len(self.during)
-        if verdict.outcome((n - self.failed) / n, 0.0) != verdict.HELD:
+        if held.outcome((n - self.failed) / n, 0.0) != held.HELD:
             self.collapsed = True  # even if every visit still under way is served
-        elif verdict.outcome(self.served / n, 0.0) == verdict.HELD:
+        elif held.outcome(self.served / n, 0.0) == held.HELD:
             self.collapsed = False  # even if none of them is
         return self.collapsed is not None
 
