@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -94,6 +95,13 @@ def add_parser(sub: Any) -> None:
         f"(default {MAP_DRAWS}); each its own system seed and busiest share",
     )
     _add_map_options(p)
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes the draws, a map's rows and a sweep's steps are spread over (default "
+        "%(default)s, one per core); the figures are the same whatever the number",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document, for scripts")
     p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
 
@@ -163,12 +171,14 @@ COLUMNS = (
 )
 
 
-def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console) -> None:
+def _sweep_rate(
+    run: StoryRun, targets: list[Target], delay: float, jobs: int, out: Console
+) -> None:
     sweeps = []
     for t in targets:
         pool = system_for(t, run.story).pool
         rates = [round(share * pool / delay, 1) for share in RATE_SHARES]
-        sweep = model.rate_sweep(t, run.story, rates=rates, delay=delay)
+        sweep = model.rate_sweep(t, run.story, rates=rates, delay=delay, jobs=jobs)
         sweeps.append(sweep)
         edge = model.edge_rate(sweep)
         little = capacity.predict(
@@ -187,14 +197,14 @@ def _sweep_rate(run: StoryRun, targets: list[Target], delay: float, out: Console
     )
 
 
-def _sweep_delay(run: StoryRun, targets: list[Target], out: Console) -> None:
+def _sweep_delay(run: StoryRun, targets: list[Target], jobs: int, out: Console) -> None:
     s = run.story
     cliff = Cliff(delay=s.incident_delay, targets=[])
     for t in targets:
         pool = system_for(t, s).pool
         tipping = pool / s.rate
         delays = sorted({round(max(s.normal_delay + 0.1, f * tipping), 2) for f in DELAY_SHARES})
-        steps = model.each(partial(model.delay_step, t, s), delays)
+        steps = model.each(partial(model.delay_step, t, s), delays, jobs=jobs)
         edge = next((d.incident_delay for d in steps if d.held is False), None)
         lost = next((d.incident_delay for d in steps if d.recovered is False), None)
         cliff.delays = delays
@@ -264,7 +274,7 @@ def _incident(
     run: StoryRun, targets: list[Target], draws: int, args: argparse.Namespace, out: Console
 ) -> None:
     settings = run.story
-    run.targets = [odds.predict_odds(t, settings, draws=draws) for t in targets]
+    run.targets = [odds.predict_odds(t, settings, draws=draws, jobs=args.jobs) for t in targets]
     if args.json:
         return
     table = Table(
@@ -308,6 +318,7 @@ def _map(
         delays=grid_delays,
         draws=draws,
         results_dir=args.results_dir,
+        jobs=args.jobs,
     )
     if args.json:
         return
@@ -338,6 +349,8 @@ def _json(run: StoryRun) -> str:
 
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if args.draws is not None and args.draws < 1:
         raise UsageError(f"--draws must be at least 1, got {args.draws}")
     if args.map and args.map_cells < 1:
@@ -364,9 +377,9 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.map:
         _map(run, targets, args.draws or MAP_DRAWS, args, out)
     elif args.sweep == "rate":
-        _sweep_rate(run, targets, args.sweep_delay, out)
+        _sweep_rate(run, targets, args.sweep_delay, args.jobs, out)
     elif args.sweep == "delay":
-        _sweep_delay(run, targets, out)
+        _sweep_delay(run, targets, args.jobs, out)
     else:
         _incident(run, targets, args.draws or DRAWS, args, out)
     run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -1,5 +1,6 @@
 """The model of the incident: `playground predict`, the story's system as a discrete-event
-simulation (SimPy), answering in seconds and without Docker.
+simulation on a clock of its own (:mod:`.clock`, SimPy's order of events), answering in
+seconds and without Docker.
 
 Each part is modelled from what the playground runs, not fitted to a measured row:
 :mod:`.schedule` the generator's arrivals and reloads (the same rate and seed give the same

@@ -14,10 +14,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
 
-import simpy
-
+from playground.predict.clock import Clock, Process
 from playground.predict.system import UPSTREAM_GRACE_S, System
 
 #: stamina.retry_context's backoff as the app calls it (wait_initial=0.1, wait_max=1.0, and
@@ -93,7 +91,7 @@ class Worker:
 
 @dataclass
 class App:
-    env: simpy.Environment
+    clock: Clock
     system: System
     delay: float  # the delay the users ask for
     took: Callable[[float], float]  # the third party's time for a call arriving then
@@ -119,37 +117,35 @@ class App:
         limit = self.system.upstream_timeout
         return wait if limit is None else min(wait, limit)
 
-    def _call(self, rid: str) -> Generator[simpy.Event, Any, bool]:
+    def _call(self, rid: str) -> Generator[float, None, bool]:
         """One call: True if the answer came within the read timeout."""
-        now = self.env.now
+        now = self.clock.now
         took = self.took(now)
         self.calls.append(Call(rid, now, now + took))
-        yield self.env.timeout(min(took, self.read_timeout))
+        yield min(took, self.read_timeout)
         return took <= self.read_timeout
 
-    def respond(
-        self, rid: str, *, waited_since: float, worker: int
-    ) -> Generator[simpy.Event, Any, Any]:
+    def respond(self, rid: str, *, waited_since: float, worker: int) -> Process:
         """The app's answer to one request: a status, or DEGRADED (the breaker's lesser page)."""
-        w, env, s = self.workers[worker], self.env, self.system
+        w, clock, s = self.workers[worker], self.clock, self.system
         # The request's Python, after whatever Python the process has yet to run (FIFO).
-        w.gil_free = max(env.now, w.gil_free) + s.cpu_s
-        yield env.timeout(w.gil_free - env.now)
-        if s.deadline is not None and env.now - waited_since > s.deadline:
+        w.gil_free = max(clock.now, w.gil_free) + s.cpu_s
+        yield w.gil_free - clock.now
+        if s.deadline is not None and clock.now - waited_since > s.deadline:
             return REFUSED
         if w.budget is not None:
             w.budget.request()
         for n in range(1, s.retries + 1):
             if n > 1:
                 backoff = RETRY_WAIT_INITIAL_S * 2 ** (n - 2) + self.rng.uniform(0, RETRY_JITTER_S)
-                yield env.timeout(min(RETRY_WAIT_MAX_S, backoff))
-                if w.budget is not None and not w.budget.allow(env.now):
+                yield min(RETRY_WAIT_MAX_S, backoff)
+                if w.budget is not None and not w.budget.allow(clock.now):
                     return REFUSED
-            if w.breaker is not None and w.breaker.refuses(env.now):
+            if w.breaker is not None and w.breaker.refuses(clock.now):
                 return DEGRADED
             ok = yield from self._call(rid)
             if w.breaker is not None:
-                w.breaker.result(ok, env.now)
+                w.breaker.result(ok, clock.now)
             if ok:
                 return OK
         return TIMED_OUT

@@ -27,7 +27,7 @@ from playground.incident.oddsresults import Draw, Odds
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryTarget
 from playground.predict import measured
-from playground.predict.run import each, predict_target, simulate
+from playground.predict.run import arrivals, each, predict_target, simulate
 from playground.predict.system import system_for
 
 #: The bisection's draws per share (or the prediction's, where fewer) and its steps (the share
@@ -75,10 +75,16 @@ def _representative(draws: list[Draw]) -> int:
 
 
 def predict_odds(
-    target: Target, settings: StorySettings, *, draws: int, threshold: bool = True
+    target: Target,
+    settings: StorySettings,
+    *,
+    draws: int,
+    threshold: bool = True,
+    jobs: int | None = None,
 ) -> StoryTarget:
-    """`draws` simulated repeats of the target: the representative one, with every outcome."""
-    pairs = each(partial(one_draw, target, settings), range(draws))
+    """`draws` simulated repeats of the target: the representative one, with every outcome
+    (`jobs`: processes, :func:`.run.each`'s)."""
+    pairs = each(partial(one_draw, target, settings), range(draws), jobs=jobs)
     outcomes = [d for d, _ in pairs]
     rep = _representative(outcomes)
     entry = pairs[rep][1]
@@ -92,7 +98,7 @@ def predict_odds(
     if threshold and system.busiest_share is not None:
         n = min(THRESHOLD_DRAWS, draws)
         odds.threshold_share, odds.threshold_below = threshold_share(
-            target, settings, workers=system.workers, draws=n
+            target, settings, workers=system.workers, draws=n, jobs=jobs
         )
         odds.threshold_draws = n
     entry.odds = odds
@@ -115,24 +121,53 @@ def collapse_settings(settings: StorySettings) -> StorySettings:
     return replace(settings, after_s=min(settings.after_s, visit_bound(settings)))
 
 
+class Decided:
+    """The collapse verdict as the visits begun during the incident end: decided (and the run
+    stopped) once the share served can no longer cross 95% whatever the visits still under
+    way do, so a draw's verdict is the whole run's, sooner."""
+
+    def __init__(self, arrivals: list[float], start: float, end: float) -> None:
+        self.during = {k for k, t in enumerate(arrivals) if start <= t < end}
+        self.served = self.failed = 0
+        self.collapsed: bool | None = None
+
+    def ended(self, visit: int, served: bool) -> bool:
+        """`Simulation`'s `ended`: True once the verdict is decided."""
+        if visit not in self.during:
+            return False
+        self.served += served
+        self.failed += not served
+        n = len(self.during)
+        if held.outcome((n - self.failed) / n, 0.0) != held.HELD:
+            self.collapsed = True  # even if every visit still under way is served
+        elif held.outcome(self.served / n, 0.0) == held.HELD:
+            self.collapsed = False  # even if none of them is
+        return self.collapsed is not None
+
+
 def collapsed(target: Target, settings: StorySettings, index: int) -> bool:
     """Draw `index` collapsed: under 95% of the visits that began during the incident were
     served (held.outcome's rule)."""
     s = collapse_settings(draw_settings(target, settings, index))
-    records = simulate(target, s)
     start, end = s.before_s, s.before_s + s.incident_s
+    decided = Decided(arrivals(s), start, end)
+    records = simulate(target, s, ended=decided.ended)
+    if decided.collapsed is not None:
+        return decided.collapsed
     during = [v for v in analysis.visits_from(records.attempts) if start <= v.start < end]
     served = sum(v.succeeded for v in during) / len(during) if during else None
     return held.outcome(served, 0.0) != held.HELD
 
 
-def p_held(target: Target, settings: StorySettings, *, share: float, draws: int) -> float:
+def p_held(
+    target: Target, settings: StorySettings, *, share: float, draws: int, jobs: int | None = None
+) -> float:
     pinned = replace(settings, busiest_share=share)
-    return 1 - sum(each(partial(collapsed, target, pinned), range(draws))) / draws
+    return 1 - sum(each(partial(collapsed, target, pinned), range(draws), jobs=jobs)) / draws
 
 
 def threshold_share(
-    target: Target, settings: StorySettings, *, workers: int, draws: int
+    target: Target, settings: StorySettings, *, workers: int, draws: int, jobs: int | None = None
 ) -> tuple[float | None, bool | None]:
     """The busiest share at which P(held) crosses 1/2, by bisection between an even split and
     one worker taking all; (None, True): below 1/2 even at an even split; (None, False): at
@@ -140,7 +175,7 @@ def threshold_share(
     lo, hi = 1.0 / workers, 1.0
 
     def holds(share: float) -> bool:
-        return p_held(target, settings, share=share, draws=draws) >= 0.5
+        return p_held(target, settings, share=share, draws=draws, jobs=jobs) >= 0.5
 
     if not holds(lo):
         return None, True

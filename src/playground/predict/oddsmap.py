@@ -116,12 +116,14 @@ def predict_map(
     delays: list[float],
     draws: int,
     results_dir: Path,
+    jobs: int | None = None,
 ) -> OddsMap:
-    """The map of one target, with the measured runs that fall on it."""
+    """The map of one target, with the measured runs that fall on it (`jobs`: processes,
+    :func:`.run.each`'s)."""
     pool = system_for(target, settings).pool
     short = collapse_settings(settings)
     # A row a process: each row is simulated in order (its cells depend on each other).
-    rows = each(partial(_row_at, target, short, rates, draws=draws, pool=pool), delays)
+    rows = each(partial(_row_at, target, short, rates, draws=draws, pool=pool), delays, jobs=jobs)
     cells = [c for row in rows for c in row]
     return OddsMap(
         target=target.name,

@@ -31,23 +31,36 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def each(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """`fn` over `items`, one process per core where there are several (each simulation is
-    independent and single-threaded)."""
+def each(fn: Callable[[T], R], items: Iterable[T], *, jobs: int | None = None) -> list[R]:
+    """`fn` over `items`, in order, in `jobs` processes (default: one per core; each
+    simulation is independent and single-threaded, and seeded by its item alone, so the
+    answer is the same whatever `jobs` is)."""
     items = list(items)
-    if len(items) < 2 or (os.cpu_count() or 1) < 2:
+    jobs = min(len(items), jobs or os.cpu_count() or 1)
+    if jobs < 2:
         return [fn(item) for item in items]
-    with ProcessPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(fn, items))
 
 
-def simulate(target: Target, settings: StorySettings, *, incident: bool = True) -> Records:
-    system = system_for(target, settings)
-    arrivals = schedule.arrival_times(
+def arrivals(settings: StorySettings) -> list[float]:
+    """Every visit's intended start, as the generator sends them (visit k starts at [k])."""
+    return schedule.arrival_times(
         rate=settings.rate, duration=settings.duration, arrival=settings.arrival, seed=settings.seed
     )
-    sim = Simulation(system, settings, delay=settings.normal_delay, incident=incident)
-    return sim.run(arrivals)
+
+
+def simulate(
+    target: Target,
+    settings: StorySettings,
+    *,
+    incident: bool = True,
+    ended: Callable[[int, bool], bool] | None = None,
+) -> Records:
+    """One run of the model (`ended`: :class:`.simulate.Simulation`'s)."""
+    system = system_for(target, settings)
+    sim = Simulation(system, settings, delay=settings.normal_delay, incident=incident, ended=ended)
+    return sim.run(arrivals(settings))
 
 
 def _rows(records: Records, settings: StorySettings) -> list[StorySecond]:
@@ -154,6 +167,7 @@ def rate_sweep(
     delay: float,
     warmup_s: float = 5.0,
     measure_s: float = 20.0,
+    jobs: int | None = None,
 ) -> SweepTarget:
     system = system_for(target, settings)
     return SweepTarget(
@@ -167,6 +181,7 @@ def rate_sweep(
                 rate_step, target, settings, delay=delay, warmup_s=warmup_s, measure_s=measure_s
             ),
             rates,
+            jobs=jobs,
         ),
     )
 

@@ -17,18 +17,16 @@ attempts, nginx's access log, the third party's calls, the servers' figures each
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
-
-import simpy
 
 from playground.incident.analysis import Attempt
 from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
 from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
+from playground.predict.clock import Clock, Process
 from playground.predict.haproxy import Queue
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
@@ -65,8 +63,8 @@ class Open:
 
 
 class Simulation:
-    """Users and nginx as callbacks on SimPy's events (cheaper than a process each); the app's
-    threads as processes (:mod:`.app`)."""
+    """Users and nginx as callbacks on the clock's events (cheaper than a process each); the
+    app's threads as processes (:mod:`.app`)."""
 
     def __init__(
         self,
@@ -76,16 +74,19 @@ class Simulation:
         delay: float,
         incident: bool,
         upstream: Callable[[float], float] | None = None,
+        ended: Callable[[int, bool], bool] | None = None,
     ) -> None:
         """`upstream`: the third party's time for a call arriving at t; by default `delay`, and
-        the incident's extra during it (slow_api's control) where `incident` is set."""
-        self.env = simpy.Environment()
+        the incident's extra during it (slow_api's control) where `incident` is set.
+        `ended(visit, served)`: told as each visit ends; True stops the run there (its caller
+        has its answer, and the records stop short)."""
+        self.clock = Clock()
         self.system, self.s = system, settings
         rng = random.Random(settings.seed if settings.system_seed is None else settings.system_seed)
         start, end = settings.before_s, settings.before_s + settings.incident_s
         extra = settings.extra_delay if incident else 0.0
         self.app = App(
-            env=self.env,
+            clock=self.clock,
             system=system,
             delay=delay,
             took=upstream or (lambda t: delay + (extra if start <= t < end else 0.0)),
@@ -97,19 +98,20 @@ class Simulation:
         self.opened: dict[str, Open] = {}
         self.haproxy = Queue(system.haproxy) if system.haproxy else None
         self.conns: dict[str, Connection] = {}  # waiting in HAProxy's queue
+        self.ended = ended
 
-    def _after(self, delay: float, fn: Callable[[], None]) -> None:
-        self.env.timeout(max(0.0, delay)).callbacks.append(lambda _: fn())
+    def _after(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
+        self.clock.after(max(0.0, delay), fn, *args)
 
     # --- the app's side -------------------------------------------------------------------
     def _serve(self, c: Connection) -> None:
-        self.env.process(self._thread(c))
+        self.clock.start(self._thread(c))
 
-    def _thread(self, c: Connection) -> Generator[simpy.Event, Any, None]:
-        began = self.env.now
+    def _thread(self, c: Connection) -> Process:
+        began = self.clock.now
         answer = yield from self.app.respond(c.rid, waited_since=c.arrived, worker=c.worker)
-        self.records.spans["busy"].append((began, self.env.now))
-        self.server.finish(c, self.env.now)
+        self.records.spans["busy"].append((began, self.clock.now))
+        self.server.finish(c, self.clock.now)
         self._nginx_end(self.opened[c.rid], answer)
         self._haproxy_next()
 
@@ -118,12 +120,12 @@ class Simulation:
         """nginx's connection to HAProxy is accepted at once; the request goes on to the app
         now, or waits in HAProxy's queue for a slot or its queue timeout."""
         assert self.haproxy is not None and self.system.haproxy is not None
-        self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
-        if self.haproxy.arrive(a.rid, self.env.now):
+        self._after(self.system.read_timeout, self._nginx_end, a, GATEWAY_TIMEOUT)
+        if self.haproxy.arrive(a.rid, self.clock.now):
             self._connect(a, conn, SYN_RETRY_S)
             return
         self.conns[a.rid] = conn
-        self._after(self.system.haproxy.queue_timeout, lambda: self._queue_timeout(a))
+        self._after(self.system.haproxy.queue_timeout, self._queue_timeout, a)
 
     def _queue_timeout(self, a: Open) -> None:
         assert self.haproxy is not None
@@ -140,11 +142,11 @@ class Simulation:
     def _nginx(self, a: Open) -> None:
         limit = self.system.limit_conn
         if limit is not None and self.active >= limit:
-            self._after(LIMIT_CONN_S, lambda: self._nginx_end(a, LIMITED))
+            self._after(LIMIT_CONN_S, self._nginx_end, a, LIMITED)
             return
         self.active += 1
         a.counted = True
-        conn = Connection(rid=a.rid, arrived=self.env.now)
+        conn = Connection(rid=a.rid, arrived=self.clock.now)
         if self.haproxy is not None:
             self._haproxy(a, conn)
         else:
@@ -159,16 +161,16 @@ class Simulation:
             self._haproxy_next()  # the slot, where HAProxy held one for it
             return
         through = haproxy is not None
-        if self.server.offer(conn, self.env.now):
+        if self.server.offer(conn, self.clock.now):
             if not through:
-                self._after(self.system.read_timeout, lambda: self._nginx_end(a, GATEWAY_TIMEOUT))
+                self._after(self.system.read_timeout, self._nginx_end, a, GATEWAY_TIMEOUT)
             return
         if self.system.abort_on_overflow and wait > SYN_RETRY_S:
             status = BAD_GATEWAY
-        elif self.env.now - conn.arrived + wait > NGINX_TIMEOUT_S:
+        elif self.clock.now - conn.arrived + wait > NGINX_TIMEOUT_S:
             status = GATEWAY_TIMEOUT
         else:
-            self._after(wait, lambda: self._connect(a, conn, 2 * wait))
+            self._after(wait, self._connect, a, conn, 2 * wait)
             return
         self._nginx_end(a, status)
         self._haproxy_next()
@@ -179,7 +181,7 @@ class Simulation:
         if a.nginx_done:
             return
         a.nginx_done = True
-        now = self.env.now
+        now = self.clock.now
         if a.counted:
             self.active -= 1
             self.records.spans["nginx"].append((a.intended, now))
@@ -194,7 +196,7 @@ class Simulation:
     def _send(self, visit: int, n: int, intended: float) -> None:
         a = Open(visit, n, intended, f"{visit}.{n}")
         self.opened[a.rid] = a
-        self._after(intended + self.s.timeout - self.env.now, lambda: self._give_up(a))
+        self._after(intended + self.s.timeout - self.clock.now, self._give_up, a)
         self._nginx(a)
 
     def _give_up(self, a: Open) -> None:
@@ -211,11 +213,13 @@ class Simulation:
         else:
             outcome = "ok" if status == OK else "degraded" if status == DEGRADED else "status"
             code = OK if status == DEGRADED else int(status)
-        now = self.env.now
+        now = self.clock.now
         self.records.attempts.append(
             Attempt(a.visit, a.n, a.intended, a.intended, now, outcome, code)
         )
         if outcome in ("ok", "degraded") or a.n >= self.s.max_attempts:
+            if self.ended is not None and self.ended(a.visit, outcome == "ok"):
+                self.clock.stop()
             return
         s = self.s
         wait = schedule.refresh_wait(
@@ -225,13 +229,15 @@ class Simulation:
             visit=a.visit,
             attempt=a.n,
         )
-        self._after(wait, lambda: self._send(a.visit, a.n + 1, now + wait))
+        self._after(wait, self._send, a.visit, a.n + 1, now + wait)
 
     def run(self, arrivals: Sequence[float]) -> Records:
         for visit, start in enumerate(arrivals):
-            self._after(start, partial(self._send, visit, 1, start))
-        self.env.run()
+            self._after(start, self._send, visit, 1, start)
+        self.clock.run()
         r = self.records
+        if self.clock.stopped:
+            return r  # stopped short: the attempts and nginx's log so far, nothing drawn
         r.calls = [UpstreamCall(c.request_id, c.arrived, c.answered) for c in self.app.calls]
         r.spans["upstream"] = [(c.arrived, c.answered) for c in self.app.calls]
         r.spans["queue"] = self.server.queue_spans

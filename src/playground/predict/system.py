@@ -19,6 +19,7 @@ oldest connection, which is how the model already runs uWSGI (:mod:`.servers`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -106,8 +107,16 @@ def _substitute(value: Any, env: Mapping[str, str]) -> str:
     return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", one, str(value))
 
 
+@functools.cache
+def _compose(path: Path) -> dict[str, Any]:
+    """A compose file, read once a process (a map reads the same few files thousands of
+    times); its callers only read it."""
+    data = yaml.safe_load(path.read_text())
+    return data if isinstance(data, dict) else {}
+
+
 def _service(path: Path, name: str) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text()) or {}
+    data = _compose(path)
     service = (data.get("services") or {}).get(name) or {}
     return service if isinstance(service, dict) else {}
 

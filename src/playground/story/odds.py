@@ -6,6 +6,7 @@ P(collapse) over arrival rate x incident delay with its chart (`playground predi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from playground.core.charting import new_figure, save_png
 from playground.incident import held
@@ -90,6 +91,22 @@ def map_blocks(run: StoryRun, chart: str | None) -> list[Block]:
     return blocks
 
 
+def _mark_filled(ax: Any, m: OddsMap) -> None:
+    """A small x on each cell filled by monotonicity rather than simulated."""
+    filled = [c for c in m.cells if not c.simulated]
+    if filled:
+        ax.scatter(
+            [c.rate for c in filled],
+            [c.delay for c in filled],
+            marker="x",
+            color="black",
+            alpha=0.45,
+            s=14,
+            linewidths=0.8,
+            label="not simulated: filled by monotonicity",
+        )
+
+
 def plot_map(m: OddsMap, path: Path) -> None:
     """P(collapse) shaded with its 10/50/90 % contours, Little's law's capacity as a line and
     the measured runs as points marked k/n."""
@@ -112,6 +129,7 @@ def plot_map(m: OddsMap, path: Path) -> None:
             vmin=0,
             vmax=1,
         )
+    _mark_filled(ax, m)
     top = max(m.delays)
     low = min(m.delays)
     ys = [low + (top - low) * k / 50 for k in range(51)]
@@ -139,7 +157,8 @@ def plot_map(m: OddsMap, path: Path) -> None:
     ax.set_ylim(low, top)
     ax.set_xlabel("arrival rate (visits/s)")
     ax.set_ylabel("the third party's delay during the incident (s)")
-    ax.legend(loc="upper right", fontsize=8)
+    # Below the axes: inside, it would hide a corner of the map, where a remedy's edge can be.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8)
     ax.set_title(
         f"{m.target}: P(collapse), {m.draws_per_cell} draws a cell; points: measured, collapsed k/n",
         fontsize=10,
