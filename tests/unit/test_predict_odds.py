@@ -138,8 +138,39 @@ def test_the_map_marks_measured_runs_with_the_same_settings(tmp_path):
     stored(60.0, 0.5)
     stored(60.0, 1.0)
     stored(60.0, 0.5, timeout=9.0)  # other settings: not on the map
-    (point,) = oddsmap.measured_points(tmp_path, "story-gunicorn-threads", StorySettings())
+    none = tmp_path / "no-records"
+    (point,) = oddsmap.measured_points(
+        tmp_path, "story-gunicorn-threads", StorySettings(), records_dir=none
+    )
     assert (point.rate, point.delay, point.collapsed, point.runs) == (60.0, 2.0, 1, 2)
+
+
+def test_the_map_marks_the_committed_records_each_run_once(tmp_path):
+    """The runs the pages cite are points too (docs/runs/), a Swarm stack's left out; a run
+    both kept under results/ and recorded counts once."""
+    from playground.core.records import dumps
+    from playground.incident.runrecords import RunRecord, TargetRecord
+
+    def record(run_id: str, verdicts: list[str], **settings: object) -> None:
+        rows = [
+            TargetRecord(name="gunicorn-threads", repeat=i + 1, verdict=v, valid=True)
+            for i, v in enumerate(verdicts)
+        ]
+        kept = RunRecord(run_id=run_id, kind="story", settings=dict(settings), targets=rows)
+        (tmp_path / f"{run_id}.json").write_text(dumps(kept))
+
+    record("20260101-000000-story", ["held", "collapsed", "collapsed and did not recover"])
+    record("20260101-000001-story", ["collapsed"], incident_delay=2.5)
+    record("20260101-000002-story", ["held"], timeout=9.0)  # other settings: not on the map
+    record("20260101-000003-swarm", ["held", "held"])  # the stack: not the compose path
+    points = oddsmap.measured_points(
+        tmp_path / "results", "story-gunicorn-threads", StorySettings(), records_dir=tmp_path
+    )
+    assert [(p.rate, p.delay, p.collapsed, p.runs) for p in points] == [
+        (60.0, 2.0, 2, 3),
+        (60.0, 2.5, 1, 1),
+    ]
+    assert points[0].run_ids == ["20260101-000000-story"]
 
 
 def test_json_parses_and_holds_the_probabilities(tmp_path, capsys):

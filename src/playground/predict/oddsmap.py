@@ -21,11 +21,12 @@ from dataclasses import fields, replace
 from functools import partial
 from pathlib import Path
 
-from playground.core import runstore
+from playground.core import records, runstore
 from playground.core.errors import UsageError
-from playground.core.jsonmodel import ResultsError
+from playground.core.jsonmodel import ModelError, ResultsError
+from playground.core.records import RecordError
 from playground.core.target import Target
-from playground.incident import held
+from playground.incident import held, runrecords
 from playground.incident.oddsresults import MapCell, MapPoint, OddsMap
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun
@@ -138,9 +139,9 @@ def predict_map(
     )
 
 
-def _matches(run: StoryRun, settings: StorySettings) -> bool:
+def _matches(measured: StorySettings, settings: StorySettings) -> bool:
     return all(
-        getattr(run.story, f.name) == getattr(settings, f.name)
+        getattr(measured, f.name) == getattr(settings, f.name)
         for f in fields(StorySettings)
         if f.name not in FREE
     )
@@ -161,21 +162,64 @@ def _story_runs(results_dir: Path) -> list[StoryRun]:
     return found
 
 
-def measured_points(results_dir: Path, target: str, settings: StorySettings) -> list[MapPoint]:
-    """The target's stored measurements whose settings match apart from rate and delay: k of
-    n collapsed per rate and delay."""
-    seen: dict[tuple[float, float], tuple[int, int, list[str]]] = {}
+#: One measured repeat on the map: its run, rate, delay, and whether it collapsed.
+Seen = tuple[str, float, float, bool]
+
+
+def _stored(results_dir: Path, target: str, settings: StorySettings) -> list[Seen]:
+    """The target's measurements in the runs kept under `results_dir`."""
+    seen = []
     for run in _story_runs(results_dir):
-        if run.predicted or not _matches(run, settings):
+        if run.predicted or run.run_id.endswith("-swarm") or not _matches(run.story, settings):
             continue
         for t in run.targets:
             if t.name != target or t.summary is None or t.summary.visits_served_during is None:
                 continue
             gone = held.outcome(t.summary.visits_served_during, 0.0) != held.HELD
-            key = (run.story.rate, run.story.incident_delay)
-            k, n, ids = seen.get(key, (0, 0, []))
-            seen[key] = (k + gone, n + 1, ids if run.run_id in ids else [*ids, run.run_id])
+            seen.append((run.run_id, run.story.rate, run.story.incident_delay, gone))
+    return seen
+
+
+def _recorded(records_dir: Path, target: str, settings: StorySettings) -> list[Seen]:
+    """The target's measurements in the committed run records (docs/runs/): the ones the
+    pages cite, a verdict and a generator that kept its schedule each. Runs on a Swarm stack
+    are left out: the map is the compose path's."""
+    seen = []
+    name = target.removeprefix("story-")
+    for record in runrecords.load_all(records_dir):
+        if record.run_id.endswith("-swarm"):
+            continue
+        try:
+            measured = record.story_settings()
+        except (RecordError, ModelError):
+            continue
+        if not _matches(measured, settings):
+            continue
+        for t in record.targets:
+            if t.name == name and t.verdict is not None and t.valid is not False:
+                gone = t.verdict != held.HELD
+                seen.append((record.run_id, measured.rate, measured.incident_delay, gone))
+    return seen
+
+
+def measured_points(
+    results_dir: Path,
+    target: str,
+    settings: StorySettings,
+    *,
+    records_dir: Path = records.RECORDS_DIR,
+) -> list[MapPoint]:
+    """The target's measurements whose settings match apart from rate and delay, from the
+    runs kept under `results_dir` and the committed records (each run once): k of n
+    collapsed per rate and delay."""
+    stored = _stored(results_dir, target, settings)
+    kept = {run_id for run_id, *_ in stored}
+    recorded = [s for s in _recorded(records_dir, target, settings) if s[0] not in kept]
+    points: dict[tuple[float, float], tuple[int, int, list[str]]] = {}
+    for run_id, rate, delay, gone in stored + recorded:
+        k, n, ids = points.get((rate, delay), (0, 0, []))
+        points[(rate, delay)] = (k + gone, n + 1, ids if run_id in ids else [*ids, run_id])
     return [
         MapPoint(rate=r, delay=d, collapsed=k, runs=n, run_ids=ids)
-        for (r, d), (k, n, ids) in sorted(seen.items())
+        for (r, d), (k, n, ids) in sorted(points.items())
     ]
