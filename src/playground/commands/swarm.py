@@ -33,7 +33,7 @@ from playground.core.target import Target
 from playground.incident.analysis import generator_output
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story import findings, repeats, report
-from playground.story.run import measure_incident
+from playground.story.run import measure_incident, new_entry
 from playground.swarm.live import (
     Stage,
     SwarmRun,
@@ -150,16 +150,7 @@ def _one(base: SwarmRun, stage: Stage, stack: Stack, *, target: Target, repeat: 
     folder = base.run_dir / target.name / f"repeat-{repeat}"
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    entry = StoryTarget(
-        name=target.name,
-        repeat=repeat,
-        title=target.title,
-        model=target.model,
-        server=target.server,
-        compose_file=target.compose_file,
-        workers=target.workers,
-        per_worker=target.per_worker,
-    )
+    entry = new_entry(target, repeat)
     stack_file = base.run_dir / target.name / "stack.json"
     shown = Path("raw") / target.name / "stack.json"
     commands = sender_commands(settings=base.settings, target=target, senders=base.swarm.senders)

@@ -479,14 +479,9 @@ def run_story(
             story.save()
 
 
-def _measure(
-    story: RunInProgress, target: Target, repeat: int, incident: bool, closed_loop: bool
-) -> None:
-    """One measurement of one target, its findings decided, saved at once."""
-    started = time.monotonic()
-    if story.run.repeat > 1:
-        story.info(f"{target.name}: repeat {repeat} of {story.run.repeat}")
-    entry = StoryTarget(
+def new_entry(target: Target, repeat: int) -> StoryTarget:
+    """A measurement of `target` about to be made: what the registry says of it."""
+    return StoryTarget(
         name=target.name,
         repeat=repeat,
         title=target.title,
@@ -495,6 +490,18 @@ def _measure(
         compose_file=target.compose_file,
         workers=target.workers,
         per_worker=target.per_worker,
+    )
+
+
+def _measure(
+    story: RunInProgress, target: Target, repeat: int, incident: bool, closed_loop: bool
+) -> None:
+    """One measurement of one target, its findings decided, saved at once."""
+    started = time.monotonic()
+    if story.run.repeat > 1:
+        story.info(f"{target.name}: repeat {repeat} of {story.run.repeat}")
+    entry = replace(
+        new_entry(target, repeat),
         prediction=(
             capacity.of(target, story.run.story, upstream_s=story.run.story.incident_delay)
             if target.model == "threads"
