@@ -243,6 +243,29 @@ def test_a_prediction_record_keeps_its_seeds_draws_and_odds(tmp_path: Path) -> N
     assert target.verdict in ("held", "collapsed", "collapsed and did not recover")
 
 
+def test_a_delay_sweeps_record_keeps_each_pool_at_each_delay() -> None:
+    """`playground predict --sweep delay`: the page cites where each pool tips, so the record
+    keeps every pool's verdict at every delay."""
+    from playground.incident import predictrecord
+    from playground.incident.storyresults import Cliff, CliffTarget, DelayStep, StoryRun
+
+    steps = [
+        DelayStep(incident_delay=2.13, held=True, recovered=True, visits_served_during=1.0),
+        DelayStep(incident_delay=2.35, held=False, recovered=False, visits_served_during=0.61),
+    ]
+    run = StoryRun(
+        run_id="20260101-000000-predict",
+        predicted=True,
+        cliff=Cliff(targets=[CliffTarget(name="story-uwsgi-threads", delays=steps)]),
+    )
+    record = predictrecord.from_run(run, machine="m")
+    assert [(d.name, d.incident_delay, d.held, d.recovered) for d in record.delays] == [
+        ("uwsgi-threads", 2.13, True, True),
+        ("uwsgi-threads", 2.35, False, False),
+    ]
+    assert record.delays[1].visits_served_during == 0.61
+
+
 def test_a_story_run_by_url_records_as_a_story(tmp_path: Path) -> None:
     record = _load(_record(tmp_path, "story"))
     threads = record.target("uwsgi-threads", 1)

@@ -39,14 +39,29 @@ class PredictedTarget:
 
 
 @dataclass(frozen=True)
+class PredictedDelay:
+    """With `--sweep delay`: one pool at one incident delay, as the model predicted it."""
+
+    name: str = doc("target name", "")
+    incident_delay: float = doc("the third party's time during the incident, s", 0.0)
+    held: bool | None = doc("at least the held share of the visits during it served")
+    recovered: bool | None = doc("back within the run after it")
+    recovery_s: float | None = doc("seconds it took, from the incident's end")
+    visits_served_during: float | None = doc("share of the visits during it served")
+
+
+@dataclass(frozen=True)
 class PredictRecord(RecordHeader):
     """What a page cites of a prediction (`playground predict`)."""
 
     KINDS: ClassVar[tuple[str, ...]] = ("predict",)
-    ROWS: ClassVar[tuple[str, ...]] = ("cells", "targets")
+    ROWS: ClassVar[tuple[str, ...]] = ("cells", "delays", "targets")
 
     targets: list[PredictedTarget] = doc("one per target and repeat", factory=list)
     cells: list[MapCell] = doc("with --map: P(collapse) per arrival rate and delay", factory=list)
+    delays: list[PredictedDelay] = doc(
+        "with --sweep delay: each pool at each incident delay", factory=list
+    )
 
 
 def _target(t: StoryTarget) -> PredictedTarget:
@@ -90,11 +105,28 @@ def from_run(run: StoryRun, *, machine: str) -> PredictRecord:
         settings=jsonmodel.to_json(run.story),
         targets=[_target(t) for t in run.targets],
         cells=[] if run.odds_map is None else list(run.odds_map.cells),
+        delays=[] if run.cliff is None else _delays(run),
     )
+
+
+def _delays(run: StoryRun) -> list[PredictedDelay]:
+    return [
+        PredictedDelay(
+            name=c.name.removeprefix("story-"),
+            incident_delay=d.incident_delay,
+            held=d.held,
+            recovered=d.recovered,
+            recovery_s=_r(d.recovery_s, 1),
+            visits_served_during=_r(d.visits_served_during, 4),
+        )
+        for c in (run.cliff.targets if run.cliff else [])
+        for d in c.delays
+    ]
 
 
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (PredictRecord, "PredictRecord (a prediction's record)"),
     (PredictedTarget, "PredictedTarget (each of `targets`)"),
     (MapCell, "MapCell (each of `cells`)"),
+    (PredictedDelay, "PredictedDelay (each of `delays`)"),
 )
