@@ -7,6 +7,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from playground.core.jsonmodel import from_json, to_json
 from playground.core.runstore import RunStore
 from playground.core.scenarios import REGISTRY
@@ -247,3 +249,32 @@ def test_a_fault_runs_settings_are_written_as_they_always_were():
     old = {"faults": ["overload", "db-outage"], **dataclasses.asdict(options)}
     assert json.dumps(on_disk) == json.dumps(old)
     assert from_json(FaultRunSettings, on_disk, "settings") == settings
+
+
+def test_a_record_without_its_phases_is_redrawn_with_dashes_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A slowdown with no phases and an outage with no `during` (a run cut short): the report
+    is written, with a dash where a phase is missing."""
+    from playground import cli
+
+    slowdown = SlowdownVerdict(probed=PROBED, slow_delay=5.0, settle_limit_s=1.5, aftermath=AFTER)
+    outage = OutageVerdict(
+        probed=PROBED, requests=0, answer_bound_s=6.0, requests_after_return=0, aftermath=AFTER
+    )
+    store = RunStore.create_run(results_dir=tmp_path, run=FaultsRun(run_id="r-faults"))
+    for fault, target in (("upstream-slowdown", slowdown), ("upstream-outage", outage)):
+        store.run.add(
+            FaultRecord.of(
+                FaultRun(fault=fault, targets=[target]),
+                compose_file=("sync-gunicorn.yml",),
+                started_at="t",
+                marks=[],
+                commands=[],
+            )
+        )
+    store.save()
+    assert cli.main(["report", str(store.path), "--results-dir", str(tmp_path)]) == 0
+    report = (store.path.parent / "faults.md").read_text()
+    assert "- / - / -" in report
+    assert "Traceback" not in capsys.readouterr().err

@@ -15,6 +15,7 @@ from playground.faults.results import (
     FaultsRun,
     OutageVerdict,
     OverloadVerdict,
+    PhaseStats,
     SlowdownVerdict,
     Verdict,
 )
@@ -44,6 +45,12 @@ def _kinds(kinds: dict[str, int]) -> str:
 def _verdict(target: Verdict) -> str | Span:
     problems = target.aftermath.problems
     return "ok" if not problems else Span("; ".join(problems), bold=True)
+
+
+def _phase(phases: dict[str, PhaseStats], name: str) -> PhaseStats:
+    """A phase as recorded, or an empty one where a record has none (a dash in the table,
+    not a traceback)."""
+    return phases.get(name) or PhaseStats()
 
 
 def _yes(flag: bool) -> str:
@@ -79,7 +86,7 @@ def outage_table(record: FaultRecord) -> Table:
             t.probed.name,
             str(t.probed.concurrency),
             _kinds(t.kinds),
-            _kinds(t.phases["during"].kinds),
+            _kinds(_phase(t.phases, "during").kinds),
             f"{_s(t.longest_while_down_s)} ({t.answer_bound_s:g} s)",
             recovery(t),
             _yes(t.aftermath.stuck),
@@ -107,7 +114,7 @@ def slowdown_table(record: FaultRecord) -> Table:
     for t in record.run.targets:
         if not isinstance(t, SlowdownVerdict):
             continue
-        ph = t.phases
+        ph = {p: _phase(t.phases, p) for p in ("before", "slow", "after")}
         errors = {k: n for k, n in t.kinds.items() if k != "200"}
         rows.append(
             [
