@@ -12,7 +12,7 @@ from playground.commands import swarm as command
 from playground.core.errors import UsageError
 from playground.core.scenarios import resolve_story
 from playground.incident.settings import StorySettings
-from playground.swarm.live import sender_commands
+from playground.swarm.senderjobs import sender_commands
 from playground.swarm.settings import registry_address, require_manager
 
 

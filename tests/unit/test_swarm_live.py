@@ -17,7 +17,7 @@ from playground.incident.swarmresults import SenderRecord, SwarmShape
 from playground.incident.targetresults import GeneratorCheck
 from playground.report.document import render_markdown
 from playground.story import report as story_report
-from playground.swarm import live
+from playground.swarm import senderjobs
 
 # A generator stand-in: writes a large JSON document to the file after --out, as the real one
 # does; far over one log line, so the lines must be split and joined in order.
@@ -32,13 +32,13 @@ def test_a_senders_json_goes_through_its_log_and_comes_back_whole(
 ) -> None:
     """The task's own shell script (gzip, base64 in marked lines, sed) run here, its output
     read back: the same document, whatever else the task printed between the lines."""
-    monkeypatch.setattr(live, "SENDER_OUT", str(tmp_path / "openloop.json"))
-    argv = live.in_task([sys.executable, "-c", WRITER])
+    monkeypatch.setattr(senderjobs, "SENDER_OUT", str(tmp_path / "openloop.json"))
+    argv = senderjobs.in_task([sys.executable, "-c", WRITER])
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
     assert len(lines) > 2 and all(len(line) < 16 * 1024 for line in lines)
     noisy = "\n".join(["starting", *lines[:1], "a warning", *lines[1:], ""])
-    data = live.from_log(noisy)
+    data = senderjobs.from_log(noisy)
     assert data == json.loads((tmp_path / "openloop.json").read_text())
 
 
@@ -49,32 +49,34 @@ def test_a_sender_whose_self_check_failed_still_hands_in_its_records(
     """The generator exits 3 when it ran to the end off its schedule: its records stand
     (marked invalid, so the merged run is not trusted) and the task ends well; any other
     failure fails the task, records or not."""
-    monkeypatch.setattr(live, "SENDER_OUT", str(tmp_path / "openloop.json"))
+    monkeypatch.setattr(senderjobs, "SENDER_OUT", str(tmp_path / "openloop.json"))
     code = f"{WRITER}; sys.exit({exit_status})"
     done = subprocess.run(
-        live.in_task([sys.executable, "-c", code]), capture_output=True, text=True
+        senderjobs.in_task([sys.executable, "-c", code]), capture_output=True, text=True
     )
     assert (done.returncode == 0) is task_ends_well
-    assert live.from_log(done.stdout) == json.loads((tmp_path / "openloop.json").read_text())
+    assert senderjobs.from_log(done.stdout) == json.loads((tmp_path / "openloop.json").read_text())
 
 
 def test_a_log_with_no_records_or_a_broken_line_is_refused() -> None:
     with pytest.raises(ValueError, match="no records"):
-        live.from_log("Traceback (most recent call last):\n  boom\n")
+        senderjobs.from_log("Traceback (most recent call last):\n  boom\n")
     good = base64.b64encode(gzip.compress(b'{"a": 1}')).decode()
-    assert live.from_log(f"{live.SENDER_MARK} {good}\n") == {"a": 1}
+    assert senderjobs.from_log(f"{senderjobs.SENDER_MARK} {good}\n") == {"a": 1}
     with pytest.raises(ValueError, match="cut or broken"):
-        live.from_log(f"{live.SENDER_MARK} {good[:-8]}\n")
+        senderjobs.from_log(f"{senderjobs.SENDER_MARK} {good[:-8]}\n")
 
 
 def test_each_sender_is_a_one_task_job_on_the_stacks_network() -> None:
-    argv = live.sender_service("playground_sender1", image="reg:5000/o:t", command=["python", "x"])
+    argv = senderjobs.sender_service(
+        "playground_sender1", image="reg:5000/o:t", command=["python", "x"]
+    )
     assert argv[:3] == ["docker", "service", "create"]
     assert argv[argv.index("--mode") + 1] == "replicated-job"
     assert argv[argv.index("--network") + 1] == "playground_default"
     assert argv[argv.index("--restart-condition") + 1] == "none"
     assert argv[argv.index("reg:5000/o:t") + 1 :][:2] == ["sh", "-c"]
-    assert live.sender_names(3) == [f"playground_sender{i}" for i in range(3)]
+    assert senderjobs.sender_names(3) == [f"playground_sender{i}" for i in range(3)]
 
 
 def _shape(valid: list[bool]) -> SwarmShape:

@@ -34,18 +34,16 @@ from playground.incident.analysis import generator_output
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story import findings, repeats, report
 from playground.story.run import measure_incident, new_entry
+from playground.swarm.engine import SwarmRun
 from playground.swarm.live import (
     Stage,
-    SwarmRun,
     deploy_command,
     measure,
     pushed_stack,
     require_registry,
-    sender_commands,
-    sender_names,
-    sender_service,
     staged,
 )
+from playground.swarm.senderjobs import sender_commands, sender_names, sender_service
 from playground.swarm.settings import LOCAL_REGISTRY, swarm_settings
 from playground.swarm.stack import Stack
 
