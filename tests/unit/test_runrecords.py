@@ -91,9 +91,6 @@ def test_a_bad_record_is_one_line_and_exit_2(
 #: that has a record fails the test too).
 WITHOUT_RECORD = {
     "20261122-114435",
-    "20261122-115620-faults",
-    "20261122-120727-faults",
-    "20261122-121106-faults",
     "20261122-130031",
     "20261123-115757",
     "20261123-122358",
