@@ -90,10 +90,6 @@ def test_a_bad_record_is_one_line_and_exit_2(
 #: measured again: docs/testing.md) or transcribed: the list can only shrink (a run listed here
 #: that has a record fails the test too).
 WITHOUT_RECORD = {
-    "20261122-114435",
-    "20261122-115620-faults",
-    "20261122-120727-faults",
-    "20261122-121106-faults",
     "20261122-130031",
     "20261123-115757",
     "20261123-122358",
@@ -106,11 +102,6 @@ WITHOUT_RECORD = {
     "20261126-010640-predict",
     "20261126-012932-story",
     "20261126-044102-predict",
-    "20261126-045827-story",
-    "20261126-050006-story",
-    "20261126-050445-story",
-    "20261126-070916",
-    "20261126-112712",
     "20261126-125354-predict",
     "20261126-130052-predict",
 }
