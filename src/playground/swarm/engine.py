@@ -30,10 +30,6 @@ class SwarmRun:
     build: bool = True  # build the images before pushing them (--no-build: as they are)
 
 
-def _lines(docker: Docker, argv: list[str]) -> list[str]:
-    return [x for x in docker.run(argv, quiet=True).stdout.splitlines() if x.strip()]
-
-
 def lines(docker: Docker, argv: list[str]) -> list[str]:
     """A docker command's output, one item a line, blank lines left out."""
     return [x for x in docker.run(argv, quiet=True).stdout.splitlines() if x.strip()]
