@@ -111,13 +111,11 @@ def from_run(run: Run, *, machine: str) -> BenchRecord:
         entries.append(_entry(run.probe, "probe"))
     settings = {} if run.settings is None else jsonmodel.to_json(run.settings)
     return BenchRecord(
-        run_id=run.run_id,
-        kind="scale" if isinstance(run.settings, ScaleRunSettings) else "bench",
-        source=records.RECORDED,
-        command=records.scrub_text(run.command),
-        date=run.started_at,
-        machine=machine,
-        environment=records.scrubbed(run.environment),
+        **records.header(
+            run,
+            kind="scale" if isinstance(run.settings, ScaleRunSettings) else "bench",
+            machine=machine,
+        ),
         settings=settings,
         entries=entries,
     )

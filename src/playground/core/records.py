@@ -24,7 +24,7 @@ from typing import Any, ClassVar, TypeVar
 from playground.core import jsonmodel
 from playground.core.errors import UsageError
 from playground.core.jsonmodel import doc
-from playground.core.results import Environment
+from playground.core.results import Environment, RunHeader
 
 #: Where the records live, beside the pages that cite them.
 RECORDS_DIR = Path(__file__).resolve().parents[3] / "docs" / "runs"
@@ -105,6 +105,20 @@ def scrub_text(text: str | None) -> str | None:
     if text is None:
         return None
     return _PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1] or "/", text)
+
+
+def header(run: RunHeader, *, kind: str, machine: str) -> dict[str, Any]:
+    """The header fields of a stored run's record, every kind alike: its id, the kind, where
+    it came from, its command and environment scrubbed of the machine, its date."""
+    return {
+        "run_id": run.run_id,
+        "kind": kind,
+        "source": RECORDED,
+        "command": scrub_text(run.command),
+        "date": run.started_at,
+        "machine": machine,
+        "environment": scrubbed(run.environment),
+    }
 
 
 def scrubbed(env: Environment | None) -> Environment | None:

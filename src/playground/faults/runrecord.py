@@ -112,13 +112,7 @@ def from_run(run: FaultsRun, *, machine: str) -> FaultsRecord:
             continue
         rows += [_target(record.run.fault, record.compose_file, t) for t in record.run.targets]
     return FaultsRecord(
-        run_id=run.run_id,
-        kind="faults",
-        source=records.RECORDED,
-        command=records.scrub_text(run.command),
-        date=run.started_at,
-        machine=machine,
-        environment=records.scrubbed(run.environment),
+        **records.header(run, kind="faults", machine=machine),
         settings={} if run.settings is None else jsonmodel.to_json(run.settings),
         targets=rows,
     )

@@ -201,13 +201,7 @@ def from_run(run: StoryRun, *, machine: str) -> RunRecord:
         if k in defaults and v != defaults[k] and v is not None
     }
     return RunRecord(
-        run_id=run.run_id,
-        kind="story",
-        source=RECORDED,
-        command=records.scrub_text(run.command),
-        date=run.started_at,
-        machine=machine,
-        environment=records.scrubbed(run.environment),
+        **records.header(run, kind="story", machine=machine),
         settings=settings,
         targets=[_target(t, busiest=busiest_share_before(t)) for t in run.targets],
     )
