@@ -24,9 +24,7 @@ def gthread():
 
 
 def test_one_process_and_two_give_the_same_odds(gthread):
-    one, two = (
-        draws.predict_odds(gthread, SHORT, draws=4, threshold=False, jobs=jobs) for jobs in (1, 2)
-    )
+    one, two = (draws.predict_odds(gthread, SHORT, draws=4, jobs=jobs) for jobs in (1, 2))
     assert one.odds is not None and two.odds is not None
     assert len({d.outcome for d in one.odds.draws}) > 1  # draws that differ, in their order
     assert jsonmodel.to_json(one.odds) == jsonmodel.to_json(two.odds)

@@ -1,10 +1,11 @@
 """The model's predictions as odds: draws that vary the busiest share, probabilities with
-Wilson's interval, the share where P(held) crosses 1/2, the map, --json, and bad input."""
+Wilson's interval, the share the answer turns on (read from the draws), the map, --json, and bad input."""
 
 from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from playground.incident import held
 from playground.incident.oddsresults import Draw, Odds
 from playground.incident.settings import StorySettings
 from playground.predict import draws, measured, oddsmap
+from playground.predict.run import predict_target
 
 #: Short phases that keep gthread's verdict at 2 s: an even split holds, 0.75 collapses.
 SHORT = StorySettings(before_s=5, incident_s=15, after_s=5)
@@ -60,11 +62,53 @@ def test_the_system_seed_seeds_the_servers_and_not_the_arrivals(gthread):
     assert first_pick(short) == first_pick(StorySettings(busiest_share=0.6, system_seed=1))
 
 
-def test_an_even_split_holds_where_075_collapses_and_the_threshold_lies_between(gthread):
-    assert draws.p_held(gthread, SHORT, share=0.5, draws=6) >= 5 / 6
-    assert draws.p_held(gthread, SHORT, share=0.75, draws=6) <= 1 / 6
-    share, below = draws.threshold_share(gthread, SHORT, workers=2, draws=4)
-    assert below is None and share is not None and 0.5 < share < 0.75
+def test_an_even_split_holds_where_075_collapses(gthread):
+    def collapses(share: float) -> int:
+        pinned = replace(SHORT, busiest_share=share)
+        return sum(draws.collapsed(gthread, pinned, i) for i in range(6))
+
+    assert collapses(0.5) <= 1
+    assert collapses(0.75) >= 5
+
+
+def test_a_draws_verdict_figures_are_the_full_runs(gthread):
+    """A draw keeps only its verdict's figures, counted without the per-second rows: the same
+    as the full run's summary gives, held and collapsed draws alike."""
+    outcomes = set()
+    for i, share in enumerate((0.5, 0.75, 0.5, 0.75)):
+        pinned = replace(SHORT, busiest_share=share)
+        draw = draws.one_draw(gthread, pinned, i)
+        full = predict_target(gthread, draws.draw_settings(gthread, pinned, i)).summary
+        assert full is not None
+        assert (draw.visits_served_during, draw.recovery_s) == (
+            full.visits_served_during,
+            full.recovery_s,
+        )
+        outcomes.add(draw.outcome)
+    assert len(outcomes) > 1, outcomes
+
+
+def _draws(*pairs: tuple[float, str]) -> list[Draw]:
+    return [Draw(share=share, outcome=outcome) for share, outcome in pairs]
+
+
+def test_the_share_the_answer_turns_on_is_read_from_the_draws():
+    low = [(0.5 + i / 1000, held.HELD) for i in range(20)]
+    high = [(0.6 + i / 1000, held.NOT_RECOVERED) for i in range(20)]
+    # Held below 0.52, not above 0.6: the cut lies between them.
+    threshold = draws.share_threshold(_draws(*low, *high))
+    assert threshold is not None and 0.519 < threshold < 0.6
+    # One draw on the wrong side moves nothing but the counts.
+    assert draws.share_threshold(_draws(*low, *high, (0.55, held.COLLAPSED))) is not None
+    # The other way round (holding above, not below) is not a threshold of this kind.
+    swapped = [(s, held.HELD) for s, _ in high] + [(s, held.COLLAPSED) for s, _ in low]
+    assert draws.share_threshold(_draws(*swapped)) is None
+    # Held everywhere, or half and half whatever the share: no share splits them.
+    assert draws.share_threshold(_draws(*[(s, held.HELD) for s, _ in low + high])) is None
+    alternating = [(0.5 + i / 100, held.HELD if i % 2 else held.COLLAPSED) for i in range(40)]
+    assert draws.share_threshold(_draws(*alternating)) is None
+    # Too few draws to tell the sides apart by their intervals.
+    assert draws.share_threshold(_draws((0.5, held.HELD), (0.7, held.COLLAPSED))) is None
 
 
 def test_the_probabilities_count_the_draws_and_censor_the_unrecovered():
@@ -187,9 +231,10 @@ def test_the_terminal_output_fits_80_columns(tmp_path, capsys):
     from playground.commands.predict import odds_lines
 
     odds = Odds(
-        draws=[Draw(share=0.6, visits_served_during=1.0, recovery_s=0.0, outcome="held")] * 96,
+        draws=[Draw(share=0.6, visits_served_during=1.0, recovery_s=0.0, outcome="held")] * 48
+        + [Draw(share=0.7, visits_served_during=0.5, recovery_s=None, outcome=held.NOT_RECOVERED)]
+        * 48,
         threshold_share=0.62,
-        threshold_draws=12,
         measured_shares=measured.shares(),
     )
     lines = odds_lines("story-gunicorn-threads+gunicorn-bounded-queue", odds)
@@ -219,3 +264,13 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
 def test_a_share_drawn_stays_between_an_even_split_and_all():
     rng = random.Random(0)
     assert all(0.25 <= measured.draw_share(rng, workers=4) <= 1 for _ in range(500))
+
+
+def test_a_maps_default_delays_centre_on_the_tipping_delay_or_the_timeout_if_shorter():
+    settings = StorySettings(rate=60, timeout=4.0)
+    # 128 threads tip at 128 / 60 = 2.13 s, short of the users' 4 s.
+    _, (low, high) = oddsmap.default_ranges(128, settings)
+    assert (low, high) == pytest.approx((0.5 * 128 / 60, 1.5 * 128 / 60))
+    # 2 x 1000 greenlets tip at 33 s, where no attempt is answered within 4 s anyway.
+    _, (low, high) = oddsmap.default_ranges(2000, settings)
+    assert (low, high) == pytest.approx((2.0, 6.0))

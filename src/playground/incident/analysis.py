@@ -273,13 +273,7 @@ def summarise(
     """The summary figures of one target through the incident."""
     incident_start, incident_end = incident.start, incident.start + incident.seconds
     visits = visits_from(attempts)
-    during = [v for v in visits if incident_start <= v.start < incident_end]
-    # The first seconds fill the servers and are left out of "before": 5 s, or half of what
-    # there is before the incident where that is shorter (a short test schedule), so "before"
-    # is never empty (an empty one would make the normal latency the incident's).
-    warm = min(WARMUP_S, incident_start / 2)
-    before = [v for v in visits if warm <= v.start < incident_start]
-    normal = percentile([v.latency for v in before], 50) or 0.0
+    warm, before, during, normal = _phases(visits, incident)
 
     def mean(name: str, lo: float, hi: float) -> float | None:
         picked = [getattr(r, name) for r in rows if lo <= r.t < hi]
@@ -333,6 +327,43 @@ def _nginx_side(access: Sequence[AccessRecord], calls: Sequence[UpstreamCall]) -
         "upstream_calls": matched if calls else None,
         "calls_for_nobody": late if calls else None,
     }
+
+
+def _phases(
+    visits: Sequence[Visit], incident: Incident
+) -> tuple[float, list[Visit], list[Visit], float]:
+    """The warm-up's length, the visits before the incident and during it, and the normal
+    latency (the median before it)."""
+    start, end = incident.start, incident.start + incident.seconds
+    # The first seconds fill the servers and are left out of "before": 5 s, or half of what
+    # there is before the incident where that is shorter (a short test schedule), so "before"
+    # is never empty (an empty one would make the normal latency the incident's).
+    warm = min(WARMUP_S, start / 2)
+    before = [v for v in visits if warm <= v.start < start]
+    during = [v for v in visits if start <= v.start < end]
+    return warm, before, during, percentile([v.latency for v in before], 50) or 0.0
+
+
+def verdict_figures(
+    attempts: Sequence[Attempt], *, incident: Incident, arrivals_end: float, seconds: int
+) -> tuple[float | None, float | None]:
+    """The two figures a verdict needs, the visits served during the incident and the time to
+    recover, as :func:`summarise` gives them from the rows :func:`per_second` makes of
+    `seconds`, without making the rows (the model's draws: thousands of runs)."""
+    visits = visits_from(attempts)
+    _, _, during, normal = _phases(visits, incident)
+    n = max(seconds, 1 + int(max((a.end for a in attempts), default=0)))
+    goodput, failed = [0] * n, [0] * n
+    for a in attempts:
+        (goodput if a.outcome == OK else failed)[min(n - 1, max(0, int(a.end)))] += 1
+    recovery = recovery_time(
+        goodput,
+        expected_goodput(attempts, lag=normal, seconds=n),
+        incident_end=incident.start + incident.seconds,
+        until=arrivals_end,
+        failed=failed,
+    )
+    return _share(during), recovery
 
 
 def _share(visits: Sequence[Visit]) -> float | None:

@@ -55,13 +55,9 @@ class Odds:
         0,
     )
     threshold_share: float | None = doc(
-        "a gthread pool's: the busiest share at which P(held) crosses 1/2, by bisection on the "
-        "pinned share; null: not a gthread pool, or not searched"
-    )
-    threshold_draws: int | None = doc("draws per share in that bisection")
-    threshold_below: bool | None = doc(
-        "true: P(held) is below 1/2 at every share searched (even at an even split); false: at "
-        "none; null: it crosses within the range (`threshold_share`)"
+        "a gthread pool's: the busiest share that splits its draws into mostly held below it "
+        "and mostly not above it (playground.predict.draws.share_threshold); null: not a "
+        "gthread pool, a pinned share, or no share splits them"
     )
     measured_shares: list[float] = doc(
         "the measured shares the draws came from (playground.predict.measured)", factory=list
@@ -139,17 +135,32 @@ def share_range(shares: list[float]) -> str:
     return f"{min(shares):.2f}-{max(shares):.2f}" if shares else "none"
 
 
+def held_split(draws: list[Draw], share: float) -> tuple[Frequency, Frequency] | None:
+    """How often the draws held below `share` and at or above it (those with a share); None:
+    a side has no draw."""
+    from playground.incident.held import HELD  # held reads the story's results, these among them
+
+    below = [d.outcome == HELD for d in draws if d.share is not None and d.share < share]
+    above = [d.outcome == HELD for d in draws if d.share is not None and d.share >= share]
+    if not below or not above:
+        return None
+    return Frequency(sum(below), len(below)), Frequency(sum(above), len(above))
+
+
 def threshold_text(odds: Odds) -> str | None:
-    """What a gthread pool's answer turns on, in one sentence; None: not searched."""
-    if odds.threshold_draws is None:
+    """What a gthread pool's answer turns on, in one sentence of parts split by "; "; None: the
+    share was pinned or does not apply."""
+    drawn = [d.share for d in odds.draws if d.share is not None]
+    if odds.share_pinned or not drawn:
         return None
     measured = f"the measured shares were {share_range(odds.measured_shares)}"
-    if odds.threshold_below:
-        return f"does not hold even with an even split between its workers; {measured}"
-    if odds.threshold_share is None:
-        return f"holds at any busiest worker's share; {measured}"
+    split = None if odds.threshold_share is None else held_split(odds.draws, odds.threshold_share)
+    if split is None:
+        return f"no busiest share drawn ({share_range(drawn)}) splits held from not; {measured}"
+    below, above = split
     return (
-        f"holds while the busiest worker's share stays below {odds.threshold_share:.2f}; {measured}"
+        f"holds while the busiest worker's share stays below {odds.threshold_share:.2f}; "
+        f"draws below it held {below.text()}, above it {above.text()}; {measured}"
     )
 
 

@@ -4,14 +4,16 @@ Measured repeats send the same schedule (the generator's seed) and differ inside
 above all in how the kernel splits connections between Gunicorn's workers. So every draw keeps
 the arrivals of the run's `seed` and takes a system seed of its own (`system_seed` + the draw's
 index) and, for a gthread pool, a busiest-worker share of its own, drawn from the measured ones
-(:mod:`.measured`) unless `--busiest-share` pins it. Out comes the target as one
-representative draw (its per-second rows and summary) with every draw's outcome
-(:class:`playground.incident.oddsresults.Odds`), and for a gthread pool the share at which P(held) crosses
-1/2, by bisection on the pinned share.
+(:mod:`.measured`) unless `--busiest-share` pins it. A draw keeps its verdict's figures alone
+(:func:`playground.incident.analysis.verdict_figures`); the representative draw is run again
+in full for its per-second rows and summary (the same seeds give the same run). Out comes the
+target as that draw with every draw's outcome
+(:class:`playground.incident.oddsresults.Odds`), and for a gthread pool the share the answer
+turns on, read from the draws' own shares (:func:`share_threshold`).
 
-A draw that only needs the collapse verdict (the bisection, the map) stops simulating new
-arrivals once every visit that began during the incident has ended (:func:`collapse_settings`):
-nothing later can reach those visits, so the verdict is the full run's.
+A draw that only needs the collapse verdict (the map) stops simulating new arrivals once every
+visit that began during the incident has ended (:func:`collapse_settings`): nothing later can
+reach those visits, so the verdict is the full run's.
 """
 
 from __future__ import annotations
@@ -20,20 +22,17 @@ import random
 import statistics
 from dataclasses import replace
 from functools import partial
+from itertools import pairwise
 
 from playground.core.target import Target
 from playground.incident import analysis, held
-from playground.incident.oddsresults import Draw, Odds
+from playground.incident.oddsresults import Draw, Odds, held_split
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryTarget
+from playground.incident.targetresults import Incident
 from playground.predict import measured
 from playground.predict.run import arrivals, each, predict_target, simulate
 from playground.predict.system import system_for
-
-#: The bisection's draws per share (or the prediction's, where fewer) and its steps (the share
-#: to within 1/2^6 of its range).
-THRESHOLD_DRAWS = 12
-THRESHOLD_STEPS = 6
 
 
 def draw_settings(target: Target, settings: StorySettings, index: int) -> StorySettings:
@@ -48,21 +47,23 @@ def draw_settings(target: Target, settings: StorySettings, index: int) -> StoryS
     return replace(settings, system_seed=seed, busiest_share=share)
 
 
-def one_draw(target: Target, settings: StorySettings, index: int) -> tuple[Draw, StoryTarget]:
+def one_draw(target: Target, settings: StorySettings, index: int) -> Draw:
+    """Draw `index`: the run simulated without the servers' samples, and its verdict."""
     s = draw_settings(target, settings, index)
-    entry = predict_target(target, s)
-    summary = entry.summary
-    assert summary is not None
-    served, recovery = summary.visits_served_during, summary.recovery_s
-    applies = system_for(target, s).busiest_share is not None
-    draw = Draw(
+    records = simulate(target, s, sampled=False)
+    served, recovery = analysis.verdict_figures(
+        records.attempts,
+        incident=Incident(start=s.before_s, seconds=s.incident_s),
+        arrivals_end=s.duration,
+        seconds=int(s.duration) + 1,
+    )
+    return Draw(
         system_seed=s.system_seed or 0,
-        share=s.busiest_share if applies else None,
+        share=s.busiest_share if system_for(target, s).busiest_share is not None else None,
         visits_served_during=served,
         recovery_s=recovery,
         outcome=held.outcome(served, recovery),
     )
-    return draw, entry
 
 
 def _representative(draws: list[Draw]) -> int:
@@ -74,34 +75,49 @@ def _representative(draws: list[Draw]) -> int:
     return picked[(len(picked) - 1) // 2][1]
 
 
+def share_threshold(draws: list[Draw]) -> float | None:
+    """The busiest share the answer turns on, read from the draws' own shares: the cut between
+    two drawn shares that misclassifies the fewest draws as "held below it, not at or above
+    it", among the cuts where the draws below held in at least half and those above in under
+    half, with the two sides' 95 % intervals apart (so that chance alone does not make one);
+    several equally good: the middle one. None: no cut qualifies (the answer does not turn on
+    the share within those drawn), or the draws have no share."""
+    shares = sorted({d.share for d in draws if d.share is not None})
+    candidates: list[tuple[int, float]] = []  # (draws misclassified, cut)
+    for low, high in pairwise(shares):
+        cut = (low + high) / 2
+        split = held_split(draws, cut)
+        assert split is not None  # a drawn share lies on each side
+        below, above = split
+        if below.share < 0.5 or above.share >= 0.5 or below.interval[0] <= above.interval[1]:
+            continue
+        candidates.append(((below.n - below.k) + above.k, cut))
+    if not candidates:
+        return None
+    fewest = min(wrong for wrong, _ in candidates)
+    tied = [cut for wrong, cut in candidates if wrong == fewest]
+    return round(tied[(len(tied) - 1) // 2], 3)
+
+
 def predict_odds(
     target: Target,
     settings: StorySettings,
     *,
     draws: int,
-    threshold: bool = True,
     jobs: int | None = None,
 ) -> StoryTarget:
     """`draws` simulated repeats of the target: the representative one, with every outcome
     (`jobs`: processes, :func:`.run.each`'s)."""
-    pairs = each(partial(one_draw, target, settings), range(draws), jobs=jobs)
-    outcomes = [d for d, _ in pairs]
+    outcomes = each(partial(one_draw, target, settings), range(draws), jobs=jobs)
     rep = _representative(outcomes)
-    entry = pairs[rep][1]
-    odds = Odds(
+    entry = predict_target(target, draw_settings(target, settings, rep))
+    entry.odds = Odds(
         share_pinned=settings.busiest_share is not None,
         draws=outcomes,
         representative=rep,
+        threshold_share=None if settings.busiest_share is not None else share_threshold(outcomes),
         measured_shares=measured.shares(),
     )
-    system = system_for(target, settings)
-    if threshold and system.busiest_share is not None:
-        n = min(THRESHOLD_DRAWS, draws)
-        odds.threshold_share, odds.threshold_below = threshold_share(
-            target, settings, workers=system.workers, draws=n, jobs=jobs
-        )
-        odds.threshold_draws = n
-    entry.odds = odds
     return entry
 
 
@@ -151,37 +167,9 @@ def collapsed(target: Target, settings: StorySettings, index: int) -> bool:
     s = collapse_settings(draw_settings(target, settings, index))
     start, end = s.before_s, s.before_s + s.incident_s
     decided = Decided(arrivals(s), start, end)
-    records = simulate(target, s, ended=decided.ended)
+    records = simulate(target, s, ended=decided.ended, sampled=False)
     if decided.collapsed is not None:
         return decided.collapsed
     during = [v for v in analysis.visits_from(records.attempts) if start <= v.start < end]
     served = sum(v.succeeded for v in during) / len(during) if during else None
     return held.outcome(served, 0.0) != held.HELD
-
-
-def p_held(
-    target: Target, settings: StorySettings, *, share: float, draws: int, jobs: int | None = None
-) -> float:
-    pinned = replace(settings, busiest_share=share)
-    return 1 - sum(each(partial(collapsed, target, pinned), range(draws), jobs=jobs)) / draws
-
-
-def threshold_share(
-    target: Target, settings: StorySettings, *, workers: int, draws: int, jobs: int | None = None
-) -> tuple[float | None, bool | None]:
-    """The busiest share at which P(held) crosses 1/2, by bisection between an even split and
-    one worker taking all; (None, True): below 1/2 even at an even split; (None, False): at
-    or above 1/2 up to one worker taking all."""
-    lo, hi = 1.0 / workers, 1.0
-
-    def holds(share: float) -> bool:
-        return p_held(target, settings, share=share, draws=draws, jobs=jobs) >= 0.5
-
-    if not holds(lo):
-        return None, True
-    for _ in range(THRESHOLD_STEPS):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
-    if hi == 1.0:
-        return None, False
-    return round((lo + hi) / 2, 3), None

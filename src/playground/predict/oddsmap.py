@@ -1,8 +1,8 @@
 """The map: P(collapse) over arrival rate x the incident's delay, from draws per cell.
 
 The default grid is 11 x 11 around Little's law's edge (rate = pool / delay): rates from half
-to 1.5 times the story's, delays from half to 1.5 times the tipping delay (pool / rate), none
-below the normal delay + 0.1 s. Each cell's draws are :func:`.draws.collapsed` (each its own
+to 1.5 times the story's, delays from half to 1.5 times the tipping delay (pool / rate) or
+the users' timeout where that is shorter, none below the normal delay + 0.1 s. Each cell's draws are :func:`.draws.collapsed` (each its own
 system seed and busiest share; cut short after the incident where that cannot change the
 verdict). Along each delay's row the cells are simulated outward from the one nearest
 Little's edge until a cell collapses in every draw (every faster rate is then counted as
@@ -59,8 +59,10 @@ def grid(lo: float, hi: float, n: int) -> list[float]:
 
 
 def default_ranges(pool: int, settings: StorySettings) -> tuple[tuple[float, float], ...]:
-    """Rates around the story's, delays around the tipping delay pool / rate."""
-    tipping = pool / settings.rate
+    """Rates around the story's, delays around the tipping delay pool / rate, or around the
+    users' timeout where that is shorter (a gevent pool's tipping delay is tens of seconds,
+    and past the timeout no attempt is answered in time, whatever the pool)."""
+    tipping = min(pool / settings.rate, settings.timeout)
     low = max(settings.normal_delay + 0.1, SPAN[0] * tipping)
     return (SPAN[0] * settings.rate, SPAN[1] * settings.rate), (low, max(low, SPAN[1] * tipping))
 

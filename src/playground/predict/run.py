@@ -56,11 +56,12 @@ def simulate(
     *,
     incident: bool = True,
     ended: Callable[[int, bool], bool] | None = None,
+    sampled: bool = True,
 ) -> Records:
-    """One run of the model (`ended`: :class:`.simulate.Simulation`'s)."""
+    """One run of the model (`ended`, `sampled`: :class:`.simulate.Simulation`'s)."""
     system = system_for(target, settings)
     sim = Simulation(system, settings, delay=settings.normal_delay, incident=incident, ended=ended)
-    return sim.run(arrivals(settings))
+    return sim.run(arrivals(settings), sampled=sampled)
 
 
 def _rows(records: Records, settings: StorySettings) -> list[StorySecond]:

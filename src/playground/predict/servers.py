@@ -63,14 +63,24 @@ class Server:
         self.held, self.idle = [0] * n, [self.system.per_worker] * n
         self.inside = [deque() for _ in range(n)]
         self.backlogs = [deque() for _ in range(n if self.system.reuse_port else 1)]
+        # Read once: the pick below runs for every connection of every draw.
+        self._workers = range(n)
+        self._gthread = self.gthread
+        self._limit = self.system.worker_connections or 0
+        share = self.system.busiest_share
+        self._weights = (
+            None
+            if share is None
+            else [share if w == 0 else (1 - share) / (n - 1) for w in self._workers]
+        )
 
     @property
     def gthread(self) -> bool:
         return self.system.server == "Gunicorn" and self.system.model == "threads"
 
     def _accepts(self, w: int) -> bool:
-        if self.gthread:
-            return self.held[w] < (self.system.worker_connections or 0)
+        if self._gthread:
+            return self.held[w] < self._limit
         return self.idle[w] > 0
 
     def _socket(self, c: Connection) -> int:
@@ -86,16 +96,20 @@ class Server:
         """The worker that accepts a new connection from the socket now; None: none does."""
         if self.system.reuse_port:
             return socket if self._accepts(socket) else None
-        ready = [w for w in range(self.system.workers) if self._accepts(w)]
+        if self._gthread:
+            held, limit = self.held, self._limit
+            ready = [w for w in self._workers if held[w] < limit]
+        else:
+            idle = self.idle
+            ready = [w for w in self._workers if idle[w] > 0]
         if not ready:
             return None
-        share = self.system.busiest_share
-        if share is None or len(ready) == 1:
-            return max(ready, key=lambda w: self.idle[w])
-        weights = [share if w == 0 else (1 - share) / (self.system.workers - 1) for w in ready]
+        weights = self._weights
+        if weights is None or len(ready) == 1:
+            return max(ready, key=self.idle.__getitem__)
         # random.choices(ready, weights)[0] as the standard library draws it (the same one
         # random() and the same arithmetic), without its checks: the model's hottest line.
-        cum = list(accumulate(weights))
+        cum = list(accumulate(weights[w] for w in ready))
         return ready[bisect(cum, self.rng.random() * (cum[-1] + 0.0), 0, len(ready) - 1)]
 
     def _take(self, c: Connection, w: int, now: float) -> None:

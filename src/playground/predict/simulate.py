@@ -231,13 +231,15 @@ class Simulation:
         )
         self._after(wait, self._send, a.visit, a.n + 1, now + wait)
 
-    def run(self, arrivals: Sequence[float]) -> Records:
+    def run(self, arrivals: Sequence[float], *, sampled: bool = True) -> Records:
+        """The run's records; `sampled=False`: the attempts and nginx's log alone (what a
+        verdict needs), without the per-second samples of the servers."""
         for visit, start in enumerate(arrivals):
             self._after(start, self._send, visit, 1, start)
         self.clock.run()
         r = self.records
-        if self.clock.stopped:
-            return r  # stopped short: the attempts and nginx's log so far, nothing drawn
+        if self.clock.stopped or not sampled:
+            return r  # stopped short, or not asked for: nothing drawn
         r.calls = [UpstreamCall(c.request_id, c.arrived, c.answered) for c in self.app.calls]
         r.spans["upstream"] = [(c.arrived, c.answered) for c in self.app.calls]
         r.spans["queue"] = self.server.queue_spans

@@ -46,7 +46,7 @@ def odds_blocks(run: StoryRun) -> list[Block]:
         )
         notes.append(f"{t.name}: {recovery_text(o)}.")
         if (sentence := threshold_text(o)) is not None:
-            notes.append(f"{t.name} {sentence}, P(held) from {o.threshold_draws} draws per share.")
+            notes.append(f"{t.name} {sentence}.")
     return [
         Heading(2, "How often, over the draws"),
         Paragraph(
