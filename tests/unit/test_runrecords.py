@@ -91,7 +91,6 @@ def test_a_bad_record_is_one_line_and_exit_2(
 #: that has a record fails the test too).
 WITHOUT_RECORD = {
     "20261122-130031",
-    "20261123-122728",
     "20261123-152814",
     "20261123-161100",
     "20261123-163443",
