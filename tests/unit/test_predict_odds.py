@@ -274,3 +274,12 @@ def test_a_maps_default_delays_centre_on_the_tipping_delay_or_the_timeout_if_sho
     # 2 x 1000 greenlets tip at 33 s, where no attempt is answered within 4 s anyway.
     _, (low, high) = oddsmap.default_ranges(2000, settings)
     assert (low, high) == pytest.approx((2.0, 6.0))
+
+
+@pytest.mark.parametrize("sweep", ["rate", "delay"])
+def test_json_is_the_document_alone_for_a_sweep_too(sweep, tmp_path, capsys):
+    """A script reads stdout as one JSON document, whatever the prediction's kind."""
+    argv = ["predict", "--results-dir", str(tmp_path), "--json", "--sweep", sweep, *SHORT_FLAGS]
+    assert main([*argv, "uwsgi-threads", "--jobs", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["run_id"].endswith("-predict")

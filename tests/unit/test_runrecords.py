@@ -90,10 +90,6 @@ def test_a_bad_record_is_one_line_and_exit_2(
 #: measured again: docs/testing.md) or transcribed: the list can only shrink (a run listed here
 #: that has a record fails the test too).
 WITHOUT_RECORD = {
-    "20261122-130031",
-    "20261123-152814",
-    "20261123-161100",
-    "20261123-163443",
     "20261123-182404",
     "20261126-012932-story",
 }

@@ -374,12 +374,13 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         predicted=True,
     )
     started = time.monotonic()
+    shown = Console(quiet=True) if args.json else out  # --json: the document alone on stdout
     if args.map:
         _map(run, targets, args.draws or MAP_DRAWS, args, out)
     elif args.sweep == "rate":
-        _sweep_rate(run, targets, args.sweep_delay, args.jobs, out)
+        _sweep_rate(run, targets, args.sweep_delay, args.jobs, shown)
     elif args.sweep == "delay":
-        _sweep_delay(run, targets, args.jobs, out)
+        _sweep_delay(run, targets, args.jobs, shown)
     else:
         _incident(run, targets, args.draws or DRAWS, args, out)
     run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -41,13 +41,15 @@ ROOT = Path(__file__).resolve().parents[3]
 #: measured row): the count by hand (:data:`.measured.HAND_COUNT`). `playground predict`'s
 #: draws each take one from every measured share (:mod:`.measured`).
 GTHREAD_BUSIEST_SHARE = measured.HAND_COUNT.share
-#: The app's CPU per request in each server and model, ms: run 20261123-152814 (`make bench
-#: ARGS="--repeat 5"`, docs/reading-the-numbers.md), the figures the bench measured.
+#: The app's CPU per request in each server and model, s: run 20261127-043533 (`make bench
+#: ARGS="--repeat 5"` on a quiet machine, docs/reading-the-numbers.md, its record in
+#: docs/runs/), the bench's "CPU ms per request" of gunicorn-threads, gunicorn-gevent,
+#: uwsgi-threads and uwsgi-gevent.
 CPU_PER_REQUEST_S: Mapping[tuple[str, str], float] = {
-    ("Gunicorn", "threads"): 0.0040,
-    ("Gunicorn", "gevent"): 0.0031,
-    ("uWSGI", "threads"): 0.0038,
-    ("uWSGI", "gevent"): 0.0045,
+    ("Gunicorn", "threads"): 0.0017,
+    ("Gunicorn", "gevent"): 0.0015,
+    ("uWSGI", "threads"): 0.0013,
+    ("uWSGI", "gevent"): 0.0015,
 }
 #: nginx's proxy_read_timeout / uwsgi_read_timeout and proxy_connect_timeout default, s.
 NGINX_TIMEOUT_S = 60.0
