@@ -91,7 +91,6 @@ def test_a_bad_record_is_one_line_and_exit_2(
 #: that has a record fails the test too).
 WITHOUT_RECORD = {
     "20261123-182404",
-    "20261126-012932-story",
 }
 
 
