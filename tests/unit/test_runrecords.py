@@ -86,21 +86,12 @@ def test_a_bad_record_is_one_line_and_exit_2(
     assert cli.main(["record", "--show", str(other)]) == 2
 
 
-#: Runs the pages cite whose record is still to be written (`playground record`, once the run is
-#: measured again: docs/testing.md) or transcribed: the list can only shrink (a run listed here
-#: that has a record fails the test too).
-WITHOUT_RECORD = {
-    "20261123-182404",
-}
-
-
 def test_every_run_the_pages_cite_has_a_record() -> None:
     cited = set()
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         cited |= set(RUN_ID.findall(page.read_text()))
     kept = {kinds.load_record(p).run_id for p in sorted(records.RECORDS_DIR.glob("*.json"))}
-    assert sorted(cited - kept - WITHOUT_RECORD) == [], "cited without a record in docs/runs/"
-    assert sorted(WITHOUT_RECORD & kept) == [], "has a record now: take it off WITHOUT_RECORD"
+    assert sorted(cited - kept) == [], "cited without a record in docs/runs/"
 
 
 def test_the_busiest_workers_share_is_taken_before_the_incident_only() -> None:
