@@ -10,6 +10,11 @@ are in :mod:`playground.core.verdicts`; the bench's diagnoses in
 from __future__ import annotations
 
 from playground.core.results import Finding
+
+# The verdict's three words, as held.HELD and the rest everywhere they are read.
+from playground.incident.oddsresults import COLLAPSED as COLLAPSED
+from playground.incident.oddsresults import HELD as HELD
+from playground.incident.oddsresults import NOT_RECOVERED as NOT_RECOVERED
 from playground.incident.storyresults import NO_OUTCOME, StoryTarget, SweepStep
 
 #: A target *held* through the incident when at least this share of the visits that arrived
@@ -95,7 +100,6 @@ def word(verdict: bool | None) -> str:
     return {True: "held", False: "collapsed", None: "-"}[verdict]
 
 
-HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not recover"
 #: A sweep step whose goodput fell below HELD_SHARE of the visits offered.
 FELL = "fell"
 

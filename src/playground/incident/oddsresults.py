@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from playground.core.jsonmodel import doc
 from playground.core.odds import Frequency
 
+#: The verdict in three words (playground.incident.held.outcome gives them), here in the lowest
+#: of the story's results so that every module that counts them can.
+HELD, COLLAPSED, NOT_RECOVERED = "held", "collapsed", "collapsed and did not recover"
+
 #: The recovery-time quantiles the prediction gives.
 QUANTILES = (0.5, 0.9)
 
@@ -138,8 +142,6 @@ def share_range(shares: list[float]) -> str:
 def held_split(draws: list[Draw], share: float) -> tuple[Frequency, Frequency] | None:
     """How often the draws held below `share` and at or above it (those with a share); None:
     a side has no draw."""
-    from playground.incident.held import HELD  # held reads the story's results, these among them
-
     below = [d.outcome == HELD for d in draws if d.share is not None and d.share < share]
     above = [d.outcome == HELD for d in draws if d.share is not None and d.share >= share]
     if not below or not above:
