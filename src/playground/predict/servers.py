@@ -78,10 +78,14 @@ class Server:
     def gthread(self) -> bool:
         return self.system.server == "Gunicorn" and self.system.model == "threads"
 
-    def _accepts(self, w: int) -> bool:
+    def _ready(self) -> list[int]:
+        """The workers that accept a new connection now: a gthread worker while it holds fewer
+        than `worker_connections`, any other while it has an idle thread or greenlet."""
         if self._gthread:
-            return self.held[w] < self._limit
-        return self.idle[w] > 0
+            held, limit = self.held, self._limit
+            return [w for w in self._workers if held[w] < limit]
+        idle = self.idle
+        return [w for w in self._workers if idle[w] > 0]
 
     def _socket(self, c: Connection) -> int:
         """The socket the connection arrives at: the one the workers share, or with reuse_port
@@ -94,14 +98,9 @@ class Server:
 
     def _pick(self, socket: int) -> int | None:
         """The worker that accepts a new connection from the socket now; None: none does."""
+        ready = self._ready()
         if self.system.reuse_port:
-            return socket if self._accepts(socket) else None
-        if self._gthread:
-            held, limit = self.held, self._limit
-            ready = [w for w in self._workers if held[w] < limit]
-        else:
-            idle = self.idle
-            ready = [w for w in self._workers if idle[w] > 0]
+            return socket if socket in ready else None
         if not ready:
             return None
         weights = self._weights
