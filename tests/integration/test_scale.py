@@ -44,7 +44,7 @@ def test_threads_plateau_at_the_pool_size_and_stop_scaling(sweep):
     threads = entries(sweep, "gunicorn-threads")
     # An efficiency is a finding only from a valid entry (no errors, a load generator with room).
     for c in (50, 500):
-        assert threads[c]["valid"], (c, threads[c]["invalid_reasons"])
+        assert threads[c]["valid"], (c, threads[c]["invalid_reasons"], threads[c]["notes"])
     assert threads[50]["efficiency"] >= 0.7
     at_500 = threads[500]
     # 4 workers x 50 threads: no more than 200 requests in flight, whatever c is.

@@ -312,7 +312,8 @@ def ab_unwritten_connections(result: LoadResult) -> list[Finding]:
                 else ""
             )
             + "; -n = rounds x c + 1 (ab's lone first request, then full rounds) "
-            "leaves none over",
+            "leaves none over while the rounds finish together, and a server that waits "
+            "longer for a first request than the run's tail hides it",
             {"unwritten": shown, "length": length, "failed": result.failed},
         )
     ]

@@ -7,8 +7,8 @@ lowers that cap again), ``-n`` requests, ``-c`` concurrency, ``-s SECONDS`` (who
 beware: it limits the *inactivity of the whole run*, so when no connection makes progress for
 that long ab exits without a report), ``-g PATH`` (ab's per-request file), then the URL.
 
-What a command line implies is here too: the ``-n`` that leaves no connection unused
-(:func:`ab_requests`), and the most requests/s ab can report for it (:func:`ab_cap_rps`).
+What a command line implies is here too: the ``-n`` that leaves no connection unused while
+the rounds finish together (:func:`ab_requests`), and the most requests/s ab can report for it (:func:`ab_cap_rps`).
 """
 
 from __future__ import annotations
@@ -95,6 +95,14 @@ def ab_requests(*, rounds: int, concurrency: int) -> int:
     With ``rounds x c + 1`` every round is full and every connection carries a
     request: the lone first, then ``rounds`` rounds of ``c`` (ab runs
     ``1 + ceil((n - 1) / c)`` rounds, :func:`ab_cap_rps`).
+
+    That holds while the rounds finish together. Where the answers come back
+    unevenly (``c`` above a thread pool's size) slots finish one by one and ab
+    still opens one connection more than it writes on: 2,002 connections for
+    ``-n 2001 -c 500`` against Gunicorn's 4 x 50 threads at a 2.5 s delay, in 10
+    of 10 runs (SYNs counted in the app's network namespace). It costs a request
+    only when the server closes it before the last answer; the scale profile's
+    Gunicorn keeps it 60 s (scale/README.md).
     """
     if rounds < 1 or concurrency < 1:
         raise ValueError(f"rounds and concurrency must be positive, got {rounds} and {concurrency}")

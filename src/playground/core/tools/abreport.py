@@ -20,7 +20,7 @@ written down where it matters:
 * With ``-n`` a multiple of ``-c``, ab opens **one connection more than it
   sends requests on** and may count the server closing that idle connection
   as a completed request that failed (Length); :func:`playground.core.tools.ab.ab_requests`
-  picks an ``-n`` that leaves none over,
+  picks an ``-n`` that leaves none over while the rounds finish together,
   :func:`playground.core.tools.abrequests.ab_unwritten` finds them.
 """
 
