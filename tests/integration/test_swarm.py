@@ -93,7 +93,8 @@ def test_a_small_stack_with_two_senders_is_one_run_and_nothing_is_left(
 ) -> None:
     before = docker_names()
     done = run(tmp_path, "gunicorn-gevent", "--replicas", "2", "--senders", "2", *SMALL)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
+    said = done.stderr[-3000:] + done.stdout[-2000:]
+    assert done.returncode in (0, 1), said
     (path,) = tmp_path.glob("*-swarm/results.json")
     story = StoryRun.from_json(json.loads(path.read_text()))
     (target,) = story.targets
@@ -101,6 +102,13 @@ def test_a_small_stack_with_two_senders_is_one_run_and_nothing_is_left(
     assert (target.swarm.nodes, target.swarm.replicas, target.swarm.app) == (1, 2, "flask_app")
     senders = target.swarm.senders
     assert [s.sender for s in senders] == [0, 1]
+    # Exit 1 says a target is not trusted. Beside the story's lane a sender can fall behind
+    # its schedule (in CI once: 2 of 127 sends later than 10 ms): that is the generator's
+    # check doing its job, and the only reason allowed here for exit 1.
+    untrusted = {f.code for f in target.findings if f.severity == "error"}
+    assert untrusted <= {"generator-invalid"}, (untrusted, said)
+    assert done.returncode == (1 if untrusted else 0), said
+    assert bool(untrusted) == (not all(s.check.valid for s in senders)), said
     # Each sent its half of the visits, and the run holds them all, merged.
     assert all(s.visits > 0 and s.attempts >= s.visits for s in senders)
     assert target.summary is not None
