@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.incident.held import ERROR
 from playground.incident.storyresults import StoryRun
 from tests.integration.conftest import ROOT, sh
 
@@ -105,7 +106,7 @@ def test_a_small_stack_with_two_senders_is_one_run_and_nothing_is_left(
     # Exit 1 says a target is not trusted. Beside the story's lane a sender can fall behind
     # its schedule (in CI once: 2 of 127 sends later than 10 ms): that is the generator's
     # check doing its job, and the only reason allowed here for exit 1.
-    untrusted = {f.code for f in target.findings if f.severity == "error"}
+    untrusted = {f.code for f in target.findings if f.severity == ERROR}
     assert untrusted <= {"generator-invalid"}, (untrusted, said)
     assert done.returncode == (1 if untrusted else 0), said
     assert bool(untrusted) == (not all(s.check.valid for s in senders)), said

@@ -8,7 +8,8 @@ beware: it limits the *inactivity of the whole run*, so when no connection makes
 that long ab exits without a report), ``-g PATH`` (ab's per-request file), then the URL.
 
 What a command line implies is here too: the ``-n`` that leaves no connection unused while
-the rounds finish together (:func:`ab_requests`), and the most requests/s ab can report for it (:func:`ab_cap_rps`).
+the rounds finish together (:func:`ab_requests`), and the most requests/s ab can report for it
+(:func:`ab_cap_rps`).
 """
 
 from __future__ import annotations
