@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import requests
+import timing
 from flask import Flask, request
 
 import remedies
@@ -60,8 +62,30 @@ def call_slow_api(delay: float, request_id: str | None = None) -> str:
     return resp.text
 
 
+def timed(calls: list[float], call: Callable[[], str]) -> str:
+    """The call, its start and end added to `calls` (a retried call adds each try's)."""
+    calls.append(time.time())
+    try:
+        return call()
+    finally:
+        calls.append(time.time())
+
+
 @app.get("/")
 def index():
+    began = time.time()
+    calls: list[float] = []
+    try:
+        return answer(calls)
+    finally:
+        call = (calls[0], calls[-1]) if calls else None
+        timing.record(
+            requestid.valid(request.headers.get(requestid.HEADER)), began, call, time.time()
+        )
+
+
+def answer(calls: list[float]):
+    """The page, or why not; `calls` gets the start and end of each call to slow_api."""
     try:
         delay = parse_delay(request.args.getlist("delay"))
     except DelayError as exc:
@@ -76,7 +100,7 @@ def index():
             )
     try:
         rid = request.headers.get(requestid.HEADER)
-        text = remedies.call(lambda: call_slow_api(delay, rid))
+        text = remedies.call(lambda: timed(calls, lambda: call_slow_api(delay, rid)))
     except remedies.Degraded:
         # The circuit breaker is open: a lesser page at once, marked so that nobody counts it
         # as the real one (the load generator does not).

@@ -37,7 +37,7 @@ def test_each_draw_takes_its_own_share_and_system_seed_with_the_same_arrivals(gt
     assert all(s is not None and 0.5 <= s <= 1 for s in drawn)
     # Centred on the measured shares, not on one constant.
     inside = sum(low - 0.05 <= s <= high + 0.05 for s in drawn if s is not None)
-    assert inside > 150 and len({round(s or 0, 3) for s in drawn}) > 100
+    assert inside > 150 and len({round(s or 0, 4) for s in drawn}) > 100
     pinned = draws.draw_settings(gthread, StorySettings(busiest_share=0.6), 3)
     assert pinned.busiest_share == 0.6
 
@@ -238,8 +238,23 @@ def test_the_terminal_output_fits_80_columns(tmp_path, capsys):
         measured_shares=measured.shares(),
     )
     lines = odds_lines("story-gunicorn-threads+gunicorn-bounded-queue", odds)
+    assert lines[0] == "story-gunicorn-threads+gunicorn-bounded-queue: P(collapse) 0.50"
+    assert "48 of 96 draws; the draws' 95 % interval" in lines[1]
     assert "holds while the busiest worker's share stays below 0.62" in "\n".join(lines)
     assert max(len(line) for line in lines) <= 80
+    # the share's rule only where the measured repeats back it
+    quiet = odds_lines("story-gunicorn-threads", odds, share_rule=False)
+    assert "holds while" not in "\n".join(quiet)
+
+
+def test_the_whole_text_of_a_real_prediction_fits_80_columns(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # results/ as a reader's run writes it, not a long temporary path
+    argv = ["predict", "--results-dir", "results", "--draws", "2", *SHORT_FLAGS]
+    assert main([*argv, "gunicorn-threads", "uwsgi-threads+haproxy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("story-gunicorn-threads: P(collapse) ")
+    assert any(line.startswith("story-uwsgi-threads+haproxy: P(collapse) ") for line in lines)
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
 
 
 @pytest.mark.parametrize(

@@ -203,3 +203,52 @@ def test_the_busiest_share_is_read_per_repeat_from_a_stored_run_old_or_new(tmp_p
     md = (tmp_path / "report.md").read_text()
     assert "| story-gunicorn-threads \\#1 | - | 30 / 10 (75%) |" in md
     assert "| story-gunicorn-threads \\#3 | - | 36 / 4 (90%) |" in md
+
+
+def test_a_target_settles_once_its_interval_lies_wholly_on_one_side_of_a_half():
+    held = [_repeat(k, served=1.0, recovery_s=0.0) for k in range(1, 7)]
+    # 4 of 4 held: Wilson's interval of 0 collapses in 4 is 0-49 %, wholly below a half
+    assert repeats.settled(held[:4], minimum=4) == repeats.Frequency(0, 4)
+    assert repeats.settled(held[:3], minimum=4) is None  # below the minimum
+    assert repeats.settled(held[:3], minimum=3) is None  # 0 of 3: 0-56 %, a half inside
+    lost = [_repeat(k, served=0.4, recovery_s=None) for k in range(1, 6)]
+    assert repeats.settled(lost, minimum=4) == repeats.Frequency(5, 5)
+    split = held[:3] + lost[:3]
+    assert repeats.settled(split, minimum=2) is None  # 3 of 6 straddles a half
+    # a repeat whose generator fell behind counts neither way: 3 held and 1 untrusted
+    untrusted = [*held[:3], _repeat(4, served=0.1, recovery_s=None, valid=False)]
+    assert repeats.settled(untrusted, minimum=4) is None
+
+
+def test_a_settled_target_stops_repeating_and_the_run_says_why(monkeypatch, tmp_path):
+    from playground.core.runstore import RunStore
+    from playground.core.scenarios import resolve_story
+    from playground.story import run as story_run
+
+    outcomes = {"story-gunicorn-gevent": 1.0, "story-gunicorn-threads": 0.5}
+
+    def measure(story, target, repeat, incident, closed_loop):
+        t = _repeat(repeat, served=outcomes[target.name], recovery_s=0.0, name=target.name)
+        story.run.targets.append(t)
+
+    monkeypatch.setattr(story_run, "_measure", measure)
+    monkeypatch.setattr(story_run, "as_run", lambda base, settings: base)
+    run = _run(repeat=10)
+    run.settle = 4
+    said: list[str] = []
+    story = story_run.RunInProgress(
+        run=run,
+        store=RunStore.create_run(results_dir=tmp_path, run=run),
+        docker=None,  # type: ignore[arg-type]
+        info=said.append,
+        warn=said.append,
+    )
+    story_run.run_story(story, resolve_story(["gunicorn-gevent", "gunicorn-threads"]))
+    counts = {n: sum(t.name == n for t in run.targets) for n in outcomes}
+    # gevent held 4 of 4 and stopped; the pool that served half its visits collapsed in 4 of 4
+    assert counts == {"story-gunicorn-gevent": 4, "story-gunicorn-threads": 4}
+    assert [(s.name, s.repeats, s.collapsed, s.trusted) for s in run.settled] == [
+        ("story-gunicorn-gevent", 4, 0, 4),
+        ("story-gunicorn-threads", 4, 4, 4),
+    ]
+    assert any("wholly below a half after 4 of at most 10" in line for line in said)

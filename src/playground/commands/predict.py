@@ -19,15 +19,15 @@ from functools import partial
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from playground.commands import options
 from playground.commands import story as story_command
 from playground.core import environment, jsonmodel, remedies, runstore
 from playground.core.errors import UsageError
+from playground.core.odds import Frequency
 from playground.core.runstore import RunStore
 from playground.core.target import Target
-from playground.incident import capacity, held
+from playground.incident import capacity, edge, held, runrecords
 from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
@@ -140,37 +140,6 @@ def _targets(args: argparse.Namespace, settings: StorySettings) -> list[Target]:
     return targets
 
 
-def _row(t: Any) -> list[str]:
-    s = t.summary
-    return [
-        t.name,
-        held.outcome(s.visits_served_during, s.recovery_s),
-        f"{cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
-        f"{cells.num(s.goodput_after, 0)}",
-        cells.pct(s.visits_served_during),
-        "not within the run" if s.recovery_s is None else f"{s.recovery_s:.0f} s",
-        cells.num(s.amplification, 2),
-        f"{s.timeouts:,}",
-        f"{s.errors:,}",
-        f"{s.wasted_499:,} / {s.calls_for_nobody or 0:,} of {s.upstream_calls or 0:,}",
-        cells.num(s.peak_in_flight, 0),
-    ]
-
-
-COLUMNS = (
-    "target",
-    "verdict",
-    "goodput/s before → during → after",
-    "visits served during",
-    "time to recover",
-    "attempts/visit",
-    "timeouts",
-    "errors",
-    "499s / calls for nobody",
-    "peak in flight",
-)
-
-
 def _sweep_rate(
     run: StoryRun, targets: list[Target], delay: float, jobs: int, out: Console
 ) -> None:
@@ -243,19 +212,19 @@ def _frequencies(o: Odds) -> dict[str, Any]:
     }
 
 
-def odds_lines(name: str, o: Odds) -> list[str]:
-    """A target's probabilities, each line under 80 columns."""
+def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
+    """A target's probabilities, P(collapse) first, each line under 80 columns; the busiest
+    share's rule only where `share_rule` (measured repeats back it: :func:`edge.share_predicts`)."""
     n = len(o.draws)
-    how = (
-        "the busiest share pinned (--busiest-share)"
-        if o.share_pinned
-        else f"the busiest share drawn from the measured {share_range(o.measured_shares)}"
-        if any(d.share is not None for d in o.draws)
-        else "each its own system seed"
-    )
-    low, high = o.frequency(held.HELD).interval
-    half = (high - low) / 2
-    lines = [f"{name}: {n} draws", f"  {how}"]
+    collapsed = o.frequency(held.COLLAPSED).k + o.frequency(held.NOT_RECOVERED).k
+    p = Frequency(collapsed, n)
+    low, high = p.interval
+    lines = [
+        f"{name}: P(collapse) {p.share:.2f}",
+        f"  {collapsed} of {n} draws; the draws' 95 % interval {100 * low:.0f}-{100 * high:.0f} %",
+        "  (it covers the model's own draws, not its error against measurement:",
+        f"  {SCORED_TEXT})",
+    ]
     for word, label in (
         (held.HELD, "P(held)"),
         (held.COLLAPSED, "P(collapsed, recovered)"),
@@ -264,10 +233,22 @@ def odds_lines(name: str, o: Odds) -> list[str]:
         f = o.frequency(word)
         lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
     lines.append(f"  {recovery_text(o)}")
-    if (sentence := threshold_text(o)) is not None:
+    how = (
+        "the busiest share pinned (--busiest-share)"
+        if o.share_pinned
+        else f"the busiest share drawn from the measured {share_range(o.measured_shares)}"
+        if any(d.share is not None for d in o.draws)
+        else "each its own system seed"
+    )
+    lines.append(f"  {how}")
+    if share_rule and (sentence := threshold_text(o)) is not None:
         lines += [f"  {part}" for part in sentence.split("; ")]
-    lines.append(f"  (95 % intervals; P(held)'s half-width {half:.2f} with {n} draws)")
     return lines
+
+
+#: What the command can say of the model's error near the edge: the page scores it
+#: (docs/predict.md, "Scored where a pool tips") on repeats measured after the model's commit.
+SCORED_TEXT = "its error near the edge is scored in docs/predict.md"
 
 
 def _incident(
@@ -277,20 +258,31 @@ def _incident(
     run.targets = [odds.predict_odds(t, settings, draws=draws, jobs=args.jobs) for t in targets]
     if args.json:
         return
-    table = Table(
-        title=f"predicted, one representative draw each: {settings.rate:g} visits/s, third "
-        f"party {settings.normal_delay:g} → {settings.incident_delay:g} s for "
-        f"{settings.incident_s:g} s"
+    out.print(
+        f"{settings.rate:g} visits/s, the third party {settings.normal_delay:g} s, "
+        f"{settings.incident_delay:g} s for {settings.incident_s:g} s; {draws} draws a target",
+        highlight=False,
     )
-    for col in COLUMNS:
-        table.add_column(col, overflow="fold")
-    for t in run.targets:
-        table.add_row(*_row(t))
-    out.print(table)
+    rule = edge.share_predicts(runrecords.load_all())
     for t in run.targets:
         assert t.odds is not None
-        for line in odds_lines(t.name, t.odds):
-            out.print(line)
+        for line in odds_lines(t.name, t.odds, share_rule=rule):
+            out.print(line, highlight=False)
+        for line in _representative(t):
+            out.print(line, highlight=False)
+
+
+def _representative(t: Any) -> list[str]:
+    """The one draw the report's rows and charts show, in two lines."""
+    s = t.summary
+    recovery = "past the run" if s.recovery_s is None else f"{s.recovery_s:.0f} s"
+    return [
+        f"  the report's draw: {held.outcome(s.visits_served_during, s.recovery_s)}, "
+        f"{cells.pct(s.visits_served_during)} of the visits served,",
+        f"  goodput/s {cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
+        f"{cells.num(s.goodput_after, 0)}, {cells.num(s.amplification, 2)} attempts a visit, "
+        f"time to recover {recovery}",
+    ]
 
 
 def _map(

@@ -216,6 +216,13 @@ def _add_sweep_and_repeats(p: argparse.ArgumentParser) -> None:
         "headline figure as median and min-max (default 1)",
     )
     p.add_argument(
+        "--settle",
+        type=options.positive(int),
+        metavar="M",
+        help="with --repeat N: stop repeating a target once at least M trusted repeats put the "
+        "95 %% interval of its collapses wholly above or below a half (N is then the most)",
+    )
+    p.add_argument(
         "--engine",
         choices=("tokio", "asyncio"),
         default=DEFAULTS.engine,
@@ -295,6 +302,28 @@ def _refuse(args: argparse.Namespace, targets: list[Target], settings: StorySett
         )
     if args.cliff and not any(t.model == "threads" for t in targets):
         raise StoryError("--cliff finds a thread pool's edge: name at least one thread-pool target")
+    if args.settle is not None and not 1 < args.settle <= args.repeat:
+        raise StoryError(
+            f"--settle {args.settle} needs --repeat N of at least {max(2, args.settle)}: it stops "
+            "a target's repeats early, so it needs more than one and at most N"
+        )
+
+
+def _expected(
+    args: argparse.Namespace,
+    targets: list[Target],
+    measurements: int,
+    seconds: float,
+    *,
+    later: bool,
+) -> str:
+    """What the run is about to measure, and about how long it takes."""
+    return (
+        f"{measurements} measurements through the incident ({', '.join(t.name for t in targets)}): "
+        f"about {seconds / 60:.0f} minutes"
+        + (f" at most (--settle {args.settle} may stop a target early)" if args.settle else "")
+        + (" before the sweep, cross-check or cliff" if later else "")
+    )
 
 
 def _progress(out: Console, *, quiet: bool) -> Progress:
@@ -353,11 +382,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             closed_loop=args.closed_loop,
             incident=not args.no_incident,
         )
-        out.print(
-            f"{measurements} measurements through the incident ({', '.join(t.name for t in targets)}): "
-            f"about {seconds / 60:.0f} minutes"
-            + (" before the sweep, cross-check or cliff" if later else "")
-        )
+        out.print(_expected(args, targets, measurements, seconds, later=later))
         bar = _progress(out, quiet=args.quiet)
         task = bar.add_task("story", total=measurements or None)
         story = RunInProgress(

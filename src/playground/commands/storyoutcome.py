@@ -35,6 +35,7 @@ def new_story_run(
         ),
         story=settings,
         repeat=repeat,
+        settle=getattr(args, "settle", None),
     )
 
 

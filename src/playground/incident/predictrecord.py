@@ -6,6 +6,7 @@ cells (`playground predict TARGET --map`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from playground.core import jsonmodel, records
@@ -124,3 +125,13 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (MapCell, "MapCell (each of `cells`)"),
     (PredictedDelay, "PredictedDelay (each of `delays`)"),
 )
+
+
+def load_all(directory: Path = records.RECORDS_DIR) -> list[PredictRecord]:
+    """Every prediction's record under `directory`, by run id (the other kinds' skipped)."""
+    found = [(p, records.read(p)) for p in sorted(directory.glob("*.json"))]
+    return [
+        records.load_as(PredictRecord, p, data)
+        for p, data in found
+        if data.get("kind") in PredictRecord.KINDS
+    ]

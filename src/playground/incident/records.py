@@ -30,6 +30,19 @@ class UpstreamCall:
     answered_wall: float
 
 
+@dataclass(frozen=True)
+class AppTiming:
+    """A request as the app's own log saw it (flask_app/timing.py), wall clock: when its view
+    began and ended in which process, and its call to the third party (None: none made)."""
+
+    request_id: str
+    pid: int
+    began: float
+    call_began: float | None
+    call_ended: float | None
+    ended: float
+
+
 #: nginx writes $msec to the millisecond: an answer up to this much after nginx's end of the
 #: request is the one it sent on.
 MSEC_S = 0.001

@@ -23,6 +23,7 @@ from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
 from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHeader, dumps
 from playground.incident import held, split
+from playground.incident.mechanism import Mechanism
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.swarmresults import SwarmShape
@@ -53,6 +54,11 @@ class TargetRecord:
     valid: bool | None = doc("the generator's self-check: it kept its schedule")
     busiest_share_before: float | None = doc(
         "the busiest Gunicorn worker's share of the connections before the incident"
+    )
+    mechanism: Mechanism | None = doc(
+        "what might decide a collapse, read from the repeat before the incident and at its "
+        "onset; absent: not kept",
+        omit_none=True,
     )
     note: str | None = doc("what the page says beside the figures, word for word")
     stack: str | None = doc(
@@ -131,6 +137,7 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
         send_lag_max_s=None if check is None else _rounded(check.send_lag_max_s, 5),
         valid=None if check is None else check.valid,
         busiest_share_before=busiest,
+        mechanism=t.mechanism,
         stack=None if t.swarm is None else _stack(t.swarm),
     )
 
@@ -224,4 +231,5 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (RunRecord, "RunRecord (docs/runs/<run id>.json)"),
     (TargetRecord, "TargetRecord (each of `targets`)"),
     (ModelRow, "ModelRow (each of `model_rows`)"),
+    (Mechanism, "Mechanism (each of `targets[].mechanism`)"),
 )

@@ -19,6 +19,7 @@ from playground.core import jsonmodel
 from playground.core.jsonmodel import ModelError, doc
 from playground.core.odds import Frequency
 from playground.core.results import SCHEMA_VERSION, Finding, RunHeader
+from playground.incident.mechanism import Mechanism
 from playground.incident.oddsresults import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.incident.outside import IncidentCommand, OutsideTarget
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
@@ -35,6 +36,16 @@ from playground.incident.targetresults import (
     StorySummary,
     ToolFigures,
 )
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A target whose repeats stopped early (`--settle`): its verdict was settled."""
+
+    name: str = doc("target name", "")
+    repeats: int = doc("measurements made before it stopped", 0)
+    collapsed: int = doc("trusted repeats that collapsed", 0)
+    trusted: int = doc("trusted repeats with a verdict", 0)
 
 
 @dataclass
@@ -70,6 +81,11 @@ class StoryTarget:
     seconds: list[StorySecond] = doc("one row per second of the run", factory=list)
     prediction: PoolPrediction | None = doc(
         "a thread pool's: Little's law at the incident's delay and the story's rate"
+    )
+    mechanism: Mechanism | None = doc(
+        "what might decide a collapse, read from this repeat before the incident and at its "
+        "onset (the app's timing log joined with nginx's and slow_api's); absent: not kept",
+        omit_none=True,
     )
     closed_loop: ClosedLoop | None = doc("the same incident under ab (--closed-loop)")
     closed_loop_error: str | None = doc("why the closed loop could not be measured")
@@ -346,6 +362,14 @@ class StoryRun(RunHeader):
     )
     story: StorySettings = doc("the incident and its users", factory=StorySettings)
     repeat: int = doc("measurements per target, each on a fresh bring-up (`--repeat`)", 1)
+    settle: int | None = doc(
+        "`--settle M`: a target stopped repeating once at least M trusted repeats put the 95 % "
+        "interval of its collapses wholly above or below a half (`repeat` the most)",
+        omit_none=True,
+    )
+    settled: list[Settled] | None = doc(
+        "the targets that stopped early (`--settle`), and why", omit_none=True
+    )
     targets: list[StoryTarget] = doc(
         "one per target and repeat through the incident, in the order measured", factory=list
     )
@@ -413,8 +437,10 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (StoryRun, "StoryRun (the whole file of a `playground story` run)"),
     (StorySettings, "StorySettings (`story`)"),
     (StoryTarget, "StoryTarget (each of `targets`)"),
+    (Settled, "Settled (each of `settled`)"),
     (GeneratorCheck, "GeneratorCheck (`check`)"),
     (HostSteal, "HostSteal (`steal`)"),
+    (Mechanism, "Mechanism (`mechanism`)"),
     (InvalidTry, "InvalidTry (each of `invalid_tries`)"),
     (Incident, "Incident (`incident`)"),
     (StorySummary, "StorySummary (`summary`)"),

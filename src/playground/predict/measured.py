@@ -1,26 +1,32 @@
-"""The busiest Gunicorn worker's share of new connections, as measured: the one table the
-model draws it from, a share per run (per simulated repeat), not one constant.
+"""What the model takes from measurement: read from the records of the runs that fit it.
 
-Which of gthread's workers the kernel wakes to accept is not in Gunicorn's code; it is measured,
-and it moves from run to run (docs/predict.md). Each row below is one measurement on the
-workers' shared socket (nginx connecting directly, no `reuse-port`, no HAProxy): the run it
-came from, the target, the busiest worker's share before the incident, and what it was read
-from. A new measurement is one more line.
+Two of the model's figures are not in any server's code, and each is read here from the
+per-repeat records (docs/runs/) of the runs that fit the model, never from a page and never
+from a run that scores it (docs/predict.md, "What decides a collapse"):
 
-The distribution is these rows' shares, smoothed (a Gaussian kernel, Silverman's bandwidth):
-a draw picks a measured share at random and moves it by the kernel, kept between an even split
-and one worker taking all. The rows are the ten repeats of the `deadline` remedy in one run
-(its docs/runs record): before the incident that remedy's app is the pool as it is, so its
-split is the same kernel's. The pool as it is was measured ten times in the same run; those
-repeats are not in this table, so the model's odds for them are held out. Its predictions of
-`deadline` at these settings are not.
+- the busiest Gunicorn worker's share of new connections: which of gthread's workers the kernel
+  wakes to accept is the kernel's choice and moves from run to run, so the model draws one
+  share per simulated repeat from the fit run's repeats, each the share of the requests its
+  busiest worker began before the incident (the app's own timing log,
+  :mod:`playground.incident.mechanism`), smoothed by a Gaussian kernel (Silverman's
+  bandwidth) and kept between an even split and one worker taking all;
+- the app's CPU per request under the story's load, per thread-pool server: the median over
+  the fit run's repeats of the app's CPU over its answers before the incident.
+
+The fit runs (:data:`FIT_RUNS`) are the pools at their edge, measured with their candidates;
+the repeats that score the model are measured after the model's commit.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 from dataclasses import dataclass
+
+from playground.core import records
+from playground.incident import runrecords
+from playground.incident.mechanism import Mechanism
 
 
 @dataclass(frozen=True)
@@ -38,22 +44,42 @@ class MeasuredShare:
 #: the other had 24-27, its main thread included: the other took (25.5 - 1) / 80 of the
 #: connections, the busiest the rest. A steady load, not the seconds before an incident.
 HAND_COUNT = MeasuredShare("counted by hand (docs/story.md)", "gunicorn-threads", 1 - (25.5 - 1) / 80, "OS threads per worker at 40 visits/s, third party 2 s: 65 and 24-27")  # fmt: skip
-SHARES: tuple[MeasuredShare, ...] = (
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.651, "repeat 1: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.582, "repeat 2: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.525, "repeat 3: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.535, "repeat 4: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.506, "repeat 5: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.653, "repeat 6: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.519, "repeat 7: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.664, "repeat 8: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.637, "repeat 9: incident/split.py before the incident"),
-    MeasuredShare("20261126-220031-story", "gunicorn-threads+deadline", 0.623, "repeat 10: incident/split.py before the incident"),
-)  # fmt: skip
+#: The runs that fit the model, by the target they measured (their records in docs/runs/):
+#: `.venv/bin/playground story gunicorn-threads --repeat 20` and `.venv/bin/playground story
+#: uwsgi-threads --incident-delay 2.2 --repeat 20`, each repeat with its candidates.
+FIT_RUNS = {
+    "gunicorn-threads": "20261128-135224-story",
+    "uwsgi-threads": "20261128-142802-story",
+}
+#: The app's CPU per request where no fit run measured it under the story's load: the bench's
+#: "CPU ms per request" of run 20261127-043533 (`make bench ARGS="--repeat 5"`, quiet), s.
+BENCH_CPU_PER_REQUEST_S = {("Gunicorn", "gevent"): 0.0015, ("uWSGI", "gevent"): 0.0015}
+#: The fit runs' target of each thread-pool server.
+FIT_TARGETS = {("Gunicorn", "threads"): "gunicorn-threads", ("uWSGI", "threads"): "uwsgi-threads"}
+
+
+@functools.cache
+def fit_repeats(target: str) -> tuple[Mechanism, ...]:
+    """The candidates of every trusted repeat of `target` in its fit run's record."""
+    record = runrecords.load(records.RECORDS_DIR / f"{FIT_RUNS[target]}.json")
+    return tuple(
+        t.mechanism for t in record.targets if t.name == target and t.valid and t.mechanism
+    )
 
 
 def shares() -> list[float]:
-    return [m.share for m in SHARES]
+    """The busiest worker's share of the requests begun before the incident, per fit repeat."""
+    found = (m.busiest_share_begun_before for m in fit_repeats("gunicorn-threads"))
+    return [s for s in found if s is not None]
+
+
+def cpu_per_request_s(server: str, model: str) -> float:
+    """The app's CPU per request, s: the fit run's median under the story's load for a thread
+    pool, the quiet bench's for gevent."""
+    if (server, model) in BENCH_CPU_PER_REQUEST_S:
+        return BENCH_CPU_PER_REQUEST_S[(server, model)]
+    found = [m.cpu_ms_per_request_before for m in fit_repeats(FIT_TARGETS[(server, model)])]
+    return statistics.median(v for v in found if v is not None) / 1000
 
 
 def bandwidth(values: list[float]) -> float:

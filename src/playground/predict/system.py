@@ -4,9 +4,9 @@ The numbers come from the target's compose file and its remedy's override (the a
 server's environment, the kernel's `tcp_abort_on_overflow`, nginx's lines under
 story/remedies/), with the servers' own defaults where a file sets nothing (Gunicorn's
 `gunicorn.conf.py`, nginx's documentation). Two figures are the playground's measurements, not
-the servers' code, and each says which run it came from: how unevenly Gunicorn's workers take
-connections (:data:`GTHREAD_BUSIEST_SHARE`) and the app's CPU per request
-(:data:`CPU_PER_REQUEST_S`). Nothing here is fitted to a story row's outcome.
+the servers' code, each read from the records of the runs that fit the model
+(:mod:`.measured`): how unevenly Gunicorn's workers take connections and the app's CPU per
+request under the story's load. Nothing here is fitted to a story row's outcome.
 
 Three remedies change where connections wait rather than the app, and are read the same way:
 HAProxy's stage between nginx and the app (:class:`HAProxy`, from the `haproxy` service's
@@ -41,16 +41,6 @@ ROOT = Path(__file__).resolve().parents[3]
 #: measured row): the count by hand (:data:`.measured.HAND_COUNT`). `playground predict`'s
 #: draws each take one from every measured share (:mod:`.measured`).
 GTHREAD_BUSIEST_SHARE = measured.HAND_COUNT.share
-#: The app's CPU per request in each server and model, s: run 20261127-043533 (`make bench
-#: ARGS="--repeat 5"` on a quiet machine, docs/reading-the-numbers.md, its record in
-#: docs/runs/), the bench's "CPU ms per request" of gunicorn-threads, gunicorn-gevent,
-#: uwsgi-threads and uwsgi-gevent.
-CPU_PER_REQUEST_S: Mapping[tuple[str, str], float] = {
-    ("Gunicorn", "threads"): 0.0017,
-    ("Gunicorn", "gevent"): 0.0015,
-    ("uWSGI", "threads"): 0.0013,
-    ("uWSGI", "gevent"): 0.0015,
-}
 #: nginx's proxy_read_timeout / uwsgi_read_timeout and proxy_connect_timeout default, s.
 NGINX_TIMEOUT_S = 60.0
 #: The app waits for the third party's answer the delay it asked for plus this (querydelay.py's
@@ -255,7 +245,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
         if gunicorn and not reuse_port
         else None,
         abort_on_overflow=files.abort,
-        cpu_s=CPU_PER_REQUEST_S[(target.server, target.model)],
+        cpu_s=measured.cpu_per_request_s(target.server, target.model),
         limit_conn=int(v) if (v := _directive(nginx, "limit_conn")) else None,
         read_timeout=_seconds(_directive(nginx, "proxy_read_timeout")) or NGINX_TIMEOUT_S,
         upstream_timeout=_seconds(env.get("UPSTREAM_TIMEOUT") or None),

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
-from playground.incident import held, runrecords, scoring
+from playground.incident import edge, edgescore, held, predictrecord, runrecords, scoring
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
 from playground.predict import run as model
@@ -199,6 +199,13 @@ def seed_share(seeds: int, keys: dict[str, Key]) -> scoring.Forecast:
     return forecast
 
 
+def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
+    """The page's tables made from records alone, without running the model: what decides a
+    collapse at each edge setting, and the model's score there."""
+    scores = edgescore.tables(edgescore.SCORED, records, predictrecord.load_all())
+    return {**edge.page_tables(records), "edge-scores": scores}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m playground.predict.validation")
     parser.add_argument("--write", action="store_true", help="write the tables into the page")
@@ -211,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(scoring.table(settings=list(repeated.values()), model=forecast)))
         return 0
     text = PAGE.read_text()
-    new = written(text, tables(records))
+    new = written(text, {**tables(records), **page_tables(records)})
     if args.write:
         PAGE.write_text(new)
         return 0

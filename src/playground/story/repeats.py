@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from playground.core.odds import Frequency
 from playground.core.results import Finding
 from playground.core.survival import km_median
 from playground.incident.held import (
@@ -120,3 +121,16 @@ def spreads(targets: Sequence[StoryTarget], *, after_s: float) -> list[TargetSpr
     """A spread per target name, in the order the targets were first measured."""
     names = list(dict.fromkeys(t.name for t in targets))
     return [spread(n, [t for t in targets if t.name == n], after_s=after_s) for n in names]
+
+
+def settled(measured: Sequence[StoryTarget], *, minimum: int) -> Frequency | None:
+    """How often a target collapsed over its trusted repeats, once there are at least
+    `minimum` of them and the 95 % interval of that frequency lies wholly above or below a half
+    (`playground story --repeat N --settle M`); None while it does not. A repeat with no
+    verdict (not measured, or not trusted) counts neither way."""
+    verdicts = [v for t in measured if trusted(t) and (v := was_held(t)) is not None]
+    if len(verdicts) < minimum or not verdicts:
+        return None
+    collapsed = Frequency(sum(1 for v in verdicts if not v), len(verdicts))
+    low, high = collapsed.interval
+    return collapsed if low > 0.5 or high < 0.5 else None

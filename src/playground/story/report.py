@@ -34,6 +34,7 @@ from playground.story import (
     cells,
     cliff,
     headline,
+    mechanismreport,
     odds,
     outsidereport,
     repeats,
@@ -262,6 +263,7 @@ def document(
     elif measured:
         blocks += headline.tables(rows)
     blocks += [Heading(2, "How to read this"), Paragraph(READING)]
+    blocks += mechanismreport.blocks(run)
     # The model knows the playground's own targets, not a service measured by its URL nor
     # a replicated stack.
     if not run.predicted and not outside and not on_stack:

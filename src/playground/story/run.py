@@ -42,9 +42,9 @@ from playground.incident import analysis, capacity
 from playground.incident.records import ServerSample
 from playground.incident.settings import StorySettings
 from playground.incident.steal import CpuTimes, StealSampler, over_run
-from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.storyresults import Settled, StoryRun, StoryTarget
 from playground.incident.targetresults import ClosedLoop, HostSteal, Incident, InvalidTry
-from playground.story import findings, repeats
+from playground.story import findings, repeats, reread
 from playground.story.closedloop import summarise_ab
 from playground.story.plan import STUB_STATUS_PORT, ab_args, incident_url, openloop_args
 from playground.story.serverside import (
@@ -170,6 +170,7 @@ def settle(servers: ServerAddresses, *, limit: float) -> float | None:
 #: Where nginx's access log and slow_api's calls log are, inside their containers.
 ACCESS_LOG = ("ingress", "/tmp/access.log")
 CALLS_LOG = ("slow_api", "/tmp/calls.log")
+TIMING_LOG = ("flask_app", "/tmp/timing.log")
 
 
 def _server_log(story: RunInProgress, target: Target, log: tuple[str, str], name: str) -> str:
@@ -257,6 +258,7 @@ def measure_incident(
     settings: StorySettings,
     calls_text: str = "",
     steal: Sequence[CpuTimes] = (),
+    timing_text: str = "",
 ) -> StoryTarget:
     """The target with its figures: the generator's attempts, the server samples, the host's
     steal and the access log, as per-second rows and a summary, and whether they add up."""
@@ -284,11 +286,20 @@ def measure_incident(
         access=records,
         calls=parse_calls_log(calls_text),
     )
+    stolen = host_steal(steal, output)
     return replace(
         entry,
         check=output.check,
         loop=output.loop,
-        steal=host_steal(steal, output),
+        steal=stolen,
+        mechanism=reread.from_texts(
+            output=output,
+            start_s=incident.start,
+            texts={"timing": timing_text, "access": access_text, "calls": calls_text},
+            rows=rows,
+            steal_share=None if stolen is None else stolen.share,
+            incident_delay=settings.incident_delay,
+        ),
         incident=incident,
         adds_up=analysis.check_adds_up(output.attempts, rows),
         summary=summary,
@@ -331,6 +342,7 @@ def run_incident(
             proc = docker.run(argv, check=False, timeout=bound(settings, settings.duration))
         access_text = _server_log(story, target, ACCESS_LOG, f"access-{stem}.log")
         calls_text = _server_log(story, target, CALLS_LOG, f"calls-{stem}.log")
+        timing_text = _server_log(story, target, TIMING_LOG, f"timing-{stem}.log")
     entry = replace(
         entry, generator_exit=proc.returncode, generator_stderr=proc.stderr.strip()[-2000:]
     )
@@ -342,6 +354,7 @@ def run_incident(
         settings=settings,
         calls_text=calls_text,
         steal=stealing.samples,
+        timing_text=timing_text,
     )
 
 
@@ -473,10 +486,33 @@ def run_story(
     rounds = story.run.repeat if incident or closed_loop else 0
     for repeat in range(1, rounds + 1):
         for base in targets:
+            if any(s.name == base.name for s in story.run.settled or []):
+                continue
             _measure(story, as_run(base, story.run.story), repeat, incident, closed_loop)
+            if story.run.settle is not None and repeat < rounds:
+                _settle(story, base.name, repeat)
         if story.run.repeat > 1:
             story.run.spreads = repeats.spreads(story.run.targets, after_s=story.run.story.after_s)
             story.save()
+
+
+def _settle(story: RunInProgress, name: str, repeat: int) -> None:
+    """Stops a target's repeats once its verdict is settled (`--settle`), and says so."""
+    minimum = story.run.settle or 0
+    measured = [t for t in story.run.targets if t.name == name]
+    collapsed = repeats.settled(measured, minimum=minimum)
+    if collapsed is None:
+        return
+    story.run.settled = [
+        *(story.run.settled or []),
+        Settled(name, repeat, collapsed.k, collapsed.n),
+    ]
+    story.save()
+    way = "above" if collapsed.interval[0] > 0.5 else "below"
+    story.info(
+        f"{name}: collapsed in {collapsed.text()} trusted repeats, wholly {way} a half after "
+        f"{repeat} of at most {story.run.repeat}: its repeats stop here (--settle {minimum})"
+    )
 
 
 def new_entry(target: Target, repeat: int) -> StoryTarget:

@@ -36,7 +36,7 @@ from playground.core.sampling import (
     read_process,
     reader_for,
 )
-from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
+from playground.incident.records import AccessRecord, AppTiming, ServerSample, UpstreamCall
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
 POLL_TIMEOUT_S = 0.8
@@ -169,6 +169,25 @@ def parse_calls_log(text: str) -> list[UpstreamCall]:
         except ValueError:  # not such a line (a partial last line, say)
             continue
     return calls
+
+
+def parse_timing_log(text: str) -> list[AppTiming]:
+    """Lines of the app's timing log (flask_app/timing.py): `<request id> <pid> <began>
+    <call began> <call ended> <ended>`, epoch seconds, `-` for a call never made."""
+
+    def instant(field: str) -> float | None:
+        return None if field == "-" else float(field)
+
+    timings = []
+    for line in text.splitlines():
+        try:
+            rid, pid, began, c0, c1, ended = line.split()
+            timings.append(
+                AppTiming(rid, int(pid), float(began), instant(c0), instant(c1), float(ended))
+            )
+        except ValueError:  # not such a line (a partial last line, say)
+            continue
+    return timings
 
 
 def fetch_text(url: str) -> str | None:

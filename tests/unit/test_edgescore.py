@@ -1,0 +1,69 @@
+"""The model scored where a pool tips (incident/edgescore.py): measured k of n and the model's P
+read from records, the Brier score beside the five references, each computed by hand here."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground.core.records import RecordError
+from playground.incident import edgescore
+from playground.incident.predictrecord import PredictedTarget, PredictRecord
+from playground.incident.runrecords import RunRecord, TargetRecord
+
+SETTING = edgescore.ScoredSetting(
+    label="gthread at 2 s",
+    target="gunicorn-threads",
+    pool=128,
+    rate=60.0,
+    incident_delay=2.0,
+    measured=("20990101-000000-story",),
+    model="20990101-000001-predict",
+)
+
+
+def _story(served: list[float], *, valid: list[bool] | None = None) -> RunRecord:
+    valid = valid or [True] * len(served)
+    targets = [
+        TargetRecord(name="gunicorn-threads", repeat=i + 1, visits_served_during=s, valid=v)
+        for i, (s, v) in enumerate(zip(served, valid, strict=True))
+    ]
+    return RunRecord(run_id="20990101-000000-story", kind="story", targets=targets)
+
+
+def _model(collapsed: int, not_recovered: int, draws: int) -> PredictRecord:
+    t = PredictedTarget(
+        name="gunicorn-threads",
+        draws=draws,
+        held=draws - collapsed - not_recovered,
+        collapsed=collapsed,
+        not_recovered=not_recovered,
+    )
+    return PredictRecord(run_id="20990101-000001-predict", kind="predict", targets=[t])
+
+
+def test_a_setting_counts_its_trusted_repeats_and_the_models_collapsed_draws():
+    story = _story([0.5, 0.96, 0.94, 0.2], valid=[True, True, True, False])
+    assert edgescore.measured(SETTING, [story]).k == 2  # 0.5 and 0.94; 0.2 not trusted
+    assert edgescore.measured(SETTING, [story]).n == 3
+    assert edgescore.model_p(SETTING, [_model(10, 14, 96)]) == pytest.approx(24 / 96)
+
+
+def test_the_brier_scores_are_the_models_and_the_references_computed_by_hand():
+    story = _story([0.5, 0.5, 0.5, 1.0])  # collapsed 3 of 4
+    lines = edgescore.tables([SETTING], [story], [_model(0, 48, 96)])  # P = 0.5
+    scores = {line.split(" | ")[0][2:]: float(line.split(" | ")[1]) for line in lines[2:8]}
+    assert scores["the model"] == pytest.approx(0.25)
+    assert scores["a coin: always a half"] == pytest.approx(0.25)
+    assert scores["always the majority outcome"] == pytest.approx(0.25)  # 1 wrong of 4
+    assert scores["Little's law alone"] == pytest.approx(0.75)  # 120 < 128: holds, 3 wrong
+    # base rate and floor: p = 0.75, 3 x 0.25^2 + 0.75^2 over 4
+    assert scores["the base rate of these repeats"] == pytest.approx(0.1875, abs=1e-3)
+    assert scores["the floor: each setting's own frequency"] == pytest.approx(0.1875, abs=1e-3)
+    assert lines[-1] == "| gthread at 2 s | 3 of 4 (30-95 %) | 0.50 | -0.25 | holds |"
+
+
+def test_a_run_or_a_prediction_not_on_record_is_an_error_not_a_gap():
+    with pytest.raises(RecordError, match="no record of run 20990101-000000-story"):
+        edgescore.measured(SETTING, [])
+    with pytest.raises(RecordError, match="has no odds for gunicorn-threads"):
+        edgescore.model_p(SETTING, [])
