@@ -272,9 +272,13 @@ NOT_MEASURED = re.compile(r"as published|<!-- not measured")
 # A page's one table of its runs: a short label, the run id, what it was, the command, the
 # date, the machine and the load generator's check.
 RUNS_COLUMNS = ("run", "run id", "what", "command", "date", "machine", "generator check")
-# Prose cites a row of that table by its label: "run A", "runs B and C", "runs D, E and F".
+# Prose cites a row of that table by its label: "run A", "runs B and C", "runs D, E and F",
+# a line break allowed wherever a space is.
 LABEL = r"[A-Z]{1,2}\b"
-CITATION = re.compile(r"\b[Rr]uns? (" + LABEL + r"(?:(?:, | and | or )" + LABEL + r")*)")
+LABEL_SEPARATOR = r",\s+|\s+and\s+|\s+or\s+"
+CITATION = re.compile(
+    r"\b[Rr]uns?\s+(" + LABEL + r"(?:(?:" + LABEL_SEPARATOR + r")" + LABEL + r")*)"
+)
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 # Generated from the model's field docs, not written by hand.
 GENERATED = {"results-schema.md"}
@@ -381,7 +385,7 @@ def cited_labels(text: str) -> list[str]:
     return [
         label
         for m in CITATION.finditer(prose(text))
-        for label in re.split(r", | and | or ", m.group(1))
+        for label in re.split(LABEL_SEPARATOR, m.group(1))
     ]
 
 
@@ -435,6 +439,7 @@ def test_the_runs_checks_want_a_cited_row_with_its_provenance() -> None:
     uncited = "# Z\n\nNo run.\n\n| mode | rps |\n|---|---|\n| gevent | 19 |\n\n"
     unknown = "# W\n\nRun C.\n\n| mode | rps |\n|---|---|\n| gevent | 19 |\n\n"
     assert cited_labels("runs A, B and C; run D or run E") == ["A", "B", "C", "D", "E"]
+    assert cited_labels("(run\n  F, the rest) and runs G\nand H") == ["F", "G", "H"]
     assert uncovered_figure_tables(cited + by_id + by_label + runs) == []
     assert uncovered_figure_tables(uncited + runs) == ["'# Z', '| mode | rps |': no run"]
     assert uncovered_figure_tables(unknown + runs) == ["'# W', '| mode | rps |': run C"]
@@ -452,7 +457,74 @@ def test_every_figure_table_rests_on_a_row_of_the_pages_runs_table(page: Path) -
     text = page.read_text(encoding="utf-8")
     assert uncovered_figure_tables(text) == []
     assert runs_table_faults(text) == []
-    assert sorted(set(cited_labels(text)) - set(runs_table(text))) == []
+
+
+# ---- one name per run -----------------------------------------------------------------------------
+def run_names(text: str) -> dict[str, frozenset[str]]:
+    """A page's runs table as label -> the run ids of its row (a row may hold a set of runs)."""
+    return {
+        label: frozenset(RUN_ID.findall(row.get("run id", "")))
+        for label, row in runs_table(text).items()
+    }
+
+
+def name_clashes(pages: dict[str, str]) -> list[str]:
+    """Across pages (name -> text): a label that names different runs on two pages, and a run
+    that goes by two labels."""
+    runs_by_label: dict[str, dict[frozenset[str], list[str]]] = {}
+    labels_by_run: dict[str, dict[str, list[str]]] = {}
+    for page, text in pages.items():
+        for label, ids in run_names(text).items():
+            runs_by_label.setdefault(label, {}).setdefault(ids, []).append(page)
+            for run in ids:
+                labels_by_run.setdefault(run, {}).setdefault(label, []).append(page)
+    clashes = [
+        f"{label} names "
+        + "; ".join(
+            f"{', '.join(sorted(ids))} on {', '.join(where)}" for ids, where in seen.items()
+        )
+        for label, seen in sorted(runs_by_label.items())
+        if len(seen) > 1
+    ]
+    clashes += [
+        f"{run} is " + "; ".join(f"{label} on {', '.join(where)}" for label, where in seen.items())
+        for run, seen in sorted(labels_by_run.items())
+        if len(seen) > 1
+    ]
+    return clashes
+
+
+def undefined_labels(text: str) -> list[str]:
+    """The labels a page's prose cites that its own runs table does not define."""
+    return sorted(set(cited_labels(text)) - set(runs_table(text)))
+
+
+def test_the_name_check_sees_a_label_for_two_runs_and_a_run_with_two_labels() -> None:
+    def page(*rows: str) -> str:
+        header = "| run | run id | what | command | date (UTC) | machine | generator check |"
+        body = [f"| {row} | x | `make story` | 2026-11-25 | 2 cores | valid |" for row in rows]
+        return "\n".join([header, "|---|---|---|---|---|---|---|", *body]) + "\n"
+
+    one = page("A | 20261125-043845-story", "B | 20261126-055136-story, 20261126-072411-story")
+    assert name_clashes({"one.md": one, "same.md": one}) == []
+    assert name_clashes({"one.md": one, "two.md": page("A | 20261126-055136-story")}) == [
+        "A names 20261125-043845 on one.md; 20261126-055136 on two.md",
+        "20261126-055136 is B on one.md; A on two.md",
+    ]
+    assert undefined_labels("Run A and runs B\nor C.\n\n" + one) == ["C"]
+
+
+def test_each_run_has_one_name_on_every_page() -> None:
+    """A label names one run wherever it stands, and a run keeps its label from page to page:
+    README's run AB is story.md's run AB."""
+    pages = [ROOT / "README.md", *PAGES]
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in pages}
+    assert name_clashes(texts) == []
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", *PAGES], ids=lambda p: p.name)
+def test_prose_cites_only_the_runs_its_page_defines(page: Path) -> None:
+    assert undefined_labels(page.read_text(encoding="utf-8")) == []
 
 
 # Provenance that belongs in a runs table: a run id, a time of day in UTC, this machine.
