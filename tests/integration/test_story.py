@@ -27,6 +27,7 @@ from playground.commands import kinds
 from playground.core import runstore
 from playground.incident import held
 from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.story import reread
 from tests.integration.conftest import ROOT, leftovers, sh, wait_until
 from tests.integration.storyruns import own_runner_lock, run_in, story_run
 
@@ -132,6 +133,26 @@ def test_the_servers_were_watched(story):
     # The pool was full: all 16 threads busy at once, and the gevent target had more than that.
     assert story["uwsgi-threads"].summary.peak_busy_cores == 16
     assert story["uwsgi-gevent"].summary.peak_busy_cores > 16
+
+
+def test_each_measurement_keeps_its_candidates_and_its_raw_files_give_them_again(measured):
+    """What might decide a collapse (incident/mechanism.py), from the app's own log of each
+    request joined with nginx's and slow_api's: present, plausible, the same when read again
+    from the run's raw files (story/reread.py), and the pool's requests waited for a thread
+    at the incident's onset where gevent's did not."""
+    run_dir, run = measured
+    for t in run.targets:
+        m = t.mechanism
+        assert m is not None, t.name
+        assert m.busiest_share_begun_before is not None
+        assert 0.5 <= m.busiest_share_begun_before <= 1, t.name  # two processes: at least half
+        assert m.hold_beyond_before_ms is not None and 0 <= m.hold_beyond_before_ms < 200
+        assert m.arrivals_onset and m.arrivals_onset > 0
+        assert reread.mechanism_of(run, t, run_dir / "raw") == m
+    threads, gevent = (run.target(f"story-uwsgi-{m}").mechanism for m in ("threads", "gevent"))
+    assert threads and gevent and threads.thread_wait_p90_onset_s and gevent.thread_wait_p90_onset_s
+    # 2 x 8 threads for 60 requests in flight: the pool's requests queue; gevent's 2 x 200 do not
+    assert threads.thread_wait_p90_onset_s > 2 * gevent.thread_wait_p90_onset_s + 0.05
 
 
 def test_the_third_party_worked_for_users_who_had_gone_where_the_pool_collapsed(story):

@@ -115,35 +115,17 @@ def tables(
     return lines
 
 
-#: The settings docs/predict.md scores ("Scored where a pool tips"): the repeats measured at
-#: them, and the model's 96 draws at each (`.venv/bin/playground predict TARGET --json`, with
-#: `--incident-delay 2.2` for uWSGI).
+#: The settings docs/predict.md scores ("Scored where a pool tips"): repeats measured after the
+#: model's commit, alone on the machine, and the model's 96 draws at each
+#: (`.venv/bin/playground predict TARGET --incident-delay D --json`).
 SCORED = (
     ScoredSetting(
-        label="gunicorn-threads 2 x 64 at 2 s",
+        label="gunicorn-threads 2 x 64 at 1.7 s",
         target="gunicorn-threads",
         pool=128,
         rate=60.0,
-        incident_delay=2.0,
-        measured=("20261126-220031-story",),
-        model="MODEL_GTHREAD",
-    ),
-    ScoredSetting(
-        label="+ `deadline` at 2 s",
-        target="gunicorn-threads+deadline",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.0,
-        measured=("20261126-220031-story",),
-        model="MODEL_DEADLINE",
-    ),
-    ScoredSetting(
-        label="uwsgi-threads 2 x 64 at 2.2 s",
-        target="uwsgi-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.2,
-        measured=("20261126-223939-story", "20261126-231745-story"),
-        model="MODEL_UWSGI",
+        incident_delay=1.7,
+        measured=("20261128-151053-story",),
+        model="MODEL_GTHREAD_17",
     ),
 )
