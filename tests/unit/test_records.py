@@ -255,7 +255,7 @@ def test_a_delay_sweeps_record_keeps_each_pool_at_each_delay() -> None:
     ]
     run = StoryRun(
         run_id="20260101-000000-predict",
-        predicted=True,
+        kind="predict",
         cliff=Cliff(targets=[CliffTarget(name="story-uwsgi-threads", delays=steps)]),
     )
     record = predictrecord.from_run(run, machine="m")

@@ -1,8 +1,8 @@
 """`playground predict`: the story's incident in the model, in seconds, without Docker.
 
 The same targets and options as `playground story` (:func:`.story.add_story_options`), so a
-prediction and a measurement are one word apart; the prediction is stored as a story run
-marked `predicted` (`playground report`, `playground compare` read it). `--sweep rate` finds
+prediction and a measurement are one word apart; the prediction is stored as a story run of
+kind `predict` (`playground report`, `playground compare` read it). `--sweep rate` finds
 the offered load at which a target falls, `--sweep delay` the incident's delay, each beside
 Little's law.
 """
@@ -371,7 +371,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         command=args.command_line,
         environment=environment.model_only(),
         story=settings,
-        predicted=True,
+        kind="predict",
     )
     started = time.monotonic()
     shown = Console(quiet=True) if args.json else out  # --json: the document alone on stdout

@@ -76,7 +76,7 @@ class ModelRow:
 class RunRecord(RecordHeader):
     """What a page cites of one story run."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("story",)
+    KINDS: ClassVar[tuple[str, ...]] = ("story", "swarm")
     ROWS: ClassVar[tuple[str, ...]] = ("model_rows", "targets")
 
     check: str | None = doc("the generator's check over the whole run, as the page gives it")
@@ -201,7 +201,7 @@ def from_run(run: StoryRun, *, machine: str) -> RunRecord:
         if k in defaults and v != defaults[k] and v is not None
     }
     return RunRecord(
-        **records.header(run, kind="story", machine=machine),
+        **records.header(run, machine=machine),
         settings=settings,
         targets=[_target(t, busiest=busiest_share_before(t)) for t in run.targets],
     )
