@@ -25,6 +25,7 @@ from playground.commands import options
 from playground.commands import story as story_command
 from playground.core import environment, jsonmodel, remedies, runstore
 from playground.core.errors import UsageError
+from playground.core.notation import percent
 from playground.core.runstore import RunStore
 from playground.core.target import Target
 from playground.incident import capacity, held
@@ -147,7 +148,7 @@ def _row(t: Any) -> list[str]:
         held.outcome(s.visits_served_during, s.recovery_s),
         f"{cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
         f"{cells.num(s.goodput_after, 0)}",
-        cells.pct(s.visits_served_during),
+        percent(s.visits_served_during),
         "not within the run" if s.recovery_s is None else f"{s.recovery_s:.0f} s",
         cells.num(s.amplification, 2),
         f"{s.timeouts:,}",

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, TypeVar
 from playground.core import jsonmodel
 from playground.core.errors import UsageError
 from playground.core.jsonmodel import doc
+from playground.core.notation import DASH
 from playground.core.results import Environment, RunHeader, with_kind
 
 #: Where the records live, beside the pages that cite them.
@@ -85,15 +86,15 @@ class RecordHeader:
 def cell(value: Any) -> str:
     """A value of a record as a table shows it."""
     if value is None:
-        return "-"
+        return DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, list):
-        return ", ".join(cell(v) for v in value) or "-"
+        return ", ".join(cell(v) for v in value) or DASH
     if isinstance(value, dict):
-        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or "-"
+        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or DASH
     return str(value)
 
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
+from playground.core.notation import DASH, percent
 from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHeader, dumps
 from playground.incident import held, split
 from playground.incident.settings import StorySettings
@@ -155,25 +156,21 @@ TARGET_COLUMNS = (
 )
 
 
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f}%"
-
-
 def _num(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:g}{unit}"
+    return DASH if value is None else f"{value:g}{unit}"
 
 
 def _target_cells(t: TargetRecord) -> list[str]:
     lag = (
-        "-"
+        DASH
         if t.send_lag_p99_s is None
         else f"{1000 * t.send_lag_p99_s:.1f} / {1000 * (t.send_lag_max_s or 0):.1f} ms"
     )
     return [
         t.name,
         str(t.repeat),
-        t.verdict or "-",
-        _pct(t.visits_served_during),
+        t.verdict or DASH,
+        percent(t.visits_served_during),
         " → ".join(_num(g) for g in (t.goodput_before, t.goodput_during, t.goodput_after)),
         _num(t.recovery_s, " s"),
         _num(t.attempts_per_visit),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from playground.core.notation import DASH
 from playground.core.target import Target, plain_decimal
 from playground.incident.analysis import OK, GeneratorOutput, percentile
 from playground.incident.openloop import openloop
@@ -18,7 +19,7 @@ from playground.incident.settings import StorySettings
 from playground.incident.storyresults import CrossCheck
 from playground.incident.targetresults import ToolFigures
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
-from playground.story.cells import DASH, error, ms
+from playground.story.cells import error, ms
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"
@@ -64,11 +65,7 @@ def differences(a: ToolFigures, b: ToolFigures) -> list[str]:
     for name in ("latency_p50_s", "latency_p99_s"):
         x, y = getattr(a, name), getattr(b, name)
         if _apart(x, y, floor=LATENCY_FLOOR_S):
-
-            def show(v: float | None) -> str:
-                return "-" if v is None else f"{1000 * v:.0f} ms"
-
-            out.append(f"{name[8:11]} {show(x)} ({a.tool}) against {show(y)} ({b.tool})")
+            out.append(f"{name[8:11]} {ms(x)} ({a.tool}) against {ms(y)} ({b.tool})")
     return out
 
 
