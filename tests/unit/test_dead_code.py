@@ -21,7 +21,6 @@ MODULES = [
     "core/load.py",
     "core/compose.py",
     *(f"core/tools/{p.name}" for p in sorted((SRC / "core" / "tools").glob("*.py"))),
-    "incident/oha.py",
     "incident/openloop.py",
     *(f"bench/{p.name}" for p in sorted((SRC / "bench").glob("*.py"))),
     *(f"report/{p.name}" for p in sorted((SRC / "report").glob("*.py"))),

@@ -13,6 +13,7 @@ from collections import Counter
 
 from playground.core.notation import DASH
 from playground.core.target import Target, plain_decimal
+from playground.core.tools.oha import OhaReport
 from playground.incident.analysis import OK, GeneratorOutput, percentile
 from playground.incident.openloop import openloop
 from playground.incident.settings import StorySettings
@@ -46,6 +47,19 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
         latency_p50_s=percentile(latencies, 50),
         latency_p99_s=percentile(latencies, 99),
         errors=dict(Counter(a.kind for a in output.attempts if a.outcome != OK)),
+    )
+
+
+def oha_figures(report: OhaReport, *, duration_s: float) -> ToolFigures:
+    """oha's report as the same figures, to set beside the generator's."""
+    return ToolFigures(
+        tool="oha",
+        requests=report.requests,
+        ok=report.ok,
+        duration_s=duration_s,
+        latency_p50_s=report.latency_p50_s,
+        latency_p99_s=report.latency_p99_s,
+        errors=dict(report.errors),
     )
 
 
