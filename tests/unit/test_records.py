@@ -321,8 +321,8 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_a_record_of_a_kind_no_registry_line_records_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "20261126-000000-swarm.json"
-    path.write_text(json.dumps({"run_id": path.stem, "kind": "swarm"}))
+    path = tmp_path / "20261126-000000-sketch.json"
+    path.write_text(json.dumps({"run_id": path.stem, "kind": "sketch"}))
     with pytest.raises(records.RecordError, match="not one this version records"):
         kinds.load_record(path)
     assert to_json(records.scrubbed(None)) is None
