@@ -74,6 +74,7 @@ def _scale(tmp_path: Path) -> Path:
     run = Run.from_json(json.loads((DATA / "results_sweep.json").read_text()))
     chosen = ScaleSettings(probe="devserver-threads", cpu_ms_per_request=2.0, rate=125.0)
     run.settings = ScaleRunSettings(sweep=[10, 50], scale=chosen)
+    run.kind = "scale"
     run.set_probe("devserver-threads")
     run.run_id = "20261123-121127"
     return _keep(tmp_path / "results", run)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground.core.notation import EM_DASH
 from playground.core import load as loadmod
 from playground.core.compose import shown
+from playground.core.notation import EM_DASH
 from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.core.tools.output import LoadOutputError, LoadResult

@@ -33,7 +33,6 @@ from playground.report.document import (
 from playground.report.document import render_markdown as _markdown
 
 
-
 def _s(value: float | None, digits: int = 2) -> str:
     return EM_DASH if value is None else f"{value:.{digits}f} s"
 

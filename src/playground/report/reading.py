@@ -10,7 +10,6 @@ from playground.core.jsonmodel import to_json
 from playground.core.notation import EM_DASH, percent
 from playground.core.results import Entry, Run
 
-
 #: kind -> (section title, order). A new kind gets its own section by adding one line here;
 #: an unknown kind still renders, in the generic section.
 SECTIONS: dict[str, tuple[str, int]] = {

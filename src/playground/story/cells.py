@@ -11,6 +11,7 @@ from playground.incident.storyresults import RecoveryTimes, StoryRun, StoryTarge
 from playground.incident.targetresults import StorySummary
 from playground.story import findings
 
+
 def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
     """A float to `digits` decimals, an int as it is, with its unit; a dash for none."""
     if value is None:

@@ -3,8 +3,8 @@ figure of A beside B's, and where their settings differ."""
 
 from __future__ import annotations
 
-from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.core.notation import percent
+from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.story.cells import num, recovery, verdict
 
 COMPARE_COLUMNS = ("target", "figure", "A", "B")

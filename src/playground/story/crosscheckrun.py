@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from playground.core.compose import DockerError, shown
 from playground.core.target import Target
-from playground.core.tools.output import LoadOutputError
 from playground.core.tools.oha import oha_command, oha_report
+from playground.core.tools.output import LoadOutputError
 from playground.incident.storyresults import CrossCheck
 from playground.story.crosscheck import (
     OHA_IMAGE,

@@ -145,7 +145,12 @@ def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[list[Inline
             percent(st.visits_served),
             num(amplification, 2),
         ],
-        [p.verdict, num(p.goodput_during), percent(p.visits_served_during), num(p.amplification, 2)],
+        [
+            p.verdict,
+            num(p.goodput_during),
+            percent(p.visits_served_during),
+            num(p.amplification, 2),
+        ],
         p,
     )
 
