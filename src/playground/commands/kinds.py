@@ -14,7 +14,7 @@ line here (docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -108,36 +108,27 @@ def _story_report(run_dir: Path, run: StoryRun) -> list[Path]:
     return story_report.write_report(run_dir=run_dir, run=run)
 
 
+_BENCH = Kind(
+    name="bench",
+    package="bench",
+    record=bench_record.from_run,
+    record_class=bench_record.BenchRecord,
+    record_schema=bench_record.SCHEMA_CLASSES,
+    run_class=Run,
+    results_file=Run.FILE,
+    read=_read_bench,
+    write_report=_bench_report,
+    count=lambda r: len(r.entries()),
+    state=_bench_state,
+    commands=("playground.commands.bench",),
+    schema=RUN_SCHEMA_CLASSES,
+)
+
 KINDS: tuple[Kind, ...] = (
-    Kind(
-        name="bench",
-        package="bench",
-        record=bench_record.from_run,
-        record_class=bench_record.BenchRecord,
-        record_schema=bench_record.SCHEMA_CLASSES,
-        run_class=Run,
-        results_file=Run.FILE,
-        read=_read_bench,
-        write_report=_bench_report,
-        count=lambda r: len(r.entries()),
-        state=_bench_state,
-        commands=("playground.commands.bench",),
-        schema=RUN_SCHEMA_CLASSES,
-    ),
-    # A bench run swept over the machine's cores: the bench's results and report.
-    Kind(
-        name="scale",
-        package="bench",
-        record=bench_record.from_run,
-        record_class=bench_record.BenchRecord,
-        record_schema=(),
-        run_class=Run,
-        results_file=Run.FILE,
-        read=_read_bench,
-        write_report=_bench_report,
-        count=lambda r: len(r.entries()),
-        state=_bench_state,
-        commands=("playground.commands.scale",),
+    _BENCH,
+    # A bench run swept over the machine's cores: the bench's results, record and report.
+    replace(
+        _BENCH, name="scale", record_schema=(), commands=("playground.commands.scale",), schema=()
     ),
     Kind(
         name="story",
