@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import pkgutil
+
 import pytest
 
-from playground import cli
+from playground import cli, commands
+from playground.commands import kinds
 from playground.core.errors import UsageError
 
 
@@ -43,22 +48,29 @@ def test_scale_settings_refuse_a_zero_utilisation():
         scale_settings(cpu_ms=2.0, sweep=(100,), utilisation=0, probe="gunicorn-gevent")
 
 
+def _command_modules() -> dict[str, set[str]]:
+    """Every module of playground.commands with an `add_parser`, by name, with the subcommands
+    it adds (each on a parser of its own)."""
+    found = {}
+    for info in pkgutil.iter_modules(commands.__path__, prefix="playground.commands."):
+        module = importlib.import_module(info.name)
+        if callable(getattr(module, "add_parser", None)):
+            sub = argparse.ArgumentParser().add_subparsers()
+            module.add_parser(sub)
+            found[info.name] = set(sub.choices)
+    return found
+
+
 def test_every_command_is_one_module_with_add_parser():
+    """The CLI's subcommands are the ones the command modules add, every one of them (each
+    kind's from its line in the registry), and each has a handler."""
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert set(sub.choices) == {
-        "run",
-        "faults",
-        "scale",
-        "story",
-        "swarm",
-        "predict",
-        "record",
-        "list",
-        "runs",
-        "compare",
-        "report",
-    }
+    modules = _command_modules()
+    assert all(modules.values())
+    assert set(sub.choices) == set().union(*modules.values())
+    for kind in kinds.KINDS:
+        assert kind.commands and set(kind.commands) <= set(modules), kind.name
     for name, command in sub.choices.items():
         assert callable(command.get_default("handler")), name
 

@@ -11,28 +11,8 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
-MODULES = [
-    "core/sampling.py",
-    "core/runstore.py",
-    "core/results.py",
-    "core/jsonmodel.py",
-    "commands/schema.py",
-    "core/verdicts.py",
-    "core/load.py",
-    "core/compose.py",
-    *(f"core/tools/{p.name}" for p in sorted((SRC / "core" / "tools").glob("*.py"))),
-    "incident/oha.py",
-    "incident/openloop.py",
-    *(f"bench/{p.name}" for p in sorted((SRC / "bench").glob("*.py"))),
-    *(f"report/{p.name}" for p in sorted((SRC / "report").glob("*.py"))),
-    "incident/storyresults.py",
-    "incident/settings.py",
-    "incident/targetresults.py",
-    "commands/story.py",
-    *(f"story/{p.name}" for p in sorted((SRC / "story").glob("*.py"))),
-    *(f"swarm/{p.name}" for p in sorted((SRC / "swarm").glob("*.py"))),
-    "commands/swarm.py",
-]
+#: Every module of the runner, from the tree.
+MODULES = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py"))
 #: Entry points called from outside src/ (the console script, `python -m`, pytest, markdown-it).
 USED_FROM_OUTSIDE = {"main", "schema_markdown", "image"}
 

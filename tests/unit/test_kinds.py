@@ -1,7 +1,9 @@
 """The registry of kinds (playground.commands.kinds): every list of kinds reads it, so a kind
 registered here alone is loaded, redrawn by `playground report`, listed by `playground runs`,
-recorded and shown by `playground record`, documented on the schema page, given its command and placed by the layer test; and a fault run
-is redrawn like the others."""
+recorded and shown by `playground record`, documented on the schema page, given its command
+and placed by the layer test; a run is read by the word its file names, and a file written
+before every file named its kind by the one rule in `results.with_kind`; and a fault run is
+redrawn like the others."""
 
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ from playground.commands import kinds, schema
 from playground.core import jsonmodel
 from playground.core.jsonmodel import doc
 from playground.core.records import RecordHeader
-from playground.core.results import RunHeader
+from playground.core.results import RunHeader, with_kind
 from playground.core.runstore import write_json_atomic
 from playground.faults.results import FaultFailed, FaultsRun
+from playground.incident.storyresults import StoryRun
 from tests.unit import test_layers
 
 
@@ -58,11 +61,10 @@ def add_parser(sub: Any) -> None:
 
 
 TOY = kinds.Kind(
+    name="toy",
     package="toy",
-    label="toy",
     run_class=ToyRun,
     results_file=ToyRun.FILE,
-    claims=lambda data: data.get("kind") == "toy",
     read=lambda data: jsonmodel.from_json(ToyRun, data, "toy.json"),
     write_report=_toy_report,
     count=lambda run: run.count,
@@ -125,3 +127,74 @@ def test_a_fault_run_is_redrawn_by_report(tmp_path: Path) -> None:
     assert isinstance(kinds.load_run(run_dir), FaultsRun)
     assert cli.main(["report", "--results-dir", str(tmp_path), run_dir.name]) == 0
     assert "sync-gunicorn.yml" in (run_dir / "faults.md").read_text()
+
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.mark.parametrize(
+    ("changes", "word"),
+    [
+        ({"kind": "story", "predicted": True}, "predict"),
+        ({"kind": "story", "run_id": "20261127-013346-swarm"}, "swarm"),
+        ({"kind": "story"}, "story"),
+        ({"kind": None, "runs": []}, "faults"),
+        ({"kind": None, "settings": {"tool": "ab", "scale": None}}, "scale"),
+        ({"kind": None}, "bench"),
+        ({"kind": "predict"}, "predict"),
+    ],
+)
+def test_a_file_written_before_files_named_their_kind_is_given_its_word(
+    changes: dict[str, Any], word: str
+) -> None:
+    data = {"schema_version": 1, "run_id": "20261125-020108-story", "settings": {}} | changes
+    data = {k: v for k, v in data.items() if v is not None}
+    named = with_kind(data)
+    assert named["kind"] == word and "predicted" not in named
+
+
+@pytest.mark.parametrize(
+    ("name", "word"),
+    [
+        ("results_recorded.json", "bench"),
+        ("results_sweep.json", "bench"),
+        ("story_results_recorded.json", "story"),
+    ],
+)
+def test_the_recorded_runs_load_as_their_kind(name: str, word: str) -> None:
+    kind, run = kinds.load(DATA / name)
+    assert kind.name == run.kind == word
+
+
+def test_an_old_prediction_and_an_old_run_on_a_stack_load_as_their_own_kinds(
+    tmp_path: Path,
+) -> None:
+    """Written before files named their kind: a prediction said `story` with `predicted`, a run
+    on a stack `story` with an id ending in `-swarm`."""
+    for run_id, extra, word in (
+        ("20261126-000000-predict", {"predicted": True}, "predict"),
+        ("20261126-000000-swarm", {}, "swarm"),
+    ):
+        data = StoryRun(run_id=run_id).to_json() | {"kind": "story"} | extra
+        write_json_atomic(tmp_path / run_id / "results.json", data)
+        kind, run = kinds.load(tmp_path / run_id)
+        assert kind.name == run.kind == word
+    assert kinds.load_run(tmp_path / "20261126-000000-predict").predicted
+
+
+def test_a_record_written_before_records_named_a_stack_reads_as_swarm(tmp_path: Path) -> None:
+    path = tmp_path / "20261126-000000-swarm.json"
+    path.write_text(json.dumps({"run_id": path.stem, "kind": "story", "targets": []}))
+    assert kinds.load_record(path).kind == "swarm"
+
+
+def test_each_kind_has_its_own_word_and_the_order_of_the_registry_does_not_matter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    words = [k.name for k in kinds.KINDS]
+    assert len(set(words)) == len(words)
+    assert all(k.name in k.record_class.KINDS for k in kinds.KINDS)
+    files = [DATA / "results_recorded.json", DATA / "story_results_recorded.json"]
+    found = [kinds.load(path)[0].name for path in files]
+    monkeypatch.setattr(kinds, "KINDS", tuple(reversed(kinds.KINDS)))
+    assert [kinds.load(path)[0].name for path in files] == found == ["bench", "story"]

@@ -119,4 +119,4 @@ def test_a_target_with_no_recorded_self_check_is_not_trusted() -> None:
         run, targets=[dataclasses.replace(run.targets[0], check=None), *run.targets[1:]]
     )
     assert storyruns.untrusted(unchecked) == [f"{run.targets[0].name}: no self-check recorded"]
-    assert storyruns.untrusted(dataclasses.replace(unchecked, predicted=True)) == []
+    assert storyruns.untrusted(dataclasses.replace(unchecked, kind="predict")) == []

@@ -74,6 +74,7 @@ def _scale(tmp_path: Path) -> Path:
     run = Run.from_json(json.loads((DATA / "results_sweep.json").read_text()))
     chosen = ScaleSettings(probe="devserver-threads", cpu_ms_per_request=2.0, rate=125.0)
     run.settings = ScaleRunSettings(sweep=[10, 50], scale=chosen)
+    run.kind = "scale"
     run.set_probe("devserver-threads")
     run.run_id = "20261123-121127"
     return _keep(tmp_path / "results", run)
@@ -255,7 +256,7 @@ def test_a_delay_sweeps_record_keeps_each_pool_at_each_delay() -> None:
     ]
     run = StoryRun(
         run_id="20260101-000000-predict",
-        predicted=True,
+        kind="predict",
         cliff=Cliff(targets=[CliffTarget(name="story-uwsgi-threads", delays=steps)]),
     )
     record = predictrecord.from_run(run, machine="m")
@@ -321,8 +322,8 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_a_record_of_a_kind_no_registry_line_records_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "20261126-000000-swarm.json"
-    path.write_text(json.dumps({"run_id": path.stem, "kind": "swarm"}))
+    path = tmp_path / "20261126-000000-sketch.json"
+    path.write_text(json.dumps({"run_id": path.stem, "kind": "sketch"}))
     with pytest.raises(records.RecordError, match="not one this version records"):
         kinds.load_record(path)
     assert to_json(records.scrubbed(None)) is None

@@ -752,10 +752,12 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
     --no-refresh`."""
     import json
 
-    from playground.incident.oha import oha_figures
+    from playground.core.tools.oha import oha_report
     from playground.story import crosscheck
 
-    oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
+    oha = crosscheck.oha_figures(
+        oha_report((DATA / "oha_q20_z3s_200ms.json").read_text()), duration_s=3
+    )
     output = analysis.generator_output(
         json.loads((DATA / "openloop_constant_20rps_3s_200ms.json").read_text())
     )
@@ -770,26 +772,29 @@ def test_oha_and_the_generator_read_the_same_load_the_same_way():
 
 
 def test_an_oha_run_whose_every_request_timed_out_has_no_goodput_and_no_latency():
+    from playground.core.tools.oha import oha_report
     from playground.core.tools.output import LoadOutputError
-    from playground.incident.oha import oha_figures
+    from playground.story.crosscheck import oha_figures
 
-    f = oha_figures((DATA / "oha_q20_z3s_all_timeout.json").read_text(), duration_s=3)
+    f = oha_figures(oha_report((DATA / "oha_q20_z3s_all_timeout.json").read_text()), duration_s=3)
     assert (f.ok, f.requests, f.errors) == (0, 60, {"timeout": 60})
     assert f.latency_p50_s is None and f.goodput_per_s == 0
     with pytest.raises(LoadOutputError, match="no JSON report"):
-        oha_figures("Error: connection refused", duration_s=3)
+        oha_report("Error: connection refused")
 
 
 def test_the_cross_check_offers_below_at_and_above_the_pools_capacity_and_is_reported(tmp_path):
     import json
 
-    from playground.incident.oha import oha_figures
+    from playground.core.tools.oha import oha_report
     from playground.incident.storyresults import CrossCheck
     from playground.story import crosscheck
 
     # 2 x 64 threads at 2 s answer 64/s: half of it, all of it, half as much again.
     assert crosscheck.rates(pool=128, delay=2.0) == [32.0, 64.0, 96.0]
-    oha = oha_figures((DATA / "oha_q20_z3s_200ms.json").read_text(), duration_s=3)
+    oha = crosscheck.oha_figures(
+        oha_report((DATA / "oha_q20_z3s_200ms.json").read_text()), duration_s=3
+    )
     ours = crosscheck.openloop_figures(
         analysis.generator_output(
             json.loads((DATA / "openloop_constant_20rps_3s_200ms.json").read_text())

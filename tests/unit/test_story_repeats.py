@@ -16,7 +16,7 @@ from playground.core.survival import km_median, still_waiting
 from playground.incident import analysis
 from playground.incident.held import COLLAPSED, HELD, NOT_RECOVERED
 from playground.incident.settings import StorySettings
-from playground.incident.split import busiest_share, busiest_shares, split_before
+from playground.incident.split import busiest_share, connections_before, split_before
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import GeneratorCheck, Incident, StorySecond, StorySummary
 from playground.story import findings, headline, repeats, report
@@ -198,7 +198,13 @@ def test_the_busiest_share_is_read_per_repeat_from_a_stored_run_old_or_new(tmp_p
     old.seconds = [StorySecond(t=i, worker_connections=[36, 4]) for i in range(7)]
     gevent = _repeat(1, served=1.0, recovery_s=0.0, name="story-gunicorn-gevent")
     run = StoryRun.from_json(_run(*new, old, gevent, repeat=3).to_json())
-    assert busiest_shares(run) == {"story-gunicorn-threads": [(1, 0.75), (2, 0.5), (3, 0.9)]}
+    shares = [(t.name, t.repeat, busiest_share(connections_before(t))) for t in run.targets]
+    assert shares == [
+        ("story-gunicorn-threads", 1, 0.75),
+        ("story-gunicorn-threads", 2, 0.5),
+        ("story-gunicorn-threads", 3, 0.9),
+        ("story-gunicorn-gevent", 1, None),
+    ]
     report.write_report(run_dir=tmp_path, run=run)
     md = (tmp_path / "report.md").read_text()
     assert "| story-gunicorn-threads \\#1 | - | 30 / 10 (75%) |" in md

@@ -134,14 +134,14 @@ def test_a_run_on_a_stack_is_its_own_kind_and_redraws_as_a_story(tmp_path: Path)
     from playground.core.jsonmodel import to_json
 
     t = StoryTarget(name="story-x", error="not ready after 120 s", swarm=_shape([True]))
-    for run_id, label in (("20261127-010203-swarm", "story on Swarm"), ("r-story", "story")):
+    for run_id, word in (("20261127-010203-swarm", "swarm"), ("r-story", "story")):
         folder = tmp_path / run_id
         folder.mkdir()
         (folder / "results.json").write_text(
-            json.dumps(to_json(StoryRun(run_id=run_id, targets=[t])))
+            json.dumps(to_json(StoryRun(run_id=run_id, kind=word, targets=[t])))
         )
         kind, run = kinds.load(folder)
-        assert kind.label == label and isinstance(run, StoryRun)
+        assert kind.name == word and isinstance(run, StoryRun)
     kind, run = kinds.load(tmp_path / "20261127-010203-swarm")
     paths = kind.write_report(tmp_path / "20261127-010203-swarm", run)
     assert "On Docker Swarm" in paths[0].read_text()

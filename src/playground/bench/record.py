@@ -12,7 +12,7 @@ from typing import ClassVar
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
 from playground.core.records import RecordHeader
-from playground.core.results import Entry, Run, ScaleRunSettings
+from playground.core.results import Entry, Run
 
 _r = records.rounded
 
@@ -111,11 +111,7 @@ def from_run(run: Run, *, machine: str) -> BenchRecord:
         entries.append(_entry(run.probe, "probe"))
     settings = {} if run.settings is None else jsonmodel.to_json(run.settings)
     return BenchRecord(
-        **records.header(
-            run,
-            kind="scale" if isinstance(run.settings, ScaleRunSettings) else "bench",
-            machine=machine,
-        ),
+        **records.header(run, machine=machine),
         settings=settings,
         entries=entries,
     )

@@ -155,6 +155,7 @@ def measure(
     tool: str,
     prepare: Prepare | None = None,
     targets: tuple[Target, ...] = (),
+    kind: str = "bench",
 ) -> int:
     """Preflight, lock, build, then run a plan into a new (or resumed) run and report it.
     Without a ``plan``, ``prepare`` makes it once the run's store exists."""
@@ -172,7 +173,7 @@ def measure(
             store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
             out.print(f"resuming {store.run_dir}")
         else:
-            store = _new_store(docker, args, settings=settings, tool=tool)
+            store = _new_store(docker, args, settings=settings, tool=tool, kind=kind)
         progress = make_progress(out, err, quiet=args.quiet)
 
         def runner_for(p: Plan) -> Runner:
@@ -202,7 +203,7 @@ def measure(
 
 
 def _new_store(
-    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str
+    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str, kind: str
 ) -> RunStore[Run]:
     """A new run's store, its header carrying the command, the environment and the settings."""
     version = docker.run(
@@ -211,6 +212,7 @@ def _new_store(
         quiet=True,
     )
     run = Run(
+        kind=kind,
         run_id=runstore.new_run_id(),
         started_at=runstore.now(),
         command=args.command_line,

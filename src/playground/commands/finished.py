@@ -70,7 +70,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         state = "unfinished" if run.finished_at is None else kind.state(run)
         table.add_row(
             path.name,
-            kind.label,
+            kind.name,
             run.started_at or "-",
             str(kind.count(run)),
             state,

@@ -1,8 +1,11 @@
 """The registry of kinds of run: one line per kind, and every list of kinds reads it.
 
-Each kind names its package under `src/playground/`, the class its results file holds, that
-file's name, how a run of it is told apart in the file, how the file is read, how its report is
-written, and the commands that make it. Loading a run (`load_run`, `runs`), `playground report`,
+Each kind has one word (`bench`, `scale`, `faults`, `story`, `predict`, `swarm`): its line here,
+the `kind` its results file and its record name, and its package under `src/playground/`. A
+file is read by that word alone (a file written before every file named its kind is given its
+word by `core.results.with_kind`, as it is read). Each line names too the class its results
+file holds, that file's name, how the file is read, how its report is written, and the commands
+that make it. Loading a run (`load_run`, `runs`), `playground report`,
 `playground runs`, the schema page (`commands/schema.py`), the CLI (`cli.py`) and the layer test
 (`tests/unit/test_layers.py`) all go through `KINDS`: a new kind of run is one package and one
 line here (docs/architecture.md).
@@ -11,7 +14,7 @@ line here (docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -45,16 +48,16 @@ SchemaTables = tuple[tuple[type, str], ...]
 class Kind:
     """One kind of run, as every list of kinds needs it."""
 
-    #: The kind's package under src/playground (`bench`: src/playground/bench/).
+    #: The kind's word: the `kind` its results file and its record name, and what `playground
+    #: runs` calls it.
+    name: str
+    #: Its package under src/playground, named by its word (`bench`: src/playground/bench/);
+    #: a scale run's is the bench's: the same runner and results, swept over the cores.
     package: str
-    #: What `playground runs` calls a run of it.
-    label: str
     #: The class its results file holds.
     run_class: type[RunHeader]
     #: The file it is kept in, inside its run folder.
     results_file: str
-    #: Whether a results file's JSON is a run of this kind (after its file name matched).
-    claims: Callable[[dict[str, Any]], bool]
     #: The file's JSON as the typed run.
     read: Callable[[dict[str, Any]], RunHeader]
     #: Writes the run's report into its folder; the files it wrote.
@@ -63,7 +66,7 @@ class Kind:
     count: Callable[[Any], int]
     state: Callable[[Any], str]
     #: A stored run as its compact record (docs/runs/<run id>.json), the machine given in words;
-    #: the record's class (its `KINDS` are the record's `kind` values) and its schema tables.
+    #: the record's class (its `KINDS` hold this kind's word) and its schema tables.
     record: Callable[..., RecordHeader]
     record_class: type[RecordHeader]
     record_schema: SchemaTables
@@ -79,6 +82,10 @@ def _read_bench(data: dict[str, Any]) -> Run:
     if not isinstance(data.get("scenarios"), list):
         raise ResultsError(f"kind {data.get('kind')!r} is not one this version knows")
     return upgrade(Run.from_json(data))
+
+
+def _bench_report(run_dir: Path, run: Run) -> list[Path]:
+    return report.write_report(run_dir=run_dir, results=run)
 
 
 def _bench_state(run: Run) -> str:
@@ -101,41 +108,36 @@ def _story_report(run_dir: Path, run: StoryRun) -> list[Path]:
     return story_report.write_report(run_dir=run_dir, run=run)
 
 
-def _is_story(data: dict[str, Any], *, predicted: bool) -> bool:
-    return data.get("kind") == StoryRun.KIND and bool(data.get("predicted")) == predicted
-
-
-def _is_swarm(data: dict[str, Any]) -> bool:
-    """A story run measured on a Swarm stack (`playground swarm`): named so by its id."""
-    return _is_story(data, predicted=False) and str(data.get("run_id", "")).endswith("-swarm")
-
+_BENCH = Kind(
+    name="bench",
+    package="bench",
+    record=bench_record.from_run,
+    record_class=bench_record.BenchRecord,
+    record_schema=bench_record.SCHEMA_CLASSES,
+    run_class=Run,
+    results_file=Run.FILE,
+    read=_read_bench,
+    write_report=_bench_report,
+    count=lambda r: len(r.entries()),
+    state=_bench_state,
+    commands=("playground.commands.bench",),
+    schema=RUN_SCHEMA_CLASSES,
+)
 
 KINDS: tuple[Kind, ...] = (
-    Kind(
-        package="bench",
-        label="bench",
-        record=bench_record.from_run,
-        record_class=bench_record.BenchRecord,
-        record_schema=bench_record.SCHEMA_CLASSES,
-        run_class=Run,
-        results_file=Run.FILE,
-        claims=lambda data: data.get("kind", "bench") == "bench",
-        read=_read_bench,
-        write_report=lambda run_dir, r: report.write_report(run_dir=run_dir, results=r),
-        count=lambda r: len(r.entries()),
-        state=_bench_state,
-        commands=("playground.commands.bench", "playground.commands.scale"),
-        schema=RUN_SCHEMA_CLASSES,
+    _BENCH,
+    # A bench run swept over the machine's cores: the bench's results, record and report.
+    replace(
+        _BENCH, name="scale", record_schema=(), commands=("playground.commands.scale",), schema=()
     ),
     Kind(
+        name="story",
         package="story",
-        label="story",
         record=story_record.from_run,
         record_class=story_record.RunRecord,
         record_schema=story_record.SCHEMA_CLASSES,
         run_class=StoryRun,
         results_file=StoryRun.FILE,
-        claims=lambda data: _is_story(data, predicted=False) and not _is_swarm(data),
         read=StoryRun.from_json,
         write_report=_story_report,
         count=lambda r: len(r.targets),
@@ -145,14 +147,13 @@ KINDS: tuple[Kind, ...] = (
         schema=STORY_SCHEMA_CLASSES,
     ),
     Kind(
+        name="predict",
         package="predict",
-        label="prediction",
         record=predict_record.from_run,
         record_class=predict_record.PredictRecord,
         record_schema=predict_record.SCHEMA_CLASSES,
         run_class=StoryRun,
         results_file=StoryRun.FILE,
-        claims=lambda data: _is_story(data, predicted=True),
         read=StoryRun.from_json,
         write_report=_story_report,
         count=lambda r: len(r.targets),
@@ -160,14 +161,13 @@ KINDS: tuple[Kind, ...] = (
         commands=("playground.commands.predict",),
     ),
     Kind(
+        name="faults",
         package="faults",
-        label="faults",
         record=faults_record.from_run,
         record_class=faults_record.FaultsRecord,
         record_schema=faults_record.SCHEMA_CLASSES,
         run_class=FaultsRun,
         results_file=FaultsRun.FILE,
-        claims=lambda data: True,
         read=FaultsRun.from_json,
         write_report=lambda run_dir, r: [faults_render.write_report(run_dir=run_dir, run=r)],
         count=lambda r: len(r.runs),
@@ -176,17 +176,16 @@ KINDS: tuple[Kind, ...] = (
         schema_intro=FAULT_SCHEMA_INTRO,
         schema=FAULT_SCHEMA_CLASSES,
     ),
-    # A run on a stack is a story run, told apart by its id.
+    # The story measured on a Swarm stack: a story run's results.
     Kind(
+        name="swarm",
         package="swarm",
-        label="story on Swarm",
         # Its record is a story run's, each target with the stack it ran on.
         record=story_record.from_run,
         record_class=story_record.RunRecord,
         record_schema=(),
         run_class=StoryRun,
         results_file=StoryRun.FILE,
-        claims=_is_swarm,
         read=StoryRun.from_json,
         write_report=lambda run_dir, r: story_report.write_report(run_dir=run_dir, run=r),
         count=lambda r: len(r.targets),
@@ -208,18 +207,22 @@ def _file(path: Path) -> Path:
     return found[0] if found else path / results_files()[0]
 
 
+def kind_named(word: object) -> Kind | None:
+    """The kind of that word, or None."""
+    return next((k for k in KINDS if k.name == word), None)
+
+
 def load(path: Path) -> tuple[Kind, RunHeader]:
     """A run's results file (a run folder is accepted too) as its kind and typed run."""
     path = _file(path)
     data = runstore.read(path)
-    for kind in KINDS:
-        named = path.name in results_files()  # a file of another name: any kind's
-        if (not named or path.name == kind.results_file) and kind.claims(data):
-            try:
-                return kind, kind.read(data)
-            except ResultsError as exc:
-                raise ResultsError(f"{path}: {exc}") from None
-    raise ResultsError(f"{path}: kind {data.get('kind')!r} is not one this version knows")
+    kind = kind_named(data["kind"])
+    if kind is None:
+        raise ResultsError(f"{path}: kind {data['kind']!r} is not one this version knows")
+    try:
+        return kind, kind.read(data)
+    except ResultsError as exc:
+        raise ResultsError(f"{path}: {exc}") from None
 
 
 def load_run(path: Path) -> Any:
@@ -249,10 +252,10 @@ def runs(results_dir: Path) -> list[tuple[Path, tuple[Kind, RunHeader] | Results
 def load_record(path: Path) -> RecordHeader:
     """A run record (docs/runs/<run id>.json) of any kind, read by its `kind`."""
     data = records.read(path)
-    for kind in KINDS:
-        if data.get("kind") in kind.record_class.KINDS:
-            return records.load_as(kind.record_class, path, data)
-    raise RecordError(f"{path.name}: kind {data.get('kind')!r} is not one this version records")
+    kind = kind_named(data.get("kind"))
+    if kind is None:
+        raise RecordError(f"{path.name}: kind {data.get('kind')!r} is not one this version records")
+    return records.load_as(kind.record_class, path, data)
 
 
 def record_path(ref: str, directory: Path) -> Path:

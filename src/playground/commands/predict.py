@@ -1,8 +1,8 @@
 """`playground predict`: the story's incident in the model, in seconds, without Docker.
 
 The same targets and options as `playground story` (:func:`.story.add_story_options`), so a
-prediction and a measurement are one word apart; the prediction is stored as a story run
-marked `predicted` (`playground report`, `playground compare` read it). `--sweep rate` finds
+prediction and a measurement are one word apart; the prediction is stored as a story run of
+kind `predict` (`playground report`, `playground compare` read it). `--sweep rate` finds
 the offered load at which a target falls, `--sweep delay` the incident's delay, each beside
 Little's law.
 """
@@ -24,6 +24,7 @@ from playground.commands import options
 from playground.commands import story as story_command
 from playground.core import environment, jsonmodel, remedies, runstore
 from playground.core.errors import UsageError
+from playground.core.notation import percent
 from playground.core.odds import Frequency
 from playground.core.runstore import RunStore
 from playground.core.target import Target
@@ -278,7 +279,7 @@ def _representative(t: Any) -> list[str]:
     recovery = "past the run" if s.recovery_s is None else f"{s.recovery_s:.0f} s"
     return [
         f"  the report's draw: {held.outcome(s.visits_served_during, s.recovery_s)}, "
-        f"{cells.pct(s.visits_served_during)} of the visits served,",
+        f"{percent(s.visits_served_during)} of the visits served,",
         f"  goodput/s {cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
         f"{cells.num(s.goodput_after, 0)}, {cells.num(s.amplification, 2)} attempts a visit, "
         f"time to recover {recovery}",
@@ -363,7 +364,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         command=args.command_line,
         environment=environment.model_only(),
         story=settings,
-        predicted=True,
+        kind="predict",
     )
     started = time.monotonic()
     shown = Console(quiet=True) if args.json else out  # --json: the document alone on stdout

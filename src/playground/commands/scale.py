@@ -114,6 +114,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         settings=settings,
         tool="ab",
         targets=(*targets, probe),
+        kind="scale",
     )
 
 

@@ -93,6 +93,7 @@ def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
         docker.env.update(settings.compose_env())
         run = new_story_run(args, docker, settings, repeat=args.repeat)
         run.run_id = run.run_id.removesuffix("-story") + "-swarm"
+        run.kind = "swarm"
         store = RunStore.create_run(results_dir=args.results_dir, run=run)
         base = SwarmRun(
             docker=docker,

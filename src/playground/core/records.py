@@ -24,7 +24,8 @@ from typing import Any, ClassVar, TypeVar
 from playground.core import jsonmodel
 from playground.core.errors import UsageError
 from playground.core.jsonmodel import doc
-from playground.core.results import Environment, RunHeader
+from playground.core.notation import DASH
+from playground.core.results import Environment, RunHeader, with_kind
 
 #: Where the records live, beside the pages that cite them.
 RECORDS_DIR = Path(__file__).resolve().parents[3] / "docs" / "runs"
@@ -47,7 +48,7 @@ class RecordHeader:
     ROWS: ClassVar[tuple[str, ...]] = ()
 
     run_id: str = doc("the run's id, as the pages cite it", "")
-    kind: str = doc("story, predict, faults, bench or scale", "")
+    kind: str = doc("the run's kind: bench, scale, faults, story, predict or swarm", "")
     source: str = doc(
         "`recorded` (written from the run's results file) or `transcribed` (copied from the "
         "pages' tables: the results were not kept)",
@@ -85,15 +86,15 @@ class RecordHeader:
 def cell(value: Any) -> str:
     """A value of a record as a table shows it."""
     if value is None:
-        return "-"
+        return DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, list):
-        return ", ".join(cell(v) for v in value) or "-"
+        return ", ".join(cell(v) for v in value) or DASH
     if isinstance(value, dict):
-        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or "-"
+        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or DASH
     return str(value)
 
 
@@ -107,12 +108,12 @@ def scrub_text(text: str | None) -> str | None:
     return _PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1] or "/", text)
 
 
-def header(run: RunHeader, *, kind: str, machine: str) -> dict[str, Any]:
-    """The header fields of a stored run's record, every kind alike: its id, the kind, where
+def header(run: RunHeader, *, machine: str) -> dict[str, Any]:
+    """The header fields of a stored run's record, every kind alike: its id, its kind, where
     it came from, its command and environment scrubbed of the machine, its date."""
     return {
         "run_id": run.run_id,
-        "kind": kind,
+        "kind": run.kind,
         "source": RECORDED,
         "command": scrub_text(run.command),
         "date": run.started_at,
@@ -163,14 +164,14 @@ def _dropped_nulls(row: Any) -> Any:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A record file's JSON object."""
+    """A record file's JSON object, its kind named (`results.with_kind`)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise RecordError(f"{path.name}: cannot read a run record: {exc}") from None
     if not isinstance(data, dict):
         raise RecordError(f"{path.name}: a run record is a JSON object")
-    return data
+    return with_kind(data)
 
 
 def load_as(cls: type[Record], path: Path, data: dict[str, Any] | None = None) -> Record:

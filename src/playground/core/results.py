@@ -294,11 +294,38 @@ class RunHeader:
     environment: Environment | None = doc("what the run was measured on (null: not recorded)")
     #: Each kind of run declares its own settings model (``Run``, ``StoryRun``, ``FaultsRun``).
     settings: object = doc("the run's options, a model per kind (null: not recorded)")
+    #: Each kind of run gives its own word as the default.
+    kind: str = doc(
+        "the kind of run, by its word in the registry of kinds: `bench`, `scale`, `faults`, "
+        "`story`, `predict` or `swarm`",
+        "",
+    )
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = jsonmodel.to_json(self)
         return out
+
+
+def with_kind(data: dict[str, Any]) -> dict[str, Any]:
+    """A results file's or a run record's JSON with its `kind` named, the one rule that reads a
+    file written before every file named its kind: without a `kind`, a bench run's (a scale
+    run's where its settings have `scale`), or a fault run's where it has `runs`; a story run's
+    with `predicted` true is a prediction (`predict`), and one whose id ends in `-swarm` ran on
+    a Swarm stack (`swarm`). A file that names its kind is returned as it is."""
+    kind = data.get("kind")
+    if kind is None and "runs" in data:
+        kind = "faults"
+    elif kind is None:
+        settings = data.get("settings")
+        kind = "scale" if isinstance(settings, dict) and "scale" in settings else "bench"
+    elif kind == "story" and data.get("predicted"):
+        kind = "predict"
+    elif kind == "story" and str(data.get("run_id", "")).endswith("-swarm"):
+        kind = "swarm"
+    else:
+        return data
+    return {k: v for k, v in data.items() if k != "predicted"} | {"kind": kind}
 
 
 @dataclass
@@ -308,6 +335,7 @@ class Run(RunHeader):
     settings: ScaleRunSettings | BenchSettings | None = doc(
         "the run's options: a bench run's, or a scale run's (with `scale`); null: not recorded"
     )
+    kind: str = doc("`bench` (`playground run`) or `scale` (`playground scale`)", "bench")
     calibration: Entry | None = doc("ab straight at the upstream: the harness ceiling")
     scenarios: list[Entry] = doc("every other entry, in the order measured", factory=list)
     probe: Entry | None = doc(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from playground.core.jsonmodel import ResultsError
-from playground.core.results import RESULTS_FILE, SCHEMA_VERSION, Run
+from playground.core.results import RESULTS_FILE, SCHEMA_VERSION, Run, with_kind
 from playground.core.verdicts import upgrade
 
 __all__ = [
@@ -64,7 +64,8 @@ def point_latest(results_dir: Path, run_dir: Path) -> None:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A run's results file as JSON, checked to be one of the store's schema version."""
+    """A run's results file as JSON, checked to be one of the store's schema version, its kind
+    named (`results.with_kind`)."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -73,7 +74,7 @@ def read(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise ResultsError(f"{path} is not a playground results file (schema {SCHEMA_VERSION})")
-    return data
+    return with_kind(data)
 
 
 def load(path: Path) -> Run:
@@ -82,8 +83,8 @@ def load(path: Path) -> Run:
     if path.is_dir():
         path = path / RESULTS_FILE
     data = read(path)
-    if data.get("kind", "bench") != "bench" or not isinstance(data.get("scenarios"), list):
-        raise ResultsError(f"{path} is not a bench run (kind {data.get('kind', 'bench')!r})")
+    if data["kind"] not in ("bench", "scale") or not isinstance(data.get("scenarios"), list):
+        raise ResultsError(f"{path} is not a bench or scale run (kind {data['kind']!r})")
     try:
         return upgrade(Run.from_json(data))
     except ResultsError as exc:

@@ -33,7 +33,7 @@ def timeline(outcomes: Sequence[Outcome], *, bin_s: float = 1.0) -> list[dict[st
     return [{"t": round(i * bin_s, 3), **dict(sorted(c.items()))} for i, c in sorted(bins.items())]
 
 
-def _pct(values: Sequence[float], q: float) -> float | None:
+def _percentile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
@@ -56,10 +56,10 @@ def phase_stats(outcomes: Sequence[Outcome], *, start: float, end: float) -> Pha
         to_s=round(end, 3),
         requests=len(inside),
         kinds=count_kinds(inside),
-        p50_s=_round(_pct(secs, 0.5)),
-        p90_s=_round(_pct(secs, 0.9)),
+        p50_s=_round(_percentile(secs, 0.5)),
+        p90_s=_round(_percentile(secs, 0.9)),
         max_s=_round(max(secs, default=None)),
-        excess_p50_s=_round(_pct(excess, 0.5)),
+        excess_p50_s=_round(_percentile(excess, 0.5)),
         excess_max_s=_round(max(excess, default=None)),
         ok_rps=round(len(done_in) / span, 2),
         longest_s=_round(max((o.seconds for o in inside), default=None)),

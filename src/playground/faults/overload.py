@@ -11,6 +11,7 @@ from pathlib import Path
 
 from playground.core import load as loadmod
 from playground.core.compose import shown
+from playground.core.notation import EM_DASH
 from playground.core.target import Target
 from playground.core.tools.ab import ab_command
 from playground.core.tools.output import LoadOutputError, LoadResult
@@ -37,7 +38,6 @@ from playground.faults.results import (
 from playground.faults.session import FaultSession, probe_port, running
 
 OVERLOAD_PROBE_CONCURRENCY = 10
-DASH = "—"
 
 
 # Bursts after a slow first one before the verdict is "capacity lost" (see Overload.one).
@@ -240,7 +240,7 @@ def shed_summary(
         p50 = ab.latency_ms.get("p50")
         p99 = ab.latency_ms.get("p99")
         if p50 is not None and queued(p50_ms=p50, delay=delay):
-            tail = DASH if p99 is None else f"{p99 / 1000:.1f} s"
+            tail = EM_DASH if p99 is None else f"{p99 / 1000:.1f} s"
             said.append(
                 f"queueing: median {p50 / 1000:.1f} s, p99 {tail} for a {delay:g} s upstream"
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.core.notation import EM_DASH
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.results import (
     FaultFailed,
@@ -31,15 +32,13 @@ from playground.report.document import (
 )
 from playground.report.document import render_markdown as _markdown
 
-DASH = "—"
-
 
 def _s(value: float | None, digits: int = 2) -> str:
-    return DASH if value is None else f"{value:.{digits}f} s"
+    return EM_DASH if value is None else f"{value:.{digits}f} s"
 
 
 def _kinds(kinds: dict[str, int]) -> str:
-    return ", ".join(f"{k}: {n}" for k, n in kinds.items()) or DASH
+    return ", ".join(f"{k}: {n}" for k, n in kinds.items()) or EM_DASH
 
 
 def _verdict(target: Verdict) -> str | Span:
@@ -149,7 +148,7 @@ def overload_table(record: FaultRecord) -> Table:
             continue
         ab = t.ab.figures
         if t.ab.error or ab is None:
-            figures, latency = t.ab.error or DASH, DASH
+            figures, latency = t.ab.error or EM_DASH, EM_DASH
         else:
             f = ab.failures
             figures = (
@@ -159,7 +158,7 @@ def overload_table(record: FaultRecord) -> Table:
             )
             lat = ab.latency_ms
             latency = " / ".join(
-                DASH if lat.get(k) is None else f"{lat[k] / 1000:.2f} s"
+                EM_DASH if lat.get(k) is None else f"{lat[k] / 1000:.2f} s"
                 for k in ("p50", "p99", "max")
             )
         rows.append(

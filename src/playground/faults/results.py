@@ -330,6 +330,7 @@ class FaultsRun(RunHeader):
     FILE: ClassVar[str] = "faults.json"
 
     settings: FaultRunSettings | None = doc("the faults and their options (null: not recorded)")
+    kind: str = doc("`faults`", "faults")
 
     runs: list[FaultRecord | FaultFailed] = doc("one per fault and compose file", factory=list)
 

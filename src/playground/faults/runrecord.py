@@ -112,7 +112,7 @@ def from_run(run: FaultsRun, *, machine: str) -> FaultsRecord:
             continue
         rows += [_target(record.run.fault, record.compose_file, t) for t in record.run.targets]
     return FaultsRecord(
-        **records.header(run, kind="faults", machine=machine),
+        **records.header(run, machine=machine),
         settings={} if run.settings is None else jsonmodel.to_json(run.settings),
         targets=rows,
     )

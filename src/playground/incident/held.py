@@ -9,6 +9,7 @@ are in :mod:`playground.core.verdicts`; the bench's diagnoses in
 
 from __future__ import annotations
 
+from playground.core.notation import DASH, percent
 from playground.core.results import Finding
 
 # The verdict's three words, as held.HELD and the rest everywhere they are read.
@@ -26,10 +27,6 @@ HELD_SHARE = 0.95
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"
-
-
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f}%"
 
 
 def incident(target: StoryTarget) -> list[Finding]:
@@ -50,7 +47,7 @@ def incident(target: StoryTarget) -> list[Finding]:
             Finding(
                 code="held",
                 severity=INFO,
-                message=f"held: {_pct(served)} of the visits during the incident were served",
+                message=f"held: {percent(served)} of the visits during the incident were served",
                 figures=figures,
             )
         )
@@ -59,8 +56,8 @@ def incident(target: StoryTarget) -> list[Finding]:
             Finding(
                 code="collapsed",
                 severity=WARNING,
-                message=f"collapsed: only {_pct(served)} of the visits during the incident were "
-                f"served (held means at least {_pct(HELD_SHARE)})",
+                message=f"collapsed: only {percent(served)} of the visits during the incident were "
+                f"served (held means at least {percent(HELD_SHARE)})",
                 figures=figures,
             )
         )
@@ -97,7 +94,7 @@ def was_held(target: StoryTarget) -> bool | None:
 
 def word(verdict: bool | None) -> str:
     """How the report writes a verdict: held, collapsed, or a dash for none."""
-    return {True: "held", False: "collapsed", None: "-"}[verdict]
+    return {True: "held", False: "collapsed", None: DASH}[verdict]
 
 
 #: A sweep step whose goodput fell below HELD_SHARE of the visits offered.

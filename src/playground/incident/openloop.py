@@ -15,11 +15,14 @@ OPENLOOP = "/usr/local/bin/openloop.py"
 API_PORT = 4000
 
 
-def openloop(url: str, *, rate: float, duration: float, options: list[str], out: str) -> list[str]:
-    """The generator's command line, inside the load-generator container on the target's
-    network: `rate` visits/s to `url` for `duration` s, writing its attempts to `out`."""
+def openloop(
+    url: str, *, rate: float, duration: float, options: list[str], out: str | None = None
+) -> list[str]:
+    """The generator's command line, for every run of it (the story's, in the load-generator
+    container on the target's network, and each Swarm sender's): `rate` visits/s to `url` for
+    `duration` s, writing its attempts to `out` (without one, its caller adds where)."""
     head = ["python", OPENLOOP, "--url", url, "--rate", num(rate), "--duration", num(duration)]
-    return [*head, *options, "--out", out]
+    return [*head, *options, *(["--out", out] if out is not None else [])]
 
 
 def users(s: StorySettings) -> list[str]:

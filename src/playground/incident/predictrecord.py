@@ -96,7 +96,7 @@ def from_run(run: StoryRun, *, machine: str) -> PredictRecord:
     if not run.predicted:
         raise RecordError(f"{run.run_id} is a measurement, not a prediction")
     return PredictRecord(
-        **records.header(run, kind="predict", machine=machine),
+        **records.header(run, machine=machine),
         settings=jsonmodel.to_json(run.story),
         targets=[_target(t) for t in run.targets],
         cells=[] if run.odds_map is None else list(run.odds_map.cells),

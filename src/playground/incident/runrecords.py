@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
+from playground.core.notation import DASH, percent
 from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHeader, dumps
 from playground.incident import held, split
 from playground.incident.mechanism import Mechanism
@@ -82,7 +83,7 @@ class ModelRow:
 class RunRecord(RecordHeader):
     """What a page cites of one story run."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("story",)
+    KINDS: ClassVar[tuple[str, ...]] = ("story", "swarm")
     ROWS: ClassVar[tuple[str, ...]] = ("model_rows", "targets")
 
     check: str | None = doc("the generator's check over the whole run, as the page gives it")
@@ -162,25 +163,21 @@ TARGET_COLUMNS = (
 )
 
 
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f}%"
-
-
 def _num(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:g}{unit}"
+    return DASH if value is None else f"{value:g}{unit}"
 
 
 def _target_cells(t: TargetRecord) -> list[str]:
     lag = (
-        "-"
+        DASH
         if t.send_lag_p99_s is None
         else f"{1000 * t.send_lag_p99_s:.1f} / {1000 * (t.send_lag_max_s or 0):.1f} ms"
     )
     return [
         t.name,
         str(t.repeat),
-        t.verdict or "-",
-        _pct(t.visits_served_during),
+        t.verdict or DASH,
+        percent(t.visits_served_during),
         " → ".join(_num(g) for g in (t.goodput_before, t.goodput_during, t.goodput_after)),
         _num(t.recovery_s, " s"),
         _num(t.attempts_per_visit),
@@ -208,7 +205,7 @@ def from_run(run: StoryRun, *, machine: str) -> RunRecord:
         if k in defaults and v != defaults[k] and v is not None
     }
     return RunRecord(
-        **records.header(run, kind="story", machine=machine),
+        **records.header(run, machine=machine),
         settings=settings,
         targets=[_target(t, busiest=busiest_share_before(t)) for t in run.targets],
     )

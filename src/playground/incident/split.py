@@ -4,8 +4,8 @@ Gunicorn's gthread workers share one listening socket, and the kernel hands a ne
 to the worker that waited last, so the split between them is uneven and moves from run to run;
 the model of the incident takes the busiest worker's share as a knob
 (`playground predict --busiest-share`). Each measured repeat keeps its own split before the
-incident (`StorySummary.worker_connections_before`), and :func:`busiest_shares` reads them back
-from a stored run, per target and repeat.
+incident (`StorySummary.worker_connections_before`), and :func:`connections_before` reads it
+back from a stored run, also one recorded before the summary kept it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.incident.records import worker_split
-from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.storyresults import StoryTarget
 
 #: The split before the incident is read from this second on: the first seconds bring the
 #: pool from idle to the story's load (its first connections land on whichever worker woke).
@@ -46,14 +46,3 @@ def busiest_share(split: Sequence[float] | None) -> float | None:
     if not split or len(split) < 2 or sum(split) <= 0:
         return None
     return max(split) / sum(split)
-
-
-def busiest_shares(run: StoryRun) -> dict[str, list[tuple[int, float]]]:
-    """Per target name, (repeat, the busiest worker's share before the incident) for every
-    measurement of it that has one, in the order measured."""
-    out: dict[str, list[tuple[int, float]]] = {}
-    for t in run.targets:
-        share = busiest_share(connections_before(t))
-        if share is not None:
-            out.setdefault(t.name, []).append((t.repeat, share))
-    return out

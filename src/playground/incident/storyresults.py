@@ -354,11 +354,10 @@ class StoryRun(RunHeader):
     settings: StoryHeaderSettings = doc(
         "empty: a story's settings are `story`", factory=StoryHeaderSettings
     )
-    kind: str = doc("`story`", "story")
-    predicted: bool | None = doc(
-        "true: a prediction by the model of the incident (`playground predict`), not a "
-        "measurement; absent: a measurement",
-        omit_none=True,
+    kind: str = doc(
+        "`story`; `predict`: a prediction by the model of the incident (`playground predict`), "
+        "not a measurement; `swarm`: measured on a Swarm stack (`playground swarm`)",
+        "story",
     )
     story: StorySettings = doc("the incident and its users", factory=StorySettings)
     repeat: int = doc("measurements per target, each on a fresh bring-up (`--repeat`)", 1)
@@ -390,7 +389,8 @@ class StoryRun(RunHeader):
     def from_json(cls, data: Any, *, where: str = "results") -> StoryRun:
         if not isinstance(data, dict):
             raise ModelError(f"{where}: expected a JSON object, got {type(data).__name__}")
-        if data.get("schema_version") != SCHEMA_VERSION or data.get("kind") != cls.KIND:
+        known = data.get("kind") in ("story", "predict", "swarm")
+        if data.get("schema_version") != SCHEMA_VERSION or not known:
             raise ModelError(
                 f"{where}: not a story run of schema {SCHEMA_VERSION} "
                 f"(schema_version {data.get('schema_version')!r}, kind {data.get('kind')!r})"
@@ -400,6 +400,11 @@ class StoryRun(RunHeader):
         except StoryError as exc:
             raise ModelError(f"{where}: {exc}") from None
         return run
+
+    @property
+    def predicted(self) -> bool:
+        """A prediction by the model of the incident, not a measurement."""
+        return self.kind == "predict"
 
     def target(self, name: str) -> StoryTarget | None:
         """The target's first measurement (see `spread` for all of them)."""

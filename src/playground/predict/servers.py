@@ -151,6 +151,3 @@ class Server:
             waiting = backlog.popleft()
             self.queue_spans.append((waiting.queued, now))
             self._take(waiting, taker, now)
-
-    def busy(self) -> int:
-        return sum(self.system.per_worker - i for i in self.idle)

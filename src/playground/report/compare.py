@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from playground.core.notation import EM_DASH
 from playground.core.results import Entry, Run
 from playground.report.document import (
     Block,
@@ -19,7 +20,7 @@ from playground.report.document import (
     Table,
     render_markdown,
 )
-from playground.report.reading import DASH, flatten, fmt, fmt_delta, keys_of, status
+from playground.report.reading import flatten, fmt, fmt_delta, keys_of, status
 
 COMPARE_HEADERS = (
     "scenario",
@@ -83,7 +84,7 @@ def diff_line(label: str, a: dict[str, Any], b: dict[str, Any]) -> str:
     keys = sorted(set(flat_a) | set(flat_b))
 
     def short(value: str | None) -> str:
-        text = "(absent)" if value is None else (value or DASH)
+        text = "(absent)" if value is None else (value or EM_DASH)
         return text if len(text) <= 40 else text[:39] + "…"
 
     differ = [k for k in keys if flat_a.get(k) != flat_b.get(k)]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
+from playground.core.notation import EM_DASH
 from playground.core.results import Entry, Run
 from playground.core.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
 from playground.report.charts import bench_figure, save_bench_chart
@@ -29,7 +30,7 @@ from playground.report.document import (
     Span,
     Table,
 )
-from playground.report.reading import DASH, SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
+from playground.report.reading import SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
 KINDS = ("contender", "scenario")
@@ -153,7 +154,7 @@ def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inli
 
 
 def _verdict_cell(entry: Entry) -> Inline:
-    word = verdict(entry) or DASH
+    word = verdict(entry) or EM_DASH
     state = status(entry)[0]
     return word if state == "ok" else [f"{word} ", Span(state.upper(), bold=True)]
 

@@ -7,10 +7,8 @@ import math
 from typing import Any
 
 from playground.core.jsonmodel import to_json
+from playground.core.notation import EM_DASH, percent
 from playground.core.results import Entry, Run
-
-#: Shown wherever a figure is unknown.
-DASH = "—"
 
 #: kind -> (section title, order). A new kind gets its own section by adding one line here;
 #: an unknown kind still renders, in the generic section.
@@ -40,7 +38,7 @@ def by_section(entries: list[Entry]) -> list[tuple[str, list[Entry]]]:
 def fmt(value: float | int | None, *, digits: int = 1) -> str:
     """A number compactly (ints stay ints); unknown values become a dash, never "None"."""
     if value is None or isinstance(value, bool) or not math.isfinite(value):
-        return DASH
+        return EM_DASH
     if isinstance(value, int):
         return str(value)
     return f"{value:.{digits}f}"
@@ -52,7 +50,8 @@ def fmt_rate(value: float | None) -> str:
 
 
 def fmt_pct(fraction: float | None) -> str:
-    return DASH if fraction is None else f"{fraction * 100:.1f}%"
+    """A share as the bench's report shows it: one decimal, an em dash where unknown."""
+    return percent(fraction, digits=1, dash=EM_DASH)
 
 
 def fmt_spread(entry: Entry, key: str) -> str:
@@ -108,14 +107,14 @@ def steady_cell(entry: Entry) -> str:
     if entry.steady_rps is None:
         for code, why in NO_STEADY_FIGURE.items():
             if has_finding(entry, code):
-                return f"{DASH} ({why})"
+                return f"{EM_DASH} ({why})"
     return fmt_spread(entry, "steady_rps")
 
 
 def spread_cell(entry: Entry) -> str:
     """The relative spread over repeats, marked noisy where the diagnosis says so."""
     if entry.spread is None or entry.spread.relative is None:
-        return DASH
+        return EM_DASH
     text = f"{entry.spread.relative:.1%}"
     return f"{text} noisy" if has_finding(entry, "noisy") else text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from playground.core.notation import EM_DASH
 from playground.core.results import Entry, Run, ScaleRunSettings, ScaleSettings
 from playground.core.verdicts import (
     CONCURRENT_SHARE,
@@ -28,7 +29,6 @@ from playground.report.document import (
     Table,
 )
 from playground.report.reading import (
-    DASH,
     by_section,
     ceiling_for,
     efficiency,
@@ -170,7 +170,7 @@ def latency_row(entry: Entry) -> list[Inline]:
 def resource_row(entry: Entry) -> list[Inline]:
     return [
         entry.name,
-        Span(entry.compose_file, code=True) if entry.compose_file else DASH,
+        Span(entry.compose_file, code=True) if entry.compose_file else EM_DASH,
         fmt(entry.threads_before),
         fmt(entry.threads_peak),
         fmt(entry.processes),
@@ -221,7 +221,7 @@ def sweep_blocks(run: Run) -> list[Block]:
         for c in cs:
             cell = cells.get((name, c))
             if cell is None:
-                row.append(DASH)
+                row.append(EM_DASH)
                 continue
             figure = f"{steady_cell(cell)} ({fmt_pct(efficiency(cell))})"
             row.append(
@@ -287,12 +287,12 @@ def scale_blocks(run: Run) -> list[Block]:
         rows.append(
             [
                 name,
-                fmt(good[-1].concurrency) if good else DASH,
+                fmt(good[-1].concurrency) if good else EM_DASH,
                 f"c={first_bad.concurrency} ({fmt_pct(efficiency(first_bad))}{why})"
                 if first_bad
                 else "did not stop",
                 fmt(max((e.threads_peak or 0 for e in entries), default=None)),
-                f"{fmt(top.rss_per_request_kb)} at c={top.concurrency}" if top else DASH,
+                f"{fmt(top.rss_per_request_kb)} at c={top.concurrency}" if top else EM_DASH,
             ]
         )
     blocks.append(
@@ -351,8 +351,8 @@ def demo_shape(entry: Entry) -> str:
     """ "serialised", "capped" or "concurrent" (:func:`playground.core.verdicts.overlap`); a dash
     with no sleep, no figures or an error."""
     if at_once(entry) is None:
-        return DASH
-    return entry.shape or DASH
+        return EM_DASH
+    return entry.shape or EM_DASH
 
 
 def demo_cells(entry: Entry) -> list[str]:
@@ -366,7 +366,7 @@ def demo_cells(entry: Entry) -> list[str]:
         done = (
             f"{entry.rps * entry.time_taken_s:,.0f}"
             if entry.rps is not None and entry.time_taken_s is not None
-            else DASH
+            else EM_DASH
         )
         ours = f"{done} requests in {fmt(entry.time_taken_s, digits=1)} s"
     if status(entry)[0] != "ok":
@@ -375,7 +375,7 @@ def demo_cells(entry: Entry) -> list[str]:
         entry.name,
         load,
         ours,
-        entry.published or DASH,
+        entry.published or EM_DASH,
         fmt(entry.threads_before),
         fmt(entry.threads_peak),
         fmt(at_once(entry), digits=1),
@@ -496,7 +496,7 @@ def entry_command_blocks(run: Run) -> list[Block]:
 
 def key_value_table(mapping: dict[str, Any]) -> Table:
     return Table(
-        ["key", "value"], [[Span(k, code=True), v or DASH] for k, v in flatten(mapping).items()]
+        ["key", "value"], [[Span(k, code=True), v or EM_DASH] for k, v in flatten(mapping).items()]
     )
 
 

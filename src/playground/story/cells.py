@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.core.notation import DASH
 from playground.core.odds import Frequency
 from playground.incident.held import COLLAPSED, HELD, NOT_RECOVERED, was_held, word
 from playground.incident.storyresults import RecoveryTimes, StoryRun, StoryTarget, TargetSpread
 from playground.incident.targetresults import StorySummary
 from playground.story import findings
-
-DASH = "-"
 
 
 def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
@@ -20,10 +19,6 @@ def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}{unit}"
     return f"{value}{unit}"
-
-
-def pct(share: float | None) -> str:
-    return DASH if share is None else f"{100 * share:.0f}%"
 
 
 def ms(seconds: float | None) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from playground.core.notation import DASH, percent
 from playground.core.results import Finding
 from playground.incident import held
 from playground.incident.settings import SweepSettings
@@ -33,7 +34,7 @@ from playground.incident.storyresults import (
 )
 from playground.report.document import Block, Heading, Image, Paragraph, Table
 from playground.story import findings, predicted
-from playground.story.cells import DASH, error, num, pct
+from playground.story.cells import error, num
 from playground.story.sweep import model_note
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart
@@ -173,7 +174,7 @@ def delay_rows(c: CliffTarget) -> list[list[str]]:
                 c.name,
                 f"{d.incident_delay:g}",
                 error(d.error, 60) if d.error else says + ("" if d.trusted else " (INVALID)"),
-                pct(d.visits_served_during),
+                percent(d.visits_served_during),
                 "not within the run" if d.recovered is False else num(d.recovery_s, 0, " s"),
                 f"{num(d.predicted_lasts_s, 1, ' s')} | {num(d.lasted_s, 0, ' s')}",
             ]

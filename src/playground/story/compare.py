@@ -3,8 +3,9 @@ figure of A beside B's, and where their settings differ."""
 
 from __future__ import annotations
 
+from playground.core.notation import percent
 from playground.incident.storyresults import StoryRun, StoryTarget
-from playground.story.cells import num, pct, recovery, verdict
+from playground.story.cells import num, recovery, verdict
 
 COMPARE_COLUMNS = ("target", "figure", "A", "B")
 COMPARED = (
@@ -24,7 +25,7 @@ def _compared(t: StoryTarget | None, run: StoryRun) -> list[str]:
     return [
         verdict(t),
         num(s.goodput_during if s else None),
-        pct(s.visits_served_during if s else None),
+        percent(s.visits_served_during if s else None),
         recovery(t, run.story.after_s),
         num(s.amplification if s else None, 2),
         num(s.user_latency_p99_during if s else None, 1, " s"),

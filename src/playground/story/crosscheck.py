@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from playground.core.notation import DASH
 from playground.core.target import Target, plain_decimal
+from playground.core.tools.oha import OhaReport
 from playground.incident.analysis import OK, GeneratorOutput, percentile
 from playground.incident.openloop import openloop
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import CrossCheck
 from playground.incident.targetresults import ToolFigures
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
-from playground.story.cells import DASH, error, ms
+from playground.story.cells import error, ms
 
 OHA_IMAGE = "flask-playground/oha"
 OHA_COMPOSE = "compose/oha.yml"
@@ -48,6 +50,19 @@ def openloop_figures(output: GeneratorOutput, *, duration_s: float) -> ToolFigur
     )
 
 
+def oha_figures(report: OhaReport, *, duration_s: float) -> ToolFigures:
+    """oha's report as the same figures, to set beside the generator's."""
+    return ToolFigures(
+        tool="oha",
+        requests=report.requests,
+        ok=report.ok,
+        duration_s=duration_s,
+        latency_p50_s=report.latency_p50_s,
+        latency_p99_s=report.latency_p99_s,
+        errors=dict(report.errors),
+    )
+
+
 def _apart(a: float | None, b: float | None, *, floor: float = 0.0) -> bool:
     if a is None or b is None:
         return a is not b
@@ -64,11 +79,7 @@ def differences(a: ToolFigures, b: ToolFigures) -> list[str]:
     for name in ("latency_p50_s", "latency_p99_s"):
         x, y = getattr(a, name), getattr(b, name)
         if _apart(x, y, floor=LATENCY_FLOOR_S):
-
-            def show(v: float | None) -> str:
-                return "-" if v is None else f"{1000 * v:.0f} ms"
-
-            out.append(f"{name[8:11]} {show(x)} ({a.tool}) against {show(y)} ({b.tool})")
+            out.append(f"{name[8:11]} {ms(x)} ({a.tool}) against {ms(y)} ({b.tool})")
     return out
 
 

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 
 from playground.core.compose import DockerError, shown
 from playground.core.target import Target
+from playground.core.tools.oha import oha_command, oha_report
 from playground.core.tools.output import LoadOutputError
-from playground.incident.oha import oha_command, oha_figures
 from playground.incident.storyresults import CrossCheck
 from playground.story.crosscheck import (
     OHA_IMAGE,
     differences,
+    oha_figures,
     openloop_args,
     openloop_figures,
     rates,
@@ -70,7 +71,7 @@ def _one(
     proc = story.docker.run(oha_argv, check=False, timeout=bound(settings, duration))
     (story.raw_dir / f"oha-{name}-{rate:g}.json").write_text(proc.stdout)
     try:
-        theirs = oha_figures(proc.stdout, duration_s=duration)
+        theirs = oha_figures(oha_report(proc.stdout), duration_s=duration)
     except LoadOutputError as exc:
         raise DockerError(f"{target.name} at {rate:g}/s: {exc} (exit {proc.returncode})") from None
     ours = openloop_figures(output, duration_s=duration)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from playground.core.notation import DASH, percent
 from playground.core.results import Finding
 from playground.incident.held import ERROR, INFO, incident
 from playground.incident.storyresults import StoryRun, StoryTarget, SweepTarget
@@ -43,7 +44,7 @@ def steal(target: StoryTarget) -> list[Finding]:
     st = target.steal
     if st is None or (st.late_sends == 0 and st.steal_s == 0):
         return []
-    share = "-" if st.share is None else f"{100 * st.share:.1f}%"
+    share = percent(st.share, digits=1)
     message = (
         f"the host stole {st.steal_s:.2f} CPU-s during the run ({share} of the machine's CPU "
         f"time); {st.late_sends} sends left more than {LATE_SEND_S * 1000:g} ms late"
@@ -74,7 +75,7 @@ def retried(target: StoryTarget) -> list[Finding]:
     if not tries:
         return []
     lags = ", ".join(
-        "-"
+        DASH
         if t.check is None or t.check.send_lag_p99_s is None
         else f"{t.check.send_lag_p99_s * 1000:.1f} ms"
         for t in tries

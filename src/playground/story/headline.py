@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from playground.core.notation import DASH, percent
 from playground.incident.split import busiest_share, connections_before
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import StorySummary
 from playground.report.document import Table
-from playground.story.cells import DASH, label, num, once, pct, recovery, took, verdict
+from playground.story.cells import label, num, once, recovery, took, verdict
 from playground.story.findings import trusted
 
 USERS = (
@@ -96,7 +97,7 @@ def _before(t: StoryTarget) -> str:
     if t.model != "threads" or not split:
         return DASH
     shown = " / ".join(num(v, 0) for v in split)
-    return shown if share is None else f"{shown} ({pct(share)})"
+    return shown if share is None else f"{shown} ({percent(share)})"
 
 
 def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]:
@@ -106,7 +107,7 @@ def _measured(t: StoryTarget, s: StorySummary, after_s: float) -> dict[str, str]
         "goodput/s before": num(s.goodput_before, 0),
         "goodput/s during": num(s.goodput_during, 0),
         "goodput/s after": num(s.goodput_after, 0),
-        "visits served during": pct(s.visits_served_during),
+        "visits served during": percent(s.visits_served_during),
         "time to recover": recovery(t, after_s),
         "attempts/visit": num(s.amplification, 2),
         "user p50 during (s)": num(s.user_latency_p50_during, 1),

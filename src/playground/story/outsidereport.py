@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.core.notation import DASH
 from playground.incident.outside import OutsideTarget
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.report.document import Block, CodeBlock, Paragraph
@@ -53,7 +54,7 @@ def settings(run: StoryRun) -> Paragraph:
     """The users and the incident, as a `--url` run made them."""
     s = run.story
     first = run.targets[0].outside if run.targets else None
-    incident = _incident(first) if first else "-"
+    incident = _incident(first) if first else DASH
     return Paragraph(
         f"{s.rate:g} visits/s ({s.arrival}, seed {s.seed}) for {s.duration:g} s against "
         f"{first.url if first else '-'}{_network(first)}; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.core.notation import DASH, percent
 from playground.incident import held
 from playground.incident.storyresults import (
     CliffTarget,
@@ -22,7 +23,7 @@ from playground.incident.storyresults import (
 )
 from playground.incident.targetresults import PredictedFigures
 from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
-from playground.story.cells import DASH, label, num, pct
+from playground.story.cells import label, num
 
 COLUMNS = (
     "target",
@@ -55,7 +56,7 @@ def _incident(
     verdict: str, served: float | None, goodput: float | None, recovery: float | None
 ) -> list[str]:
     """The incident's figures in the tables' order: verdict, visits served, goodput, recovery."""
-    return [verdict, pct(served), num(goodput), _recovery(recovery)]
+    return [verdict, percent(served), num(goodput), _recovery(recovery)]
 
 
 def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
@@ -141,10 +142,15 @@ def _rate_row(name: str, st: SweepStep, p: PredictedFigures) -> list[list[Inline
         [
             held.step_outcome(st),
             num(st.goodput_per_s),
-            pct(st.visits_served),
+            percent(st.visits_served),
             num(amplification, 2),
         ],
-        [p.verdict, num(p.goodput_during), pct(p.visits_served_during), num(p.amplification, 2)],
+        [
+            p.verdict,
+            num(p.goodput_during),
+            percent(p.visits_served_during),
+            num(p.amplification, 2),
+        ],
         p,
     )
 

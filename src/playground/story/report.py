@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.core.notation import DASH
 from playground.incident import charts
 from playground.incident.held import COLLAPSED, ERROR, HELD, HELD_SHARE, NOT_RECOVERED
 from playground.incident.settings import StorySettings
@@ -41,7 +42,7 @@ from playground.story import (
     swarmreport,
     sweep,
 )
-from playground.story.cells import DASH, label
+from playground.story.cells import label
 from playground.story.closedloop import closed_loop_blocks
 from playground.story.crosscheck import crosscheck_blocks
 from playground.story.predicted import predicted_blocks

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from playground.core.notation import DASH
 from playground.core.odds import Frequency
 from playground.incident.storyresults import StoryTarget
 from playground.incident.swarmresults import SwarmShape
@@ -51,7 +52,7 @@ def target_blocks(t: StoryTarget) -> list[Block]:
     rows = [
         [
             str(s.sender),
-            s.node or "-",
+            s.node or DASH,
             f"{s.visits}",
             f"{s.attempts}",
             f"{s.start_s * 1000:.1f}",
@@ -74,4 +75,4 @@ def target_blocks(t: StoryTarget) -> list[Block]:
 
 
 def _ms(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+    return DASH if seconds is None else f"{seconds * 1000:.1f}"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from playground.core.notation import DASH, percent
 from playground.core.target import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
 from playground.incident.charts import save_story_chart
@@ -27,7 +28,7 @@ from playground.incident.storyresults import StoryRun, Sweep, SweepStep, SweepTa
 from playground.incident.targetresults import GeneratorCheck
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.story import plan, predicted
-from playground.story.cells import DASH, error, num, pct
+from playground.story.cells import error, num
 
 
 def step_args(
@@ -120,7 +121,7 @@ def _step_row(name: str, st: SweepStep) -> list[str]:
         num(st.goodput_per_s),
         str(st.timeouts),
         str(st.errors),
-        pct(st.visits_served),
+        percent(st.visits_served),
         num(st.latency_p50_s, 2, " s"),
         num(st.latency_p99_s, 2, " s"),
         "yes" if st.valid else "no: " + "; ".join(reasons),

@@ -15,7 +15,7 @@ from typing import Any
 from playground.core.compose import Docker, DockerError
 from playground.core.target import Target
 from playground.core.target import plain_decimal as num
-from playground.incident.openloop import OPENLOOP, incident_url, users
+from playground.incident.openloop import incident_url, openloop, users
 from playground.incident.settings import StorySettings
 from playground.swarm.engine import POLL_S, STACK, SwarmRun, containers_gone, lines
 from playground.swarm.senders import MergedLoad, merge_senders
@@ -35,12 +35,12 @@ def sender_commands(*, settings: StorySettings, target: Target, senders: int) ->
         s = replace(settings, seed=settings.seed + i)
         control = ["--at", f"{num(s.before_s)}:POST:{incident_url(s)}"] if i == 0 else []
         out.append(
-            [
-                *("python", OPENLOOP, "--url", target.url(delay=s.normal_delay)),
-                *("--rate", num(s.rate / senders), "--duration", num(s.duration)),
-                *users(s),
-                *control,
-            ]
+            openloop(
+                target.url(delay=s.normal_delay),
+                rate=s.rate / senders,
+                duration=s.duration,
+                options=[*users(s), *control],
+            )
         )
     return out
 

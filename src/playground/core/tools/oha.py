@@ -1,13 +1,30 @@
 """oha, the independent open-loop tool of the story's cross-check: its command line and its JSON
-report reduced to :class:`~playground.incident.targetresults.ToolFigures`.
+report, reduced to :class:`OhaReport` (the story compares it with its own generator's in
+:mod:`playground.story.crosscheck`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from playground.core.tools.output import LoadOutputError, LoadSettingsError, whole_seconds
-from playground.incident.targetresults import ToolFigures
+
+
+@dataclass(frozen=True)
+class OhaReport:
+    """What oha's JSON report says of a run: the 2xx answers, what the rest ended in (its own
+    words, a non-2xx status as `http CODE`) and the 2xx answers' latency percentiles, s."""
+
+    ok: int
+    errors: dict[str, int]
+    latency_p50_s: float | None
+    latency_p99_s: float | None
+
+    @property
+    def requests(self) -> int:
+        """Every request oha ended: answered, failed or timed out."""
+        return self.ok + sum(self.errors.values())
 
 
 def oha_command(
@@ -42,7 +59,7 @@ def oha_command(
     ]
 
 
-def oha_figures(json_text: str, *, duration_s: float) -> ToolFigures:
+def oha_report(json_text: str) -> OhaReport:
     """oha's JSON report (`--output-format json`): its status codes, its errors and its latency
     percentiles (seconds, over the requests that got an answer)."""
     try:
@@ -59,12 +76,6 @@ def oha_figures(json_text: str, *, duration_s: float) -> ToolFigures:
         value = percentiles.get(key)
         return float(value) if isinstance(value, int | float) and ok else None
 
-    return ToolFigures(
-        tool="oha",
-        requests=ok + sum(errors.values()),
-        ok=ok,
-        duration_s=duration_s,
-        latency_p50_s=seconds("p50"),
-        latency_p99_s=seconds("p99"),
-        errors=errors,
+    return OhaReport(
+        ok=ok, errors=errors, latency_p50_s=seconds("p50"), latency_p99_s=seconds("p99")
     )
