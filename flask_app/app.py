@@ -13,6 +13,7 @@ from collections.abc import Callable
 import requests
 import timing
 from flask import Flask, request
+from flask.typing import ResponseReturnValue
 
 import remedies
 import requestid
@@ -84,7 +85,7 @@ def index():
         )
 
 
-def answer(calls: list[float]):
+def answer(calls: list[float]) -> ResponseReturnValue:
     """The page, or why not; `calls` gets the start and end of each call to slow_api."""
     try:
         delay = parse_delay(request.args.getlist("delay"))

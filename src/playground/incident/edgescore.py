@@ -126,6 +126,15 @@ SCORED = (
         rate=60.0,
         incident_delay=1.7,
         measured=("20261128-151053-story",),
-        model="MODEL_GTHREAD_17",
+        model="20261128-154450-predict",
+    ),
+    ScoredSetting(
+        label="uwsgi-threads 2 x 64 at 2.3 s",
+        target="uwsgi-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.3,
+        measured=("20261128-153042-story",),
+        model="20261128-154503-predict",
     ),
 )

@@ -221,4 +221,4 @@ def _cpu_per_request(rows: Sequence[object], *, ok_only: bool) -> float | None:
     )
     if answers <= 0:
         return None
-    return round(10 * sum(c for c in cpu if c is not None) / answers, 3)
+    return round(10.0 * float(sum(c for c in cpu if c is not None)) / float(answers), 3)
