@@ -37,6 +37,10 @@ def test_the_interval_is_hanley_and_mcneils_and_narrows_with_more_repeats():
     assert not a.predicts()  # five repeats cannot show it
     many = edge.auc([5, 2, 4, 1, 3] * 6, [True, True, True, False, False] * 6)
     assert many.high - many.low < a.high - a.low
+    # a perfect split of a few repeats is not certain: its interval keeps a width
+    perfect = edge.auc([3, 4, 5, 1, 2, 2, 1, 2, 1, 2, 1, 2], [True] * 3 + [False] * 9)
+    assert perfect.value == 1.0 and perfect.high == 1.0
+    assert 0.5 < perfect.low < 0.99
 
 
 def test_spearmans_rank_correlation_and_its_interval():

@@ -10,7 +10,8 @@ in the direction declared before measuring, "higher means closer to a collapse",
 well below a half is a candidate that works the other way, and one near a half predicts
 nothing. Its 95 % interval is Hanley and McNeil's ("The meaning and use of the area under a
 receiver operating characteristic (ROC) curve", Radiology 1982), which widens as either side
-has fewer repeats; a candidate predicts where the interval lies wholly above a half.
+has fewer repeats (at an AUC of 0 or 1, where it would vanish, taken half a pair inside); a
+candidate predicts where the interval lies wholly above a half.
 
     .venv/bin/python -m playground.predict.validation --write   # writes the page's table
 """
@@ -51,12 +52,14 @@ def auc(values: Sequence[float], outcomes: Sequence[bool]) -> Auc | None:
     neg = [v for v, o in zip(values, outcomes, strict=True) if not o]
     if not pos or not neg:
         return None
+    pairs = len(pos) * len(neg)
     wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
-    a = wins / (len(pos) * len(neg))
-    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
-    var = (a * (1 - a) + (len(pos) - 1) * (q1 - a * a) + (len(neg) - 1) * (q2 - a * a)) / (
-        len(pos) * len(neg)
-    )
+    a = wins / pairs
+    # At 0 or 1 Hanley and McNeil's variance vanishes; it is taken half a pair inside, so that
+    # a perfect split of a few repeats does not read as certain.
+    v = min(max(a, 0.5 / pairs), 1 - 0.5 / pairs)
+    q1, q2 = v / (2 - v), 2 * v * v / (1 + v)
+    var = (v * (1 - v) + (len(pos) - 1) * (q1 - v * v) + (len(neg) - 1) * (q2 - v * v)) / pairs
     half = Z95 * math.sqrt(max(var, 0.0))
     return Auc(a, max(0.0, a - half), min(1.0, a + half), len(pos), len(neg))
 
@@ -194,6 +197,9 @@ class EdgeSetting:
 EDGE_SETTINGS = (
     EdgeSetting("mechanism-gthread", "gunicorn-threads", 2.0, "gunicorn-threads 2 x 64 at 2 s"),
     EdgeSetting("mechanism-uwsgi", "uwsgi-threads", 2.2, "uwsgi-threads 2 x 64 at 2.2 s"),
+    EdgeSetting(
+        "mechanism-gthread-1.7", "gunicorn-threads", 1.7, "gunicorn-threads 2 x 64 at 1.7 s"
+    ),
 )
 
 
