@@ -144,15 +144,20 @@ def test_each_measurement_keeps_its_candidates_and_its_raw_files_give_them_again
     for t in run.targets:
         m = t.mechanism
         assert m is not None, t.name
-        assert m.busiest_share_begun_before is not None
-        assert 0.5 <= m.busiest_share_begun_before <= 1, t.name  # two processes: at least half
-        assert m.hold_beyond_before_ms is not None and 0 <= m.hold_beyond_before_ms < 200
+        assert m.busiest_share_begun_onset is not None
+        assert 0.5 <= m.busiest_share_begun_onset <= 1, t.name  # two processes: at least half
+        assert m.hold_beyond_onset_ms is not None and 0 <= m.hold_beyond_onset_ms < 500
         assert m.arrivals_onset and m.arrivals_onset > 0
+        # The schedule's 5 s before the incident are all warm-up (mechanism.BEFORE_FROM_S):
+        # nothing is read "before", rather than a figure from the pool warming up.
+        assert m.busiest_share_begun_before is None and m.hold_beyond_before_ms is None
         assert reread.mechanism_of(run, t, run_dir / "raw") == m
-    threads, gevent = (run.target(f"story-uwsgi-{m}").mechanism for m in ("threads", "gevent"))
-    assert threads and gevent and threads.thread_wait_p90_onset_s and gevent.thread_wait_p90_onset_s
+    threads, gevent = (run.target(f"story-uwsgi-{m}") for m in ("threads", "gevent"))
+    assert threads and threads.mechanism and gevent and gevent.mechanism
+    waits = threads.mechanism.thread_wait_p90_onset_s, gevent.mechanism.thread_wait_p90_onset_s
+    assert waits[0] is not None and waits[1] is not None
     # 2 x 8 threads for 60 requests in flight: the pool's requests queue; gevent's 2 x 200 do not
-    assert threads.thread_wait_p90_onset_s > 2 * gevent.thread_wait_p90_onset_s + 0.05
+    assert waits[0] > waits[1] + 0.1, waits
 
 
 def test_the_third_party_worked_for_users_who_had_gone_where_the_pool_collapsed(story):
