@@ -59,7 +59,8 @@ def test_the_brier_scores_are_the_models_and_the_references_computed_by_hand():
     # base rate and floor: p = 0.75, 3 x 0.25^2 + 0.75^2 over 4
     assert scores["the base rate of these repeats"] == pytest.approx(0.1875, abs=1e-3)
     assert scores["the floor: each setting's own frequency"] == pytest.approx(0.1875, abs=1e-3)
-    assert lines[-1] == "| gthread at 2 s | 3 of 4 (30-95 %) | 0.50 | -0.25 | holds |"
+    # the draws' interval: Wilson's over 48 of 96
+    assert lines[-1] == "| gthread at 2 s | 3 of 4 (30-95 %) | 0.50 (0.40-0.60) | -0.25 | holds |"
 
 
 def test_a_run_or_a_prediction_not_on_record_is_an_error_not_a_gap():
@@ -67,3 +68,68 @@ def test_a_run_or_a_prediction_not_on_record_is_an_error_not_a_gap():
         edgescore.measured(SETTING, [])
     with pytest.raises(RecordError, match="has no odds for gunicorn-threads"):
         edgescore.model_p(SETTING, [])
+
+
+def test_the_error_summary_is_the_largest_miss_over_the_settings_scored():
+    other = edgescore.ScoredSetting(
+        label="uwsgi at 2.3 s",
+        target="uwsgi-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.3,
+        measured=("20990101-000002-story",),
+        model="20990101-000003-predict",
+    )
+    uwsgi = RunRecord(
+        run_id="20990101-000002-story",
+        kind="story",
+        targets=[
+            TargetRecord(name="uwsgi-threads", repeat=1, visits_served_during=0.5, valid=True)
+        ],
+    )
+    uwsgi_model = PredictRecord(
+        run_id="20990101-000003-predict",
+        kind="predict",
+        targets=[PredictedTarget(name="uwsgi-threads", draws=10, held=1, collapsed=9)],
+    )
+    scored = edgescore.points(
+        [SETTING, other], [_story([0.5, 1.0]), uwsgi], [_model(0, 96, 96), uwsgi_model]
+    )
+    assert [round(x.off, 2) for x in scored] == [0.5, -0.1]  # 1.0 - 1/2, 0.9 - 1
+    summary = edgescore.error_summary(scored)
+    assert summary.startswith("within 0.50 of the measured frequency at the 2 settings")
+    assert "(3 repeats" in summary
+
+
+def test_the_calibration_plot_is_drawn_from_the_points_and_changes_with_them(tmp_path):
+    from playground.incident.calibration import plot_calibration
+
+    first, second, third = (tmp_path / f"{i}.png" for i in range(3))
+    scored = edgescore.points([SETTING], [_story([0.5, 1.0])], [_model(0, 48, 96)])
+    plot_calibration(scored, first)
+    plot_calibration(scored, second)
+    assert first.read_bytes() == second.read_bytes()  # the same points, the same bytes
+    moved = edgescore.points([SETTING], [_story([0.5, 0.5])], [_model(0, 48, 96)])
+    plot_calibration(moved, third)
+    assert third.read_bytes() != first.read_bytes()
+
+
+def test_the_scores_command_prints_the_pages_table(capsys):
+    from playground.incident import runrecords
+    from playground.predict import validation
+
+    assert validation.main(["--scores"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    page = validation.PAGE.read_text()
+    block = page.split("<!-- validation:edge-scores -->\n")[1].split("\n<!-- /validation")[0]
+    assert printed == block.splitlines()
+    assert printed == validation.page_tables(runrecords.load_all())["edge-scores"]
+
+
+def test_the_committed_calibration_plot_is_the_records_drawn_again(tmp_path):
+    from playground.incident import runrecords
+    from playground.predict import validation
+
+    drawn = tmp_path / "calibration.png"
+    validation.calibration_png(runrecords.load_all(), drawn)
+    assert drawn.read_bytes() == validation.CALIBRATION.read_bytes()

@@ -22,6 +22,9 @@ from playground.incident import held, scoring
 from playground.incident.predictrecord import PredictRecord
 from playground.incident.runrecords import RunRecord
 
+#: The page's target: the model's P within this of the measured frequency at every setting.
+TARGET = 0.15
+
 
 @dataclass(frozen=True)
 class ScoredSetting:
@@ -53,8 +56,9 @@ def measured(setting: ScoredSetting, records: Sequence[RunRecord]) -> Frequency:
     return Frequency(sum(outcomes), len(outcomes))
 
 
-def model_p(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> float:
-    """The model's P(collapse) at the setting: its prediction run's draws that collapsed."""
+def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> Frequency:
+    """The model at the setting: its prediction run's draws that collapsed (recovered or not)
+    of all its draws. Its interval covers the draws only, not the model's error."""
     found = [
         t
         for p in predictions
@@ -65,7 +69,82 @@ def model_p(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> flo
     if len(found) != 1:
         raise RecordError(f"{setting.label}: run {setting.model} has no odds for {setting.target}")
     (t,) = found
-    return ((t.collapsed or 0) + (t.not_recovered or 0)) / (t.draws or 1)
+    return Frequency((t.collapsed or 0) + (t.not_recovered or 0), t.draws or 1)
+
+
+def model_p(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> float:
+    """The model's P(collapse) at the setting."""
+    return model_draws(setting, predictions).share
+
+
+@dataclass(frozen=True)
+class Point:
+    """One scored setting, read: the repeats measured and the model's draws."""
+
+    setting: scoring.Setting
+    draws: Frequency
+
+    @property
+    def p(self) -> float:
+        return self.draws.share
+
+    @property
+    def off(self) -> float:
+        """The model's P less the measured frequency."""
+        return self.p - self.setting.collapsed.share
+
+
+def points(
+    settings: Sequence[ScoredSetting],
+    records: Sequence[RunRecord],
+    predictions: Sequence[PredictRecord],
+) -> list[Point]:
+    return [
+        Point(
+            setting=scoring.Setting(
+                label=s.label,
+                target=s.target,
+                rate=s.rate,
+                incident_delay=s.incident_delay,
+                pool=s.pool,
+                collapsed=measured(s, records),
+            ),
+            draws=model_draws(s, predictions),
+        )
+        for s in settings
+    ]
+
+
+def error_summary(scored: Sequence[Point]) -> str:
+    """The model's measured error near the edge, in one line: the largest |P - frequency|."""
+    worst = max(abs(x.off) for x in scored)
+    repeats = sum(x.setting.collapsed.n for x in scored)
+    return (
+        f"within {worst:.2f} of the measured frequency at the {len(scored)} settings scored "
+        f"near the edge ({repeats} repeats, docs/predict.md)"
+    )
+
+
+def _interval(f: Frequency) -> str:
+    low, high = f.interval
+    return f"{low:.2f}-{high:.2f}"
+
+
+def scores(scored: Sequence[Point]) -> list[tuple[str, float]]:
+    """The Brier score of the model and of each of the five references, in that order."""
+    p = {x.setting.label: x.p for x in scored}
+    settings = [x.setting for x in scored]
+    k = sum(s.collapsed.k for s in settings)
+    n = sum(s.collapsed.n for s in settings)
+    forecasters: tuple[tuple[str, scoring.Forecast], ...] = (
+        ("the model", lambda s: p[s.label]),
+        ("a coin: always a half", lambda s: 0.5),
+        ("always the majority outcome", scoring.majority(settings)),
+        ("Little's law alone", scoring.little),
+        ("the base rate of these repeats", lambda s: k / n),
+        ("the floor: each setting's own frequency", lambda s: s.collapsed.share),
+    )
+    return [(name, scoring.brier(settings=settings, forecast=f)) for name, f in forecasters]
 
 
 def tables(
@@ -74,44 +153,56 @@ def tables(
     predictions: Sequence[PredictRecord],
 ) -> list[str]:
     """The Brier scores of the model and the five references, then each setting's row."""
-    scored = [
-        scoring.Setting(
-            label=s.label,
-            target=s.target,
-            rate=s.rate,
-            incident_delay=s.incident_delay,
-            pool=s.pool,
-            collapsed=measured(s, records),
-        )
-        for s in settings
-    ]
-    p = {s.label: model_p(s, predictions) for s in settings}
-    k = sum(s.collapsed.k for s in scored)
-    n = sum(s.collapsed.n for s in scored)
-    forecasters = (
-        ("the model", lambda s: p[s.label]),
-        ("a coin: always a half", lambda s: 0.5),
-        ("always the majority outcome", scoring.majority(scored)),
-        ("Little's law alone", scoring.little),
-        ("the base rate of these repeats", lambda s: k / n),
-        ("the floor: each setting's own frequency", lambda s: s.collapsed.share),
-    )
+    scored = points(settings, records, predictions)
+    n = sum(x.setting.collapsed.n for x in scored)
     lines = ["| forecaster | Brier score | repeats |", "|---|---|---|"]
-    lines += [
-        f"| {name} | {scoring.brier(settings=scored, forecast=f):.3f} | {n} |"
-        for name, f in forecasters
-    ]
+    lines += [f"| {name} | {value:.3f} | {n} |" for name, value in scores(scored)]
     lines += [
         "",
-        "| setting | collapsed, measured | the model's P(collapse) | off by | Little's law |",
+        "| setting | collapsed, measured | the model's P(collapse) (its draws' 95 %) | off by "
+        "| Little's law |",
         "|---|---|---|---|---|",
     ]
-    for s in scored:
-        off = p[s.label] - s.collapsed.share
+    for x in scored:
+        s = x.setting
         little = "collapses" if scoring.little(s) else "holds"
         lines.append(
-            f"| {s.label} | {s.collapsed.text()} | {p[s.label]:.2f} | {off:+.2f} | {little} |"
+            f"| {s.label} | {s.collapsed.text()} | {x.p:.2f} ({_interval(x.draws)}) "
+            f"| {x.off:+.2f} | {little} |"
         )
+    return lines
+
+
+def summary(scored: Sequence[Point]) -> list[str]:
+    """The score in a few sentences for the page's first screen: the miss against the target
+    and the Brier score against the best reference, each said as met or missed."""
+    (_, model), *references = scores(scored)
+    best_name, best = min(references[:-1], key=lambda r: r[1])
+    floor = references[-1][1]
+    missed = [x.setting.label for x in scored if abs(x.off) > TARGET]
+    worst = max(abs(x.off) for x in scored)
+    n = sum(x.setting.collapsed.n for x in scored)
+    lines = [
+        f"Scored at {len(scored)} settings ({n} repeats measured after the model's commit), "
+        f"its P(collapse) is within {worst:.2f} of the measured frequency: "
+        + (
+            f"the target, {TARGET:.2f}, is met at every one."
+            if not missed
+            else f"the target, {TARGET:.2f}, is missed at {', '.join(missed)}."
+        ),
+        f"Its Brier score is {model:.3f}; the best reference, {best_name}, scores {best:.3f}"
+        f" and the floor {floor:.3f}: "
+        + (
+            "it beats the best reference"
+            if model <= best
+            else "it does not beat the best reference"
+        )
+        + (
+            ", and is within 0.05 of the floor."
+            if model <= floor + 0.05
+            else f", and is {model - floor:.3f} above the floor."
+        ),
+    ]
     return lines
 
 
@@ -136,5 +227,23 @@ SCORED = (
         incident_delay=2.3,
         measured=("20261128-153042-story",),
         model="20261128-154503-predict",
+    ),
+    ScoredSetting(
+        label="gunicorn-threads 2 x 64 at 2 s",
+        target="gunicorn-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.0,
+        measured=("20261128-170208-story",),
+        model="20261128-182228-predict",
+    ),
+    ScoredSetting(
+        label="uwsgi-threads 2 x 64 at 2 s",
+        target="uwsgi-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.0,
+        measured=("20261128-170208-story",),
+        model="20261128-182228-predict",
     ),
 )

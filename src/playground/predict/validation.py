@@ -7,7 +7,7 @@ table is written between the page's marker comments (``<!-- validation:NAME -->`
 
     .venv/bin/python -m playground.predict.validation           # says which tables are stale
     .venv/bin/python -m playground.predict.validation --write   # writes them
-    .venv/bin/python -m playground.predict.validation --scores 3  # the Brier table, seeds 1-3
+    .venv/bin/python -m playground.predict.validation --scores    # the edge's Brier table
 
 A row agrees by the page's rule: the same verdict (held / collapsed / not recovered within
 the run), the visits served during the incident within 10 points, and the time to recover
@@ -21,6 +21,7 @@ import argparse
 import json
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +29,15 @@ from pathlib import Path
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
 from playground.incident import edge, edgescore, held, predictrecord, runrecords, scoring
+from playground.incident.calibration import plot_calibration
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
 from playground.predict import run as model
 from playground.predict.system import system_for
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "predict.md"
+#: The calibration plot the page shows, drawn from the same records as its score table.
+CALIBRATION = PAGE.parent / "predict" / "calibration.png"
 #: The page's criteria for a row that agrees.
 SERVED_POINTS = 10
 RECOVERY_S = 5
@@ -184,46 +188,54 @@ def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
     return out
 
 
-def seed_share(seeds: int, keys: dict[str, Key]) -> scoring.Forecast:
-    """The model's probability of collapse: the share of seeds 1..`seeds` whose run collapses
-    (`keys`: each setting's target and settings, by its label)."""
-
-    def forecast(setting: scoring.Setting) -> float:
-        target, settings = keys[setting.label]
-        runs = [
-            (target, json.dumps({**json.loads(settings), "seed": n}, sort_keys=True))
-            for n in range(1, seeds + 1)
-        ]
-        return sum(o.verdict != held.HELD for o in model.each(predict, runs)) / seeds
-
-    return forecast
-
-
 def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
     """The page's tables made from records alone, without running the model: what decides a
     collapse at each edge setting, and the model's score there."""
-    scores = edgescore.tables(edgescore.SCORED, records, predictrecord.load_all())
-    return {**edge.page_tables(records), "edge-scores": scores}
+    predictions = predictrecord.load_all()
+    scores = edgescore.tables(edgescore.SCORED, records, predictions)
+    scored = edgescore.points(edgescore.SCORED, records, predictions)
+    return {
+        **edge.page_tables(records),
+        "edge-scores": scores,
+        "edge-summary": edgescore.summary(scored),
+    }
+
+
+def calibration_png(records: Sequence[RunRecord], path: Path) -> None:
+    """The calibration plot from the same points as the page's score table."""
+    scored = edgescore.points(edgescore.SCORED, records, predictrecord.load_all())
+    plot_calibration(scored, path)
+
+
+def _stale_png(records: Sequence[RunRecord]) -> bool:
+    with tempfile.TemporaryDirectory() as scratch:
+        drawn = Path(scratch) / CALIBRATION.name
+        calibration_png(records, drawn)
+        return not CALIBRATION.exists() or drawn.read_bytes() != CALIBRATION.read_bytes()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m playground.predict.validation")
     parser.add_argument("--write", action="store_true", help="write the tables into the page")
-    parser.add_argument("--scores", type=int, metavar="SEEDS", help="print the Brier table")
+    parser.add_argument(
+        "--scores", action="store_true", help="print the page's Brier table where pools tip"
+    )
     args = parser.parse_args(argv)
     records = runrecords.load_all()
     if args.scores:
-        repeated = {k: s for k, s in settings_of(records).items() if s.collapsed.n > 1}
-        forecast = seed_share(args.scores, {s.label: k for k, s in repeated.items()})
-        print("\n".join(scoring.table(settings=list(repeated.values()), model=forecast)))
+        print("\n".join(page_tables(records)["edge-scores"]))
         return 0
     text = PAGE.read_text()
     new = written(text, {**tables(records), **page_tables(records)})
     if args.write:
         PAGE.write_text(new)
+        calibration_png(records, CALIBRATION)
         return 0
-    if new != text:
-        print("docs/predict.md's tables are stale: run with --write", file=sys.stderr)
+    if new != text or _stale_png(records):
+        print(
+            "docs/predict.md's tables or its calibration plot are stale: run with --write",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

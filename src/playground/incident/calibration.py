@@ -1,0 +1,77 @@
+"""The calibration plot of docs/predict.md: at each scored setting, the model's P(collapse)
+against the frequency measured over repeats made after the model's commit, each with its 95 %
+interval (the measured one Wilson's over the repeats, the model's over its draws alone).
+
+A calibrated model puts every point on the diagonal; the band around it is the page's target,
+within 0.15 of the measured frequency. The points come from :func:`.edgescore.points`, the same
+that write the page's score table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from playground.core.charting import new_figure, save_png
+from playground.incident.edgescore import TARGET, Point
+
+
+def _errors(value: float, interval: tuple[float, float]) -> list[list[float]]:
+    low, high = interval
+    return [[value - low], [high - value]]
+
+
+def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
+    """One label per place on the plot: settings that fall on the same point share it."""
+    out: dict[tuple[float, float], list[str]] = {}
+    for x in scored:
+        measured = x.setting.collapsed
+        where = (round(x.p, 3), round(measured.share, 3))
+        out.setdefault(where, []).append(f"{x.setting.label}: {measured.k} of {measured.n}")
+    return out
+
+
+def plot_calibration(scored: Sequence[Point], path: Path) -> None:
+    """Predicted against measured, one point per setting, written as a PNG."""
+    fig = new_figure(figsize=(7.0, 7.0))
+    ax = fig.subplots()
+    ax.fill_between(
+        [0, 1],
+        [-TARGET, 1 - TARGET],
+        [TARGET, 1 + TARGET],
+        color="tab:green",
+        alpha=0.12,
+        label=f"within {TARGET:.2f} (the target)",
+    )
+    ax.plot([0, 1], [0, 1], color="tab:gray", linewidth=1, label="calibrated")
+    for x in scored:
+        measured = x.setting.collapsed
+        ax.errorbar(
+            x.p,
+            measured.share,
+            xerr=_errors(x.p, x.draws.interval),
+            yerr=_errors(measured.share, measured.interval),
+            fmt="o",
+            capsize=3,
+        )
+    for (p, share), names in _labels(scored).items():
+        right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
+        ax.annotate(
+            "\n".join(names),
+            (p, share),
+            textcoords="offset points",
+            xytext=(-8 if right else 8, 6 if low else -6),
+            ha="right" if right else "left",
+            va="bottom" if low else "top",
+            fontsize=7,
+        )
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("the model's P(collapse) (its draws' 95 % interval)")
+    ax.set_ylabel("collapsed, measured (Wilson's 95 % interval)")
+    ax.set_title("The model against repeats measured after its commit", fontsize=10)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    save_png(fig, path, dpi=100)
