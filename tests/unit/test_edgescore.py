@@ -45,7 +45,7 @@ def test_a_setting_counts_its_trusted_repeats_and_the_models_collapsed_draws():
     story = _story([0.5, 0.96, 0.94, 0.2], valid=[True, True, True, False])
     assert edgescore.measured(SETTING, [story]).k == 2  # 0.5 and 0.94; 0.2 not trusted
     assert edgescore.measured(SETTING, [story]).n == 3
-    assert edgescore.model_p(SETTING, [_model(10, 14, 96)]) == pytest.approx(24 / 96)
+    assert edgescore.model_draws(SETTING, [_model(10, 14, 96)]).share == pytest.approx(24 / 96)
 
 
 def test_the_brier_scores_are_the_models_and_the_references_computed_by_hand():
@@ -67,38 +67,7 @@ def test_a_run_or_a_prediction_not_on_record_is_an_error_not_a_gap():
     with pytest.raises(RecordError, match="no record of run 20990101-000000-story"):
         edgescore.measured(SETTING, [])
     with pytest.raises(RecordError, match="has no odds for gunicorn-threads"):
-        edgescore.model_p(SETTING, [])
-
-
-def test_the_error_summary_is_the_largest_miss_over_the_settings_scored():
-    other = edgescore.ScoredSetting(
-        label="uwsgi at 2.3 s",
-        target="uwsgi-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.3,
-        measured=("20990101-000002-story",),
-        model="20990101-000003-predict",
-    )
-    uwsgi = RunRecord(
-        run_id="20990101-000002-story",
-        kind="story",
-        targets=[
-            TargetRecord(name="uwsgi-threads", repeat=1, visits_served_during=0.5, valid=True)
-        ],
-    )
-    uwsgi_model = PredictRecord(
-        run_id="20990101-000003-predict",
-        kind="predict",
-        targets=[PredictedTarget(name="uwsgi-threads", draws=10, held=1, collapsed=9)],
-    )
-    scored = edgescore.points(
-        [SETTING, other], [_story([0.5, 1.0]), uwsgi], [_model(0, 96, 96), uwsgi_model]
-    )
-    assert [round(x.off, 2) for x in scored] == [0.5, -0.1]  # 1.0 - 1/2, 0.9 - 1
-    summary = edgescore.error_summary(scored)
-    assert summary.startswith("within 0.50 of the measured frequency at the 2 settings")
-    assert "(3 repeats" in summary
+        edgescore.model_draws(SETTING, [])
 
 
 def test_the_calibration_plot_is_drawn_from_the_points_and_changes_with_them(tmp_path):

@@ -72,11 +72,6 @@ def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) ->
     return Frequency((t.collapsed or 0) + (t.not_recovered or 0), t.draws or 1)
 
 
-def model_p(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> float:
-    """The model's P(collapse) at the setting."""
-    return model_draws(setting, predictions).share
-
-
 @dataclass(frozen=True)
 class Point:
     """One scored setting, read: the repeats measured and the model's draws."""
@@ -113,16 +108,6 @@ def points(
         )
         for s in settings
     ]
-
-
-def error_summary(scored: Sequence[Point]) -> str:
-    """The model's measured error near the edge, in one line: the largest |P - frequency|."""
-    worst = max(abs(x.off) for x in scored)
-    repeats = sum(x.setting.collapsed.n for x in scored)
-    return (
-        f"within {worst:.2f} of the measured frequency at the {len(scored)} settings scored "
-        f"near the edge ({repeats} repeats, docs/predict.md)"
-    )
 
 
 def _interval(f: Frequency) -> str:
