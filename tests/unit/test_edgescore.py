@@ -102,3 +102,21 @@ def test_the_committed_calibration_plot_is_the_records_drawn_again(tmp_path):
     drawn = tmp_path / "calibration.png"
     validation.calibration_png(runrecords.load_all(), drawn)
     assert drawn.read_bytes() == validation.CALIBRATION.read_bytes()
+
+
+def test_predicts_error_lines_give_the_targets_scored_settings_and_nothing_without_records(
+    monkeypatch, tmp_path
+):
+    from playground.incident import predictrecord, runrecords
+
+    monkeypatch.setattr(edgescore, "SCORED", (SETTING,))
+    monkeypatch.setattr(runrecords, "load_all", lambda directory: [_story([0.5, 0.5, 0.5, 1.0])])
+    monkeypatch.setattr(predictrecord, "load_all", lambda directory: [_model(0, 48, 96)])
+    lines = edgescore.error_lines("gunicorn-threads", directory=tmp_path / "docs" / "runs")
+    assert lines[1:] == [
+        "gthread at 2 s: P 0.50, 3 of 4 (30-95 %) collapsed, off -0.25",
+        "Brier score at all 1 scored settings 0.250 (a coin's 0.250)",
+    ]
+    assert edgescore.error_lines("uwsgi-threads", directory=tmp_path) == []  # not scored
+    monkeypatch.setattr(runrecords, "load_all", lambda directory: [])  # no records at hand
+    assert edgescore.error_lines("gunicorn-threads", directory=tmp_path) == []

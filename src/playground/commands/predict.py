@@ -28,7 +28,7 @@ from playground.core.notation import percent
 from playground.core.odds import Frequency
 from playground.core.runstore import RunStore
 from playground.core.target import Target
-from playground.incident import capacity, edge, held, runrecords
+from playground.incident import capacity, edge, edgescore, held, runrecords
 from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
@@ -223,9 +223,10 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
     lines = [
         f"{name}: P(collapse) {p.share:.2f}",
         f"  {collapsed} of {n} draws; the draws' 95 % interval {100 * low:.0f}-{100 * high:.0f} %",
-        "  (it covers the model's own draws, not its error against measurement:",
-        f"  {SCORED_TEXT})",
+        "  (it covers the model's own draws, not its error against measurement;",
     ]
+    error = edgescore.error_lines(name.removeprefix("story-")) or [SCORED_TEXT]
+    lines += [f"  {e}" for e in error[:-1]] + [f"  {error[-1]})"]
     for word, label in (
         (held.HELD, "P(held)"),
         (held.COLLAPSED, "P(collapsed, recovered)"),
@@ -249,7 +250,7 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
 
 #: What the command can say of the model's error near the edge: the page scores it
 #: (docs/predict.md, "Scored where a pool tips") on repeats measured after the model's commit.
-SCORED_TEXT = "its error near the edge is scored in docs/predict.md"
+SCORED_TEXT = "docs/predict.md scores its error where a pool tips"
 
 
 def _incident(

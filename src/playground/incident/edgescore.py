@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from playground.core.odds import Frequency
-from playground.core.records import RecordError
-from playground.incident import held, scoring
+from playground.core.records import RECORDS_DIR, RecordError
+from playground.incident import held, predictrecord, runrecords, scoring
 from playground.incident.predictrecord import PredictRecord
 from playground.incident.runrecords import RunRecord
 
@@ -188,6 +189,33 @@ def summary(scored: Sequence[Point]) -> list[str]:
             else f", and is {model - floor:.3f} above the floor."
         ),
     ]
+    return lines
+
+
+def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
+    """The model's error as scored for `target`, for the `predict` command's output: at each
+    scored setting of that target, the model's P(collapse) beside the measured frequency and
+    how far off it was; then the Brier score over every scored setting. Empty where the records
+    are not at hand (an install outside the repository) or no setting of `target` is scored."""
+    try:
+        scored = points(SCORED, runrecords.load_all(directory), predictrecord.load_all(directory))
+    except (OSError, RecordError):
+        return []
+    mine = [x for x in scored if x.setting.target == target]
+    if not mine:
+        return []
+    (_, model), (_, coin), *_ = scores(scored)
+    lines = [
+        f"scored on repeats measured after the model's fit ({directory.parent.name}/predict.md):"
+    ]
+    lines += [
+        f"{x.setting.label.removeprefix(target + ' ')}: P {x.p:.2f}, "
+        f"{x.setting.collapsed.text()} collapsed, off {x.off:+.2f}"
+        for x in mine
+    ]
+    lines.append(
+        f"Brier score at all {len(scored)} scored settings {model:.3f} (a coin's {coin:.3f})"
+    )
     return lines
 
 
