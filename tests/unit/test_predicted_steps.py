@@ -250,3 +250,29 @@ def test_the_remedies_and_the_contenders_rows_carry_the_model_or_say_why_not():
     (line,) = [line for line in row(md, "story-granian") if "not modelled" in line]
     assert line.count("not modelled") == 1 and "the model covers" in line
     assert row(md, "story-gunicorn-threads+breaker", "measured", "held")
+
+
+def test_a_measured_target_gets_the_models_odds_over_its_draws_beside_it():
+    """The model draws a measured target DRAWS times: its P(collapse) counts those draws, and
+    the figures beside the measurement are the representative draw's, as `predict` gives them."""
+    from playground.incident.storyresults import StoryTarget
+    from playground.incident.targetresults import StorySummary
+    from playground.predict.draws import predict_odds
+
+    settings = replace(SETTINGS, incident_delay=1.2, incident_s=6.0, before_s=3.0, after_s=6.0)
+    measured = StoryTarget(
+        name="story-uwsgi-threads",
+        summary=StorySummary(visits_served_during=1.0, recovery_s=0.0),
+    )
+    run = StoryRun(run_id="measured", story=settings, targets=[measured])
+    beside.attach(run)
+    p = measured.predicted
+    assert p is not None and p.draws == beside.DRAWS
+    (registered,) = resolve_story(["story-uwsgi-threads"])
+    alone = predict_odds(registered, settings, draws=beside.DRAWS, jobs=2)
+    assert alone.odds is not None and alone.summary is not None
+    outcomes = [d.outcome for d in alone.odds.draws]
+    assert p.collapsed_draws == sum(o != "held" for o in outcomes)
+    assert p.visits_served_during == alone.summary.visits_served_during
+    row = next(line for line in markdown(run).splitlines() if "| predicted |" in line)
+    assert f"P(collapse) {p.collapsed_draws / beside.DRAWS:.2f}, {beside.DRAWS} draws" in row

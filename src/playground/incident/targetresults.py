@@ -220,6 +220,15 @@ class PredictedFigures:
         "user gave up; null: nobody did, or not a delay step",
         omit_none=True,
     )
+    draws: int | None = doc(
+        "a measured target's: the model's draws of it (the figures above are the "
+        "representative draw's); null: one draw (a cliff's delay, a rate step)",
+        omit_none=True,
+    )
+    collapsed_draws: int | None = doc(
+        "of those draws, how many collapsed, recovered or not: P(collapse) is this over `draws`",
+        omit_none=True,
+    )
     differs: list[str] = doc(
         "where it disagrees with the measurement: the verdict, or visits served during more "
         "than 10 points apart (empty: it agrees)",

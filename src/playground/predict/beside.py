@@ -18,6 +18,7 @@ from playground.core.errors import PlaygroundError
 from playground.core.scenarios import resolve_story
 from playground.core.target import Target
 from playground.incident import held
+from playground.incident.oddsresults import Odds
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import (
     DelayStep,
@@ -26,11 +27,16 @@ from playground.incident.storyresults import (
     SweepStep,
 )
 from playground.incident.targetresults import PredictedFigures, StorySummary
+from playground.predict.draws import predict_odds
 from playground.predict.run import each, predict_target, rate_step
 from playground.predict.system import system_for
 
 #: Visits served during the incident further apart than this (percentage points) disagree.
 SERVED_POINTS = 10.0
+#: The model's draws of each measured target: its P(collapse) beside the measured verdict, the
+#: figures those of the representative draw (:func:`.draws.predict_odds`). A cliff's delays and
+#: the rate steps stay one draw each.
+DRAWS = 16
 
 
 def _disagree(
@@ -55,15 +61,25 @@ def differences(measured: StorySummary, predicted: StorySummary) -> list[str]:
     )
 
 
-def figures(target: StoryTarget, predicted: StorySummary | str) -> PredictedFigures | None:
+def figures(
+    target: StoryTarget, predicted: StorySummary | str, odds: Odds | None = None
+) -> PredictedFigures | None:
     """The model's figures beside a measured target (`predicted`: the model's summary, or why
-    it has none); None for a target that was not measured."""
+    it has none; `odds`: its draws, whose representative the summary is); None for a target
+    that was not measured."""
     if target.summary is None:
         return None
     if isinstance(predicted, str):
         return PredictedFigures(error=predicted)
     s = predicted
+    collapsed = (
+        None
+        if odds is None
+        else odds.frequency(held.COLLAPSED).k + odds.frequency(held.NOT_RECOVERED).k
+    )
     return PredictedFigures(
+        draws=None if odds is None else len(odds.draws),
+        collapsed_draws=collapsed,
         verdict=held.outcome(s.visits_served_during, s.recovery_s),
         visits_served_during=s.visits_served_during,
         goodput_during=s.goodput_during,
@@ -134,12 +150,15 @@ def _modelled(name: str, settings: StorySettings) -> Target | str:
 
 @dataclass(frozen=True)
 class _Incident:
-    """One run through the incident in the model: a target, or a cliff's delay."""
+    """The incident in the model: a target's draws (`draws` > 1), or a cliff's delay once."""
 
     target: Target
     settings: StorySettings
+    draws: int = 1
 
     def __call__(self) -> StoryTarget:
+        if self.draws > 1:
+            return predict_odds(self.target, self.settings, draws=self.draws, jobs=1)
         return predict_target(self.target, self.settings)
 
 
@@ -183,7 +202,7 @@ def attach(run: StoryRun) -> None:
     jobs: dict[tuple[object, ...], _Incident | _Rate] = {}
     for t in run.targets:
         if t.summary is not None and isinstance(target := modelled[t.name], Target):
-            jobs[(t.name,)] = _Incident(target, s)
+            jobs[(t.name,)] = _Incident(target, s, DRAWS)
     for m, w in run.rate_sweeps():
         if isinstance(target := modelled[m.name], Target):
             for st in m.steps:
@@ -208,7 +227,7 @@ def attach(run: StoryRun) -> None:
             assert not isinstance(entry, SweepStep)
             summary = entry if isinstance(entry, str) else entry.summary
             assert summary is not None
-            t.predicted = figures(t, summary)
+            t.predicted = figures(t, summary, None if isinstance(entry, str) else entry.odds)
     for m, w in run.rate_sweeps():
         for i, st in enumerate(m.steps):
             step = model(m.name, (m.name, w.delay, st.rate, w.warmup_s, w.measure_s))

@@ -76,11 +76,18 @@ def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
             num(s.amplification, 2),
         ],
         [
-            *_incident(p.verdict, p.visits_served_during, p.goodput_during, p.recovery_s),
+            *_incident(_odds(p), p.visits_served_during, p.goodput_during, p.recovery_s),
             num(p.amplification, 2),
         ],
         p,
     )
+
+
+def _odds(p: PredictedFigures) -> str:
+    """The model's verdict, with its P(collapse) where it drew the target several times."""
+    if p.draws is None or p.collapsed_draws is None:
+        return p.verdict
+    return f"{p.verdict} (P(collapse) {p.collapsed_draws / p.draws:.2f}, {p.draws} draws)"
 
 
 def _agrees(p: PredictedFigures) -> Inline:
@@ -110,7 +117,8 @@ def predicted_blocks(run: StoryRun) -> list[Block]:
         Heading(2, "Predicted beside measured"),
         Paragraph(
             "Each target again in the model of the incident (`playground predict`, the same "
-            "settings and arrivals), the model's figures beneath the measured ones. A target is "
+            "settings and arrivals), the model's figures beneath the measured ones: its "
+            "representative draw's, with its P(collapse) over all its draws. A target is "
             "marked where the verdicts differ or the visits served during the incident are more "
             "than 10 points apart."
         ),
