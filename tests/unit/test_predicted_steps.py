@@ -275,4 +275,6 @@ def test_a_measured_target_gets_the_models_odds_over_its_draws_beside_it():
     assert p.collapsed_draws == sum(o != "held" for o in outcomes)
     assert p.visits_served_during == alone.summary.visits_served_during
     row = next(line for line in markdown(run).splitlines() if "| predicted |" in line)
-    assert f"P(collapse) {p.collapsed_draws / beside.DRAWS:.2f}, {beside.DRAWS} draws" in row
+    assert f"P(collapse) {p.collapsed_draws / beside.DRAWS:.2f}, its {beside.DRAWS} draws'" in row
+    # beside the draws' interval, the model's error where uWSGI's threads were scored
+    assert "uwsgi-threads 2 x 64 at 2 s: P " in markdown(run)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playground.core.notation import DASH, percent
-from playground.incident import held
+from playground.core.odds import Frequency
+from playground.incident import edgescore, held
 from playground.incident.storyresults import (
     CliffTarget,
     DelayStep,
@@ -84,10 +85,37 @@ def _row(t: StoryTarget, run: StoryRun) -> list[list[Inline]]:
 
 
 def _odds(p: PredictedFigures) -> str:
-    """The model's verdict, with its P(collapse) where it drew the target several times."""
+    """The model's verdict, with its P(collapse) and the draws' interval where it drew the
+    target several times."""
     if p.draws is None or p.collapsed_draws is None:
         return p.verdict
-    return f"{p.verdict} (P(collapse) {p.collapsed_draws / p.draws:.2f}, {p.draws} draws)"
+    f = Frequency(p.collapsed_draws, p.draws)
+    low, high = f.interval
+    return (
+        f"{p.verdict}; P(collapse) {f.share:.2f}, "
+        f"its {p.draws} draws' 95 %: {100 * low:.0f}-{100 * high:.0f} %"
+    )
+
+
+def _error(run: StoryRun) -> list[Block]:
+    """What the draws' interval does not cover: the model's error where it was scored, for
+    each target of the run that has a scored setting."""
+    names = dict.fromkeys(
+        t.name.removeprefix("story-") for t in run.targets if t.predicted and t.predicted.draws
+    )
+    scored = {name: edgescore.error_lines(name) for name in names}
+    found = [f"{name} {line}" for name, lines in scored.items() for line in lines[1:-1]]
+    if not found:
+        return []
+    brier = next(lines[-1] for lines in scored.values() if lines)
+    return [
+        Paragraph(
+            "The draws' interval covers the model's own draws, not its error against "
+            "measurement. Scored on repeats measured after the model's fit (docs/predict.md, "
+            f'"Scored where a pool tips"), at the settings of these targets: {"; ".join(found)}. '
+            f"{brier}."
+        )
+    ]
 
 
 def _agrees(p: PredictedFigures) -> Inline:
@@ -123,6 +151,7 @@ def predicted_blocks(run: StoryRun) -> list[Block]:
             "than 10 points apart."
         ),
         Table(COLUMNS, rows),
+        *_error(run),
     ]
 
 
