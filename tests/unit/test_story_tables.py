@@ -1,7 +1,9 @@
-"""docs/story.md's table "Through the incident", written again from the record of the run it
-cites: each target's repeats held (k of n), and the median with its range of the figures the
-record keeps. The table sits between markers that name the run by its label in the page's runs table; the test prints the table it
-expects, so a run measured again is pasted in, never typed.
+"""docs/story.md's tables of kept runs ("Through the incident", "Gunicorn's pool"), written
+again from the records of the runs they cite: each target's repeats held (k of n), and the
+median with its range of the figures the records keep. A table sits between markers that name
+it and its runs by their labels in the page's runs table
+(`<!-- kept: through-the-incident EH -->`); the test prints the table it expects, so a run
+measured again is pasted in, never typed.
 
 No Docker: the page and the record are read as files.
 """
@@ -20,9 +22,9 @@ from playground.incident.runrecords import TargetRecord
 from tests.unit.test_docs import RUN_ID, runs_table
 from tests.unit.test_story_odds import STORY
 
-BLOCK = re.compile(r"<!-- kept: through-the-incident (\S+) -->\n(.*?)\n<!-- /kept -->", re.S)
+BLOCK = re.compile(r"<!-- kept: ([\w-]+) ([A-Z ]+) -->\n(.*?)\n<!-- /kept -->", re.S)
 HEADER = (
-    "| mode | held | goodput/s during | visits served during | time to recover | attempts/visit |",
+    "| target | held | goodput/s during | visits served during | time to recover | attempts/visit |",
     "|---|---|---|---|---|---|",
 )
 
@@ -45,13 +47,13 @@ def recovered(found: Sequence[TargetRecord], after_s: float) -> str:
     return f"{text}; {out}" if text else out
 
 
-def table(record: runrecords.RunRecord) -> list[str]:
-    """The table as the page gives it: a row per target, in the record's order."""
-    names = list(dict.fromkeys(t.name for t in record.targets))
-    after_s = record.story_settings().after_s
+def table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """The table as the page gives it: a row per target, in the records' order."""
+    names = list(dict.fromkeys(t.name for r in kept for t in r.targets))
+    (after_s,) = {r.story_settings().after_s for r in kept}
     rows = list(HEADER)
     for name in names:
-        found = [t for t in record.targets if t.name == name and t.valid is True]
+        found = [t for r in kept for t in r.targets if t.name == name and t.valid is True]
         served = [t.visits_served_during for t in found if t.visits_served_during is not None]
         goodput = [t.goodput_during for t in found if t.goodput_during is not None]
         attempts = [t.attempts_per_visit for t in found if t.attempts_per_visit is not None]
@@ -64,16 +66,25 @@ def table(record: runrecords.RunRecord) -> list[str]:
     return rows
 
 
-def test_the_table_through_the_incident_is_its_runs_record_written_again() -> None:
-    text = STORY.read_text(encoding="utf-8")
-    found = BLOCK.search(text)
-    assert found, "story.md's table through the incident has lost its markers"
-    (run_id,) = RUN_ID.findall(runs_table(text)[found[1]]["run id"])
-    (path,) = records.RECORDS_DIR.glob(f"{run_id}*.json")
-    record = runrecords.load(path)
-    assert record.source == runrecords.RECORDED, "the table rests on a transcribed record"
-    expected = table(record)
-    assert found[2].splitlines() == expected, "\n" + "\n".join(expected)
+def blocks(text: str) -> list[tuple[str, list[runrecords.RunRecord], list[str]]]:
+    """Each kept table of a page: its name, the records of the runs it names, its lines."""
+    runs = runs_table(text)
+    found = []
+    for name, labels, body in BLOCK.findall(text):
+        ids = [i for label in labels.split() for i in RUN_ID.findall(runs[label]["run id"])]
+        paths = [p for i in ids for p in records.RECORDS_DIR.glob(f"{i}*.json")]
+        assert len(paths) == len(ids), f"{name}: a run of {labels} has no record"
+        found.append((name, [runrecords.load(p) for p in paths], body.splitlines()))
+    return found
+
+
+def test_each_kept_table_is_its_runs_records_written_again() -> None:
+    found = blocks(STORY.read_text(encoding="utf-8"))
+    assert {name for name, _, _ in found} >= {"through-the-incident"}, "a table lost its markers"
+    for name, kept, lines in found:
+        assert all(r.source == runrecords.RECORDED for r in kept), f"{name}: a transcribed run"
+        expected = table(kept)
+        assert lines == expected, f"{name}:\n" + "\n".join(expected)
 
 
 def test_the_table_changes_with_its_record() -> None:
@@ -86,4 +97,4 @@ def test_the_table_changes_with_its_record() -> None:
         for t in record.targets
     ]
     other = replace(record, targets=changed)
-    assert table(other) != table(record)
+    assert table([other]) != table([record])
