@@ -46,6 +46,7 @@ GEVENT = (("uwsgi-gevent 2 x 1000", "2 s"), ("gunicorn-gevent 2 x 1000", "2 s"))
 GTHREAD = (("gunicorn-threads 2 x 64", "2 s"),)
 UWSGI = (("uwsgi-threads 2 x 64", "2 s"),)
 DEADLINE = (("+ `deadline`", "2 s"),)
+BOUNDED = (("+ `gunicorn-bounded-queue`", "2 s"),)
 
 CLAIMS = (
     Claim("gevent, on Gunicorn or uWSGI, held in", GEVENT, "held"),
@@ -54,6 +55,7 @@ CLAIMS = (
     Claim("and recovered in", GTHREAD, "recovered"),
     Claim("waited over 4 s) held in", DEADLINE, "held"),
     Claim("and came back within the 40 s after it in", DEADLINE, "recovered"),
+    Claim("a bounded queue held in", BOUNDED, "held"),
 )
 
 
