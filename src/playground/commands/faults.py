@@ -11,9 +11,10 @@ from playground.commands.options import Subparsers
 from playground.commands.session import build, session
 from playground.core import environment, runstore
 from playground.core.scenarios import SCENARIOS, resolve
+from playground.faults.registry import names as fault_names
 from playground.faults.render import write_report
 from playground.faults.results import FaultRunSettings, FaultSettings, FaultsRun
-from playground.faults.run import FAULTS, run_faults
+from playground.faults.run import run_faults
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -39,7 +40,7 @@ def _add_what_to_break(f: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--fault",
         action="append",
-        choices=FAULTS,
+        choices=fault_names(),
         dest="faults",
         help="the fault to inject; repeat for several (default: all four)",
     )
@@ -100,7 +101,7 @@ def _add_phases(f: argparse.ArgumentParser) -> None:
 def cmd_faults(args: argparse.Namespace, out: Console, err: Console) -> int:
     names = args.names or [t.name for t in SCENARIOS]
     targets = tuple(resolve(names=names))
-    faults = tuple(dict.fromkeys(args.faults or FAULTS))
+    faults = tuple(dict.fromkeys(args.faults or fault_names()))
     settings = FaultSettings(
         concurrency=args.concurrency,
         delay=args.delay,

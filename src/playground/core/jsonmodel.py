@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 import types
 import typing
-from dataclasses import MISSING, field, fields, is_dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from playground.core.errors import PlaygroundError
@@ -23,6 +26,15 @@ from playground.core.errors import PlaygroundError
 #: A number kept as it was read, whole or not: the report prints ``1`` and ``1.0`` differently
 #: (``reading.fmt``), so a setting read back must be the number that was written.
 Number = int | float
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A union read from a registry when a value is converted, not fixed where the field is
+    declared: ``Annotated[Base, OneOf(options)]`` holds any of ``options()``, each told apart by
+    its ``fits`` (a fault's verdict: one of the faults registered)."""
+
+    options: Callable[[], tuple[type, ...]]
 
 
 class ResultsError(PlaygroundError):
@@ -82,7 +94,7 @@ def from_json(cls: type, data: Any, where: str) -> Any:
     """``data`` as a ``cls``, checked against its type hints; ``where`` starts every error."""
     if not isinstance(data, dict):
         raise ModelError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     label = where
     if isinstance(data.get("name"), str):
         label = f"{where} {data['name']!r}"
@@ -106,7 +118,7 @@ def from_json(cls: type, data: Any, where: str) -> Any:
 
 def json_keys(cls: type) -> list[str]:
     """The keys a ``cls`` is written under, an inline field's own keys where it stands."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     keys: list[str] = []
     for f in fields(cls):
         if f.metadata.get("inline"):
@@ -122,7 +134,21 @@ def _inlined(hint: Any) -> type:
     return typing.cast(type, cls)
 
 
+def _resolved(hint: Any) -> Any:
+    """``hint`` with a registry's union (:class:`OneOf`) in place of its annotation."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        base, *extras = typing.get_args(hint)
+        chosen = next((e for e in extras if isinstance(e, OneOf)), None)
+        return base if chosen is None else reduce(or_, chosen.options())
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return list[_resolved(item)]  # type: ignore[misc]
+    return hint
+
+
 def _convert(hint: Any, value: Any, where: str) -> Any:
+    hint = _resolved(hint)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         return _convert_union(hint, value, where)
@@ -208,14 +234,16 @@ def _convert_scalar(hint: Any, value: Any, where: str) -> Any:
 
 
 def _type_name(hint: Any) -> str:
-    text = str(hint).replace("<class '", "").replace("'>", "").replace("NoneType", "null")
+    text = (
+        str(_resolved(hint)).replace("<class '", "").replace("'>", "").replace("NoneType", "null")
+    )
     text = text.replace("int | float", "number")
     return re.sub(r"[\w.]+\.(\w+)", r"\1", text)
 
 
 def schema_table(cls: type, heading: str) -> list[str]:
     """One dataclass's section of the schema page: its heading, then a row per field."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     lines = [f"## {heading}", "", "| key | type | meaning |", "|---|---|---|"]
     for f in fields(cls):
         if f.name == "extra":

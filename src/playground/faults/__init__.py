@@ -18,4 +18,10 @@ kept in faults.json by the core's store) and :mod:`.render` (faults.md). What a 
 is typed in :mod:`.results`. Everything a fault does is a
 command a reader can type (printed as it runs, and kept in ``faults.json``); docs/faults.md
 shows them by hand.
+
+Each fault is registered once, in the registry of faults (:mod:`.registry`), which the flag,
+faults.json, the report and the record read; the runner's own faults are registered by
+:mod:`.builtin`, imported here so that every module of the package sees them.
 """
+
+from playground.faults import builtin as builtin

@@ -119,3 +119,7 @@ class DatabaseOutage(Outage):
     def applies(self, target: Target) -> bool:
         """Only a scenario with a database can lose it."""
         return target.database
+
+
+#: The faults this module runs, found by their word (:func:`playground.faults.registry.runner`).
+RUNNERS: tuple[Fault, ...] = (UpstreamOutage(), DatabaseOutage())

@@ -277,3 +277,7 @@ def _drain_note(drain_s: float, *, delay: float) -> list[str]:
             "had gone"
         ]
     return []
+
+
+#: The fault this module runs, found by its word (:func:`playground.faults.registry.runner`).
+RUNNERS: tuple[Fault, ...] = (Overload(),)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from playground.core.notation import EM_DASH
 from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
+from playground.faults.registry import fault_type
 from playground.faults.results import (
     FaultFailed,
     FaultRecord,
@@ -182,18 +183,14 @@ def _run_blocks(record: FaultRecord | FaultFailed) -> list[Block]:
     blocks: list[Block] = [Heading(2, f"{fault} — {files}")]
     if isinstance(record, FaultFailed):
         return [*blocks, Paragraph(f"Could not run: {record.error}")]
-    if record.run.stopped_service is not None:  # an outage
-        blocks.append(outage_table(record))
-    elif fault == "upstream-slowdown":
-        blocks.append(slowdown_table(record))
-    else:
-        blocks.append(overload_table(record))
+    kind = fault_type(fault)
+    blocks.append(kind.table(record))
     targets = record.run.targets
     notes = [f"{t.probed.name}: {n}" for t in targets for n in t.aftermath.notes]
     notes += [f"{t.probed.name}: {t.aftermath.stuck_reason}" for t in targets]
     if notes:
         blocks.append(BulletList(notes))
-    if fault != "overload":
+    if kind.timeline:
         lines = []
         for t in targets:
             lines.append(f"{t.probed.name}:")

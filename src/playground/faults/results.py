@@ -13,7 +13,7 @@ every run; ``faults/`` fills these in, :mod:`playground.faults.render` reads the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol
 
 from playground.core import jsonmodel
 from playground.core.containerstate import WAIT_TIMEOUT_S
@@ -21,6 +21,7 @@ from playground.core.jsonmodel import ModelError, Number, doc
 from playground.core.results import SCHEMA_VERSION, RunHeader
 from playground.core.target import Target
 from playground.core.tools.output import LoadResult
+from playground.faults import registry
 
 
 @dataclass(frozen=True)
@@ -244,8 +245,20 @@ class OverloadVerdict:
         return isinstance(data, dict) and "ab" in data
 
 
-#: A fault's verdict on one target, whichever fault it is.
-Verdict = SlowdownVerdict | OutageVerdict | OverloadVerdict
+class Verdict(Protocol):
+    """A fault's verdict on one target, whichever fault it is: it starts with the target as
+    probed and ends with what every fault checks after it. Each fault's own class is named in
+    the registry of faults (:mod:`playground.faults.registry`), which faults.json is read by."""
+
+    @property
+    def probed(self) -> Probed: ...
+
+    @property
+    def aftermath(self) -> Aftermath: ...
+
+
+#: A target's verdict in faults.json: one of the registered faults' verdict classes.
+AnyVerdict = Annotated[Verdict, jsonmodel.OneOf(registry.verdicts)]
 
 
 @dataclass(frozen=True)
@@ -256,7 +269,7 @@ class FaultRun:
     fault: str = doc("the fault: upstream-slowdown, upstream-outage, db-outage, overload", "")
     stopped_service: str | None = doc("the service an outage stopped")
     containers: dict[str, ContainerCheck] = doc("each container's check, by service", factory=dict)
-    targets: list[Verdict] = doc("each target's verdict", factory=list)
+    targets: list[AnyVerdict] = doc("each target's verdict", factory=list)
 
 
 @dataclass(frozen=True)

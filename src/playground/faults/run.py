@@ -10,24 +10,17 @@ from playground.core.compose import Docker, scenario_up
 from playground.core.runstore import RunStore
 from playground.core.target import Target
 from playground.faults.fault import Fault
-from playground.faults.outage import DatabaseOutage, UpstreamOutage
-from playground.faults.overload import Overload
+from playground.faults.registry import runner
 from playground.faults.results import FaultFailed, FaultRecord, FaultSettings, FaultsRun
 from playground.faults.session import FaultSession, probe_port
-from playground.faults.slowdown import UpstreamSlowdown
 
 #: faults.json's store: the core's, holding a fault run.
 FaultStore = RunStore[FaultsRun]
 
-KINDS: dict[str, Fault] = {
-    f.name: f for f in (UpstreamSlowdown(), UpstreamOutage(), DatabaseOutage(), Overload())
-}
-FAULTS = tuple(KINDS)
-
 
 def applies(fault: str, target: Target) -> bool:
-    """db-outage needs a database; every other fault applies to every scenario."""
-    return KINDS[fault].applies(target)
+    """Whether the fault named ``fault`` applies to ``target`` (db-outage needs a database)."""
+    return runner(fault).applies(target)
 
 
 def run_faults(
@@ -69,7 +62,9 @@ def run_faults(
                     targets=tuple(t for t in group if applies(fault, t)),
                     settings=settings,
                 )
-                _keep(store, one_fault(session=session, fault=KINDS[fault], store=store, info=info))
+                _keep(
+                    store, one_fault(session=session, fault=runner(fault), store=store, info=info)
+                )
 
 
 def _failed(

@@ -10,6 +10,7 @@ from typing import ClassVar
 from playground.core import jsonmodel, records
 from playground.core.jsonmodel import doc
 from playground.core.records import RecordHeader
+from playground.faults.registry import fault_type
 from playground.faults.results import (
     FaultFailed,
     FaultsRun,
@@ -53,17 +54,21 @@ class FaultsRecord(RecordHeader):
     targets: list[FaultTargetRecord] = doc("one per fault and target", factory=list)
 
 
-def _figures(t: Verdict) -> dict[str, float | None]:
-    if isinstance(t, SlowdownVerdict):
-        ph = t.phases
-        medians = {f"p50_{p}_s": _r(ph[p].p50_s, 3) for p in ("before", "slow", "after") if p in ph}
-        return {**medians, "settle_s": _r(t.settle_s, 1), "slow_delay_s": t.slow_delay}
-    if isinstance(t, OutageVerdict):
-        return {
-            "longest_while_down_s": _r(t.longest_while_down_s, 2),
-            "answer_bound_s": t.answer_bound_s,
-            "recover_s": _r(t.recover_s, 1),
-        }
+def slowdown_figures(t: SlowdownVerdict) -> dict[str, float | None]:
+    ph = t.phases
+    medians = {f"p50_{p}_s": _r(ph[p].p50_s, 3) for p in ("before", "slow", "after") if p in ph}
+    return {**medians, "settle_s": _r(t.settle_s, 1), "slow_delay_s": t.slow_delay}
+
+
+def outage_figures(t: OutageVerdict) -> dict[str, float | None]:
+    return {
+        "longest_while_down_s": _r(t.longest_while_down_s, 2),
+        "answer_bound_s": t.answer_bound_s,
+        "recover_s": _r(t.recover_s, 1),
+    }
+
+
+def overload_figures(t: OverloadVerdict) -> dict[str, float | None]:
     ab = t.ab.figures
     return {
         "ab_rps": None if ab is None else _r(ab.rps, 2),
@@ -75,16 +80,20 @@ def _figures(t: Verdict) -> dict[str, float | None]:
     }
 
 
-def _counts(t: Verdict) -> tuple[int | None, dict[str, int]]:
-    """Requests in all and the answers by kind: an overload's ab and its regular clients."""
-    if isinstance(t, OverloadVerdict):
-        return (t.ab.figures.complete if t.ab.figures else None), t.probe.kinds
+def probe_counts(t: SlowdownVerdict | OutageVerdict) -> tuple[int | None, dict[str, int]]:
+    """Requests in all and the answers by kind, as the prober counted them."""
     return t.requests, t.kinds
+
+
+def overload_counts(t: OverloadVerdict) -> tuple[int | None, dict[str, int]]:
+    """An overload's: ab's requests in all and its regular clients' answers by kind."""
+    return (t.ab.figures.complete if t.ab.figures else None), t.probe.kinds
 
 
 def _target(fault: str, compose_file: str, t: Verdict) -> FaultTargetRecord:
     problems = t.aftermath.problems
-    requests, kinds = _counts(t)
+    kind = fault_type(fault)
+    requests, kinds = kind.counts(t)
     return FaultTargetRecord(
         fault=fault,
         compose_file=compose_file,
@@ -93,7 +102,7 @@ def _target(fault: str, compose_file: str, t: Verdict) -> FaultTargetRecord:
         verdict="; ".join(problems) if problems else "ok",
         requests=requests,
         kinds=kinds,
-        figures=_figures(t),
+        figures=kind.figures(t),
         stuck=t.aftermath.stuck,
     )
 

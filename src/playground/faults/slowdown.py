@@ -85,3 +85,7 @@ class UpstreamSlowdown(Fault):
             settle_limit_s=round(limit, 3),
             aftermath=judged(outcomes, seen.before, seen.after, seen.containers, problems, notes),
         )
+
+
+#: The fault this module runs, found by its word (:func:`playground.faults.registry.runner`).
+RUNNERS: tuple[Fault, ...] = (UpstreamSlowdown(),)
