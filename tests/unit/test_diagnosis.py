@@ -129,13 +129,16 @@ def test_slow_connects_without_a_retransmits_gap_are_not_called_a_retransmit():
     )
 
 
-def test_no_other_module_keeps_its_own_syn_threshold():
-    """The report once said 1000 ms where load.py said 900: the number lives in verdicts only."""
-    for path in SRC.rglob("*.py"):
-        if path.name == "verdicts.py":
-            continue
-        text = path.read_text()
-        assert ">= 900" not in text and "SYN_RETRANSMIT_MS = " not in text, path
+def test_the_diagnosis_draws_the_syn_line_where_the_verdicts_do():
+    """The report once said 1000 ms where load.py said 900: on either side of the one
+    threshold (`verdicts.SYN_RETRANSMIT_MS`) the diagnosis agrees with the verdict."""
+    line = verdicts.SYN_RETRANSMIT_MS
+    for ms in (line - 1.0, line, line + 99.0):
+        found = diagnosis.load_findings(
+            result=result(connect_max_ms=ms, connect_gap_ms=None), delay=1.0, concurrency=20
+        )
+        assert ("syn-retransmit" in codes(found)) is verdicts.syn_retransmitted(ms), ms
+    assert not verdicts.syn_retransmitted(line - 1.0) and verdicts.syn_retransmitted(line)
 
 
 # ---- steady state ---------------------------------------------------------------------------------

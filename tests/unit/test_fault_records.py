@@ -1,4 +1,4 @@
-"""faults/results.py and faults/records.py: a fault's typed verdicts write the keys faults.json has
+"""faults/results.py and faults/captured.py: a fault's typed verdicts write the keys faults.json has
 always had, in the same order, and read back as the same objects (older files included)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from playground.core.jsonmodel import from_json, to_json
 from playground.core.runstore import RunStore
 from playground.core.scenarios import REGISTRY
-from playground.faults.records import judged
+from playground.faults.captured import judged
 from playground.faults.results import (
     AbFigures,
     AbOutcome,
@@ -20,8 +20,8 @@ from playground.faults.results import (
     Burst,
     ContainerCheck,
     FaultFailed,
-    FaultRecord,
-    FaultRun,
+    FaultFindings,
+    FaultRan,
     FaultRunSettings,
     FaultSettings,
     FaultsRun,
@@ -138,13 +138,13 @@ def test_an_overload_verdict_writes_abs_figures_or_why_there_were_none() -> None
 
 
 def test_a_fault_record_and_a_failure_as_faults_json_keeps_them() -> None:
-    run = FaultRun(
+    run = FaultFindings(
         fault="upstream-outage",
         stopped_service="slow_api",
         containers={"flask_app": CHECK},
         targets=[],
     )
-    record = FaultRecord.of(
+    record = FaultRan.of(
         run,
         compose_file=("sync-gunicorn.yml", "scale/sync-gunicorn.yml"),
         started_at="2026-11-25T00:00:00+0000",
@@ -205,15 +205,15 @@ def test_a_fault_run_goes_through_the_core_store_and_reads_back_the_same(tmp_pat
         aftermath=AFTER,
     )
     slowdown = SlowdownVerdict(probed=PROBED, slow_delay=5.0, settle_limit_s=1.5, aftermath=AFTER)
-    record = FaultRecord.of(
-        FaultRun(fault="upstream-outage", containers={"flask_app": CHECK}, targets=[outage]),
+    record = FaultRan.of(
+        FaultFindings(fault="upstream-outage", containers={"flask_app": CHECK}, targets=[outage]),
         compose_file=("sync-gunicorn.yml",),
         started_at="t",
         marks=[{"t": 1.0, "label": "stop slow_api"}],
         commands=[],
     )
-    slow = FaultRecord.of(
-        FaultRun(fault="upstream-slowdown", targets=[slowdown]),
+    slow = FaultRan.of(
+        FaultFindings(fault="upstream-slowdown", targets=[slowdown]),
         compose_file=("sync-gunicorn.yml",),
         started_at="t",
         marks=[],
@@ -265,8 +265,8 @@ def test_a_record_without_its_phases_is_redrawn_with_dashes_not_a_traceback(
     store = RunStore.create_run(results_dir=tmp_path, run=FaultsRun(run_id="r-faults"))
     for fault, target in (("upstream-slowdown", slowdown), ("upstream-outage", outage)):
         store.run.add(
-            FaultRecord.of(
-                FaultRun(fault=fault, targets=[target]),
+            FaultRan.of(
+                FaultFindings(fault=fault, targets=[target]),
                 compose_file=("sync-gunicorn.yml",),
                 started_at="t",
                 marks=[],

@@ -20,8 +20,8 @@ from playground.faults.fault import Fault
 from playground.faults.registry import FaultType
 from playground.faults.results import (
     Aftermath,
-    FaultRecord,
-    FaultRun,
+    FaultFindings,
+    FaultRan,
     FaultsRun,
     Probed,
 )
@@ -44,7 +44,7 @@ class WobbleVerdict:
         return isinstance(data, dict) and "wobbles" in data
 
 
-def wobble_table(record: FaultRecord) -> Table:
+def wobble_table(record: FaultRan) -> Table:
     rows = [[t.probed.name, f"{t.wobbles} wobbles"] for t in record.run.targets]
     return Table(headers=("scenario", "wobbled"), rows=rows)
 
@@ -79,8 +79,8 @@ def toy() -> Iterator[FaultType]:
 
 def _stored_run() -> FaultsRun:
     verdict = WobbleVerdict(probed=Probed.of(TARGET, clients=3, delay=1.0), wobbles=7)
-    record = FaultRecord.of(
-        FaultRun(fault=TOY, targets=[verdict]),
+    record = FaultRan.of(
+        FaultFindings(fault=TOY, targets=[verdict]),
         compose_file=("sync-gunicorn.yml",),
         started_at="t",
         marks=[],

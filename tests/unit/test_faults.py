@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -32,6 +32,24 @@ from tests.unit.conftest import free_port, serve_slow_api
 
 
 # --- the prober, against real sockets ---------------------------------------------------------
+def wait_for(done: Callable[[], bool], *, within_s: float = 10.0) -> None:
+    """Until `done()`, polled; a test fails past `within_s` instead of hanging."""
+    deadline = time.monotonic() + within_s
+    while not done():
+        assert time.monotonic() < deadline, f"not done within {within_s} s"
+        time.sleep(0.02)
+
+
+def most_in_flight(outcomes: list[Outcome]) -> int:
+    """The most requests that were open at one moment, from their starts and times."""
+    edges = sorted([(o.start, 1) for o in outcomes] + [(o.start + o.seconds, -1) for o in outcomes])
+    level = peak = 0
+    for _, step in edges:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
 class _Handler(BaseHTTPRequestHandler):
     status = 200
 
@@ -109,10 +127,11 @@ def test_prober_keeps_c_requests_in_flight_and_records_each(server):
         timeout_s=5,
         clock=lambda: time.monotonic() - clock0,
     ) as prober:
-        time.sleep(1.0)
+        wait_for(lambda: len(prober.outcomes) >= 15)
         outcomes = prober.stop()
-    # 5 clients x ~1 s / 0.2 s each: about 25 requests, all 200, each ~0.2 s.
-    assert 15 <= len(outcomes) <= 35, len(outcomes)
+    # 5 clients, each sending again as its answer comes: 5 in flight, never more.
+    assert len(outcomes) >= 15
+    assert most_in_flight(outcomes) == 5
     assert {o.kind for o in outcomes} == {"200"}
     assert all(0.18 <= o.seconds < 1.0 for o in outcomes)
     assert outcomes == sorted(outcomes, key=lambda o: o.start)
@@ -129,9 +148,9 @@ def test_prober_delay_can_change_mid_run(server):
         timeout_s=5,
         clock=lambda: time.monotonic() - clock0,
     ) as prober:
-        time.sleep(0.3)
+        wait_for(lambda: len(prober.outcomes) >= 2)
         prober.delay = 0.3
-        time.sleep(0.8)
+        wait_for(lambda: any(o.delay == 0.3 for o in prober.outcomes))
         outcomes = prober.stop()
     assert {o.delay for o in outcomes} == {0.05, 0.3}
     assert all(o.seconds >= 0.29 for o in outcomes if o.delay == 0.3)
@@ -160,11 +179,12 @@ def test_failures_are_paced_to_the_delay_not_a_retry_storm():
         timeout_s=1,
         clock=lambda: time.monotonic() - clock0,
     ) as prober:
-        time.sleep(1.0)
+        wait_for(lambda: len(prober.outcomes) >= 8)
+        elapsed = time.monotonic() - clock0
         outcomes = prober.stop()
     # Refused in microseconds, but each client waits out the delay: ~4 per 0.25 s.
     assert {o.kind for o in outcomes} == {"refused"}
-    assert len(outcomes) <= 4 * (1.0 / 0.25 + 2), len(outcomes)
+    assert len(outcomes) <= 4 * (elapsed / 0.25 + 2), (len(outcomes), elapsed)
 
 
 def test_burst_sends_k_at_once(server):

@@ -41,7 +41,7 @@ class ToyRun(RunHeader):
 class ToyRecord(RecordHeader):
     """A toy run's record: its count in its header's settings."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("toy",)
+    READS: ClassVar[tuple[str, ...]] = ("toy",)
 
 
 def _toy_record(run: ToyRun, *, machine: str) -> ToyRecord:
@@ -193,7 +193,7 @@ def test_each_kind_has_its_own_word_and_the_order_of_the_registry_does_not_matte
 ) -> None:
     words = [k.name for k in kinds.KINDS]
     assert len(set(words)) == len(words)
-    assert all(k.name in k.record_class.KINDS for k in kinds.KINDS)
+    assert all(k.name in k.record_class.READS for k in kinds.KINDS)
     files = [DATA / "results_recorded.json", DATA / "story_results_recorded.json"]
     found = [kinds.load(path)[0].name for path in files]
     monkeypatch.setattr(kinds, "KINDS", tuple(reversed(kinds.KINDS)))

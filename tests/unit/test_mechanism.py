@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from playground.incident import mechanism
-from playground.incident.records import AccessRecord, AppTiming, UpstreamCall
+from playground.incident.captured import AccessRecord, AppTiming, UpstreamCall
 from playground.incident.targetresults import StorySecond
 from playground.story.serverside import parse_timing_log
 

@@ -228,7 +228,7 @@ def test_json_parses_and_holds_the_probabilities(tmp_path, capsys):
 
 
 def test_the_terminal_output_fits_80_columns(tmp_path, capsys):
-    from playground.commands.predict import odds_lines
+    from playground.predict.oddstext import odds_lines
 
     odds = Odds(
         draws=[Draw(share=0.6, visits_served_during=1.0, recovery_s=0.0, outcome="held")] * 48

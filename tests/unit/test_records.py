@@ -24,8 +24,8 @@ from playground.faults.results import (
     AbOutcome,
     Aftermath,
     FaultFailed,
-    FaultRecord,
-    FaultRun,
+    FaultFindings,
+    FaultRan,
     FaultRunSettings,
     FaultsRun,
     OutageVerdict,
@@ -127,8 +127,8 @@ def _faults(tmp_path: Path) -> Path:
         ("overload", overload),
     ):
         run.add(
-            FaultRecord.of(
-                FaultRun(fault=fault, targets=[verdict]),
+            FaultRan.of(
+                FaultFindings(fault=fault, targets=[verdict]),
                 compose_file=("sync-gunicorn.yml",),
                 started_at="t",
                 marks=[],

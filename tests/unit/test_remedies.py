@@ -17,13 +17,13 @@ from playground import cli
 from playground.core import remedies
 from playground.core.errors import UsageError
 from playground.core.scenarios import REGISTRY, remedies_table, resolve_story, story_targets
-from playground.incident import analysis, records
-from playground.incident.records import ServerSample
+from playground.incident import analysis, captured
+from playground.incident.captured import ServerSample
 from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryTarget
 from playground.story import headline, serverside
 from playground.story.run import as_run, measure_incident
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.unit.test_story import ATTEMPTS, DATA, _result
 
 
@@ -111,7 +111,7 @@ def _layered(target_file: str, override: str, env: dict[str, str] | None = None)
     return json.loads(proc.stdout)["services"]
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@needs(shutil.which("docker"), "the docker CLI (compose)")
 def test_one_workers_override_sets_one_worker_with_every_thread():
     env = StorySettings(threads=16, workers=3).compose_env()
     services = _layered("story/gunicorn-threads.yml", "story/remedies/one-worker.yml", env)
@@ -119,7 +119,7 @@ def test_one_workers_override_sets_one_worker_with_every_thread():
     assert (app["WORKERS"], app["THREADS"]) == ("1", "48")
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@needs(shutil.which("docker"), "the docker CLI (compose)")
 @pytest.mark.parametrize("remedy", remedies.REMEDIES, ids=lambda r: r.name)
 def test_each_override_layers_on_its_targets_as_written(remedy):
     """`docker compose -f story/X.yml -f story/remedies/R.yml config`: the override names only
@@ -168,7 +168,7 @@ def test_a_remedy_targets_load_generator_gets_a_name_docker_accepts():
 
 
 # --- reuse_port, thunder-lock and HAProxy --------------------------------------------------
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@needs(shutil.which("docker"), "the docker CLI (compose)")
 def test_reuse_port_gives_gunicorn_its_flag_and_changes_nothing_else():
     plain = _layered("story/gunicorn-threads.yml", "story/remedies/timeout-3.yml")
     app = _layered("story/gunicorn-threads.yml", "story/remedies/reuse-port.yml")["flask_app"]
@@ -178,7 +178,7 @@ def test_reuse_port_gives_gunicorn_its_flag_and_changes_nothing_else():
     assert app["environment"]["WORKERS"] == plain["flask_app"]["environment"]["WORKERS"]
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@needs(shutil.which("docker"), "the docker CLI (compose)")
 def test_thunder_lock_is_uwsgis_option_from_its_environment():
     app = _layered("story/uwsgi-threads.yml", "story/remedies/thunder-lock.yml")["flask_app"]
     # uWSGI reads --thunder-lock from UWSGI_THUNDER_LOCK; its ini file is untouched.
@@ -186,7 +186,7 @@ def test_thunder_lock_is_uwsgis_option_from_its_environment():
     assert app["command"][:3] == ["uwsgi", "--ini", "uwsgi.ini"]
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="needs the docker CLI (compose)")
+@needs(shutil.which("docker"), "the docker CLI (compose)")
 @pytest.mark.parametrize("story_file", ["story/gunicorn-threads.yml", "story/uwsgi-threads.yml"])
 def test_haproxy_sits_between_nginx_and_the_app_holding_the_pools_size(story_file):
     env = StorySettings(threads=16, workers=3).compose_env()
@@ -296,10 +296,10 @@ def test_each_worker_holds_the_app_connections_among_its_own_sockets():
 
 def test_the_split_is_each_workers_mean_over_the_incident():
     seconds = [[1, 1], [60, 20], [64, 30], None, [70, 22], [5, 5]]
-    assert records.worker_split(seconds, lo=1, hi=5) == [64.7, 24.0]
-    assert records.worker_split(seconds, lo=3, hi=4) is None
+    assert captured.worker_split(seconds, lo=1, hi=5) == [64.7, 24.0]
+    assert captured.worker_split(seconds, lo=3, hi=4) is None
     # A worker that came later (a restart) is averaged over the seconds it was there.
-    assert records.worker_split([[4], [6, 2]]) == [5.0, 2.0]
+    assert captured.worker_split([[4], [6, 2]]) == [5.0, 2.0]
 
 
 def test_the_split_goes_from_the_samples_into_the_summary_and_the_report():

@@ -395,12 +395,28 @@ def test_reproduce_section_has_the_run_command_and_every_entry_command(tmp_path:
             assert command in commands
 
 
-def test_environment_block_lists_every_key(tmp_path: Path) -> None:
+def test_environment_block_gives_every_value_on_its_keys_row(tmp_path: Path) -> None:
+    """Each of results.json's environment values on the row of its key (a nested one under
+    its dotted key), as JSON writes a scalar; and a value changed in the file changes the row."""
     results = load("recorded")
-    _, markdown, _ = report(tmp_path, results)
-    env = section(markdown, "Environment")
-    for key in results["environment"]:
-        assert f"`{key}" in env
+
+    def rows(mapping: dict, prefix: str = "") -> list[tuple[str, str]]:
+        out = []
+        for key, value in mapping.items():
+            if isinstance(value, dict) and value:
+                out += rows(value, f"{prefix}{key}.")
+            elif not isinstance(value, dict | list):
+                shown = json.dumps(value) if isinstance(value, bool) else str(value)
+                out.append((f"{prefix}{key}", shown))
+        return out
+
+    expected = rows(results["environment"])
+    assert len(expected) > 20  # the packages and images count too
+    env = section(report(tmp_path, results)[1], "Environment")
+    for key, value in expected:
+        assert f"| `{key}` | {value} |" in env, key
+    results["environment"]["python"] = "3.99.1"
+    assert "| `python` | 3.99.1 |" in section(report(tmp_path, results)[1], "Environment")
 
 
 def test_markdown_special_characters_from_results_do_not_break_the_table(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from playground.core.results import Run
 from playground.incident.storyresults import StoryRun
 from playground.report import write_report
 from playground.story import report as story_report
+from tests.conftest import needs
 from tests.contenders_run import contenders_run, scale_run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -33,9 +34,7 @@ window.addEventListener("load", () => {
 });
 </script>"""
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="needs chromium (apt-get install chromium)"
-)
+pytestmark = needs(CHROMIUM, "chromium (apt-get install chromium)")
 
 
 def measure(page: Path) -> dict:

@@ -187,9 +187,14 @@ def test_a_capped_mode_does_not_win_however_little_it_spends(tmp_path):
     run = contenders_run()
     run.scenarios = [e for e in run.scenarios if e.name in ("quart-hypercorn", "gthread-1x200")]
     _, markdown, _ = written(tmp_path, run)
+    gthread = next(e for e in run.scenarios if e.name == "gthread-1x200")
+    quart = next(e for e in run.scenarios if e.name == "quart-hypercorn")
+    assert quart.cpu_ms_per_request < gthread.cpu_ms_per_request  # it would win on CPU alone
+    per_cpu = 1000 / gthread.cpu_ms_per_request  # the recorded figures, not the report's
     assert (
-        "- **c=200:** most requests per MB: gthread-1x200 (2.44); most requests per "
-        "CPU-second: gthread-1x200 (565); serialised: none; capped: quart-hypercorn."
+        f"- **c=200:** most requests per MB: gthread-1x200 ({requests_per_mb(gthread):.2f}); "
+        f"most requests per CPU-second: gthread-1x200 ({per_cpu:.0f}); serialised: none; "
+        "capped: quart-hypercorn."
     ) in markdown
     run.scenarios = [e for e in run.scenarios if e.name == "quart-hypercorn"]
     _, markdown, _ = written(tmp_path, run)

@@ -12,7 +12,7 @@ import pytest
 from playground.core.errors import UsageError
 from playground.core.scenarios import REGISTRY, STORY_CONTENDERS, resolve_story, story_targets
 from playground.incident import analysis, held
-from playground.incident.records import ServerSample, calls_for_nobody
+from playground.incident.captured import ServerSample, calls_for_nobody
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
 from playground.incident.storyresults import StoryRun, StoryTarget, Sweep, SweepTarget
 from playground.incident.targetresults import GeneratorCheck

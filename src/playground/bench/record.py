@@ -59,7 +59,7 @@ class EntryRecord:
 class BenchRecord(RecordHeader):
     """What a page cites of a bench run (`playground run`) or a scale run (`playground scale`)."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("bench", "scale")
+    READS: ClassVar[tuple[str, ...]] = ("bench", "scale")
     ROWS: ClassVar[tuple[str, ...]] = ("entries",)
 
     entries: list[EntryRecord] = doc(

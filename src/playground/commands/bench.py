@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from playground import report
+from playground.bench import newrun
 from playground.bench.plan import Plan
 from playground.bench.runner import Progress as RunnerProgress
 from playground.bench.runner import Runner
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
-from playground.core import contenders, demos, environment, runstore
+from playground.core import contenders, demos
 from playground.core import load as loadmod
 from playground.core.compose import Docker
 from playground.core.results import BenchSettings, Run
@@ -169,11 +169,7 @@ def measure(
             args=args,
             out=out,
         )
-        if args.resume:
-            store = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
-            out.print(f"resuming {store.run_dir}")
-        else:
-            store = _new_store(docker, args, settings=settings, tool=tool, kind=kind)
+        store = _store(docker, args, out, settings=settings, tool=tool, kind=kind)
         progress = make_progress(out, err, quiet=args.quiet)
 
         def runner_for(p: Plan) -> Runner:
@@ -202,33 +198,29 @@ def measure(
     return 0
 
 
-def _new_store(
-    docker: Docker, args: argparse.Namespace, *, settings: BenchSettings, tool: str, kind: str
+def _store(
+    docker: Docker,
+    args: argparse.Namespace,
+    out: Console,
+    *,
+    settings: BenchSettings,
+    tool: str,
+    kind: str,
 ) -> RunStore[Run]:
-    """A new run's store, its header carrying the command, the environment and the settings."""
-    version = docker.run(
-        docker.loadgen_argv(network="none", tool_argv=loadmod.TOOLS[tool].version_command()),
-        check=False,
-        quiet=True,
-    )
-    run = Run(
+    """The run `--resume` names, or a new one."""
+    if args.resume:
+        store: RunStore[Run] = RunStore.resume(results_dir=args.results_dir, ref=args.resume)
+        out.print(f"resuming {store.run_dir}")
+        return store
+    return newrun.new_store(
+        docker,
+        root=options.ROOT,
+        results_dir=args.results_dir,
+        command_line=args.command_line,
+        settings=settings,
+        tool=tool,
         kind=kind,
-        run_id=runstore.new_run_id(),
-        started_at=runstore.now(),
-        command=args.command_line,
-        environment=environment.collect(
-            root=options.ROOT,
-            docker=docker,
-            tool=tool,
-            tool_version=loadmod.tool_version(stdout=version.stdout + version.stderr),
-        ),
-        settings=(
-            replace(settings, extra={"pin_cpus": docker.pinning.describe()})
-            if docker.pinning
-            else settings
-        ),
     )
-    return RunStore.create_run(results_dir=args.results_dir, run=run)
 
 
 def make_progress(out: Console, err: Console, *, quiet: bool) -> RunnerProgress:

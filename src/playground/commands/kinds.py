@@ -66,7 +66,7 @@ class Kind:
     count: Callable[[Any], int]
     state: Callable[[Any], str]
     #: A stored run as its compact record (docs/runs/<run id>.json), the machine given in words;
-    #: the record's class (its `KINDS` hold this kind's word) and its schema tables.
+    #: the record's class (its `READS` hold this kind's word) and its schema tables.
     record: Callable[..., RecordHeader]
     record_class: type[RecordHeader]
     record_schema: SchemaTables

@@ -15,33 +15,24 @@ import os
 import sys
 import time
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from rich.console import Console
 
 from playground.commands import options
 from playground.commands import story as story_command
-from playground.core import environment, jsonmodel, remedies, runstore
+from playground.core import environment, remedies, runstore
 from playground.core.errors import UsageError
-from playground.core.notation import percent
-from playground.core.odds import Frequency
 from playground.core.runstore import RunStore
 from playground.core.target import Target
-from playground.incident import capacity, edge, edgescore, held, runrecords
-from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
+from playground.incident import edge, runrecords
 from playground.incident.settings import StorySettings, SweepSettings
-from playground.incident.storyresults import Cliff, CliffTarget, StoryRun, Sweep
+from playground.incident.storyresults import StoryRun
 from playground.predict import draws as odds
-from playground.predict import oddsmap
-from playground.predict import run as model
+from playground.predict import oddsmap, oddstext, tipping
 from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
-from playground.story import cells, report
+from playground.story import report
 
-#: `--sweep rate`: offered load from 40% to 140% of Little's capacity, in 5% steps.
-RATE_SHARES = [round(0.40 + 0.05 * k, 2) for k in range(21)]
-#: `--sweep delay`: the incident's delay from half to 1.5 times Little's tipping delay.
-DELAY_SHARES = [round(0.5 + 0.1 * k, 1) for k in range(11)]
 #: Draws per target: enough for a half-width of at most 0.1 at 95 % whatever the probability
 #: (1.96^2 x 0.25 / 0.1^2 = 96.04, and Wilson's interval is narrower at the centre).
 DRAWS = 96
@@ -141,56 +132,6 @@ def _targets(args: argparse.Namespace, settings: StorySettings) -> list[Target]:
     return targets
 
 
-def _sweep_rate(
-    run: StoryRun, targets: list[Target], delay: float, jobs: int, out: Console
-) -> None:
-    sweeps = []
-    for t in targets:
-        pool = system_for(t, run.story).pool
-        rates = [round(share * pool / delay, 1) for share in RATE_SHARES]
-        sweep = model.rate_sweep(t, run.story, rates=rates, delay=delay, jobs=jobs)
-        sweeps.append(sweep)
-        edge = model.edge_rate(sweep)
-        little = capacity.predict(
-            workers=1, threads=pool, upstream_s=delay, rate=run.story.rate, timeout_s=1
-        ).capacity_per_s
-        held_at = [st.rate for st in sweep.steps if edge is None or st.rate < edge]
-        fell = "none in the sweep" if edge is None else f"{edge:g} visits/s"
-        fell += f" (held at {max(held_at):g})" if held_at else " (the sweep's lowest rate)"
-        out.print(
-            f"{t.name}: falls at {fell}; Little's law: {pool} / {delay:g} s = {little:.1f}/s, "
-            f"a fall below {held.HELD_SHARE:.0%} of the offered from {little / held.HELD_SHARE:.1f}/s"
-        )
-    run.sweep = Sweep(
-        settings=SweepSettings(rates=[step.rate for step in sweeps[0].steps], delay=delay),
-        targets=sweeps,
-    )
-
-
-def _sweep_delay(run: StoryRun, targets: list[Target], jobs: int, out: Console) -> None:
-    s = run.story
-    cliff = Cliff(delay=s.incident_delay, targets=[])
-    for t in targets:
-        pool = system_for(t, s).pool
-        tipping = pool / s.rate
-        delays = sorted({round(max(s.normal_delay + 0.1, f * tipping), 2) for f in DELAY_SHARES})
-        steps = model.each(partial(model.delay_step, t, s), delays, jobs=jobs)
-        edge = next((d.incident_delay for d in steps if d.held is False), None)
-        lost = next((d.incident_delay for d in steps if d.recovered is False), None)
-        cliff.delays = delays
-        cliff.targets.append(
-            CliffTarget(
-                name=t.name, title=t.title, delays=steps, edge_delay=edge, unrecovered_delay=lost
-            )
-        )
-        out.print(
-            f"{t.name}: collapses from {'-' if edge is None else f'{edge:g} s'}, does not recover "
-            f"from {'-' if lost is None else f'{lost:g} s'}; Little's law: {pool} / {s.rate:g} "
-            f"= {tipping:.2f} s fills the pool (a steady state without reloads)"
-        )
-    run.cliff = cliff
-
-
 def _range(text: str | None, name: str, default: tuple[float, float]) -> tuple[float, float]:
     """`LO:HI` as two numbers above 0, LO at most HI."""
     if text is None:
@@ -203,54 +144,6 @@ def _range(text: str | None, name: str, default: tuple[float, float]) -> tuple[f
     if not (0 < low <= high < float("inf")):
         raise UsageError(f"{name} must run from above 0 up (LO:HI, LO <= HI), got {text!r}")
     return low, high
-
-
-def _frequencies(o: Odds) -> dict[str, Any]:
-    return {
-        word: {"k": f.k, "n": f.n, "p": f.share, "low": f.interval[0], "high": f.interval[1]}
-        for word in (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)
-        for f in (o.frequency(word),)
-    }
-
-
-def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
-    """A target's probabilities, P(collapse) first, each line under 80 columns; the busiest
-    share's rule only where `share_rule` (measured repeats back it: :func:`edge.share_predicts`)."""
-    n = len(o.draws)
-    collapsed = o.frequency(held.COLLAPSED).k + o.frequency(held.NOT_RECOVERED).k
-    p = Frequency(collapsed, n)
-    low, high = p.interval
-    lines = [
-        f"{name}: P(collapse) {p.share:.2f}",
-        f"  {collapsed} of {n} draws; the draws' 95 % interval {100 * low:.0f}-{100 * high:.0f} %",
-        "  (it covers the model's own draws, not its error against measurement;",
-    ]
-    error = edgescore.error_lines(name.removeprefix("story-")) or [SCORED_TEXT]
-    lines += [f"  {e}" for e in error[:-1]] + [f"  {error[-1]})"]
-    for word, label in (
-        (held.HELD, "P(held)"),
-        (held.COLLAPSED, "P(collapsed, recovered)"),
-        (held.NOT_RECOVERED, "P(not recovered)"),
-    ):
-        f = o.frequency(word)
-        lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
-    lines.append(f"  {recovery_text(o)}")
-    how = (
-        "the busiest share pinned (--busiest-share)"
-        if o.share_pinned
-        else f"the busiest share drawn from the measured {share_range(o.measured_shares)}"
-        if any(d.share is not None for d in o.draws)
-        else "each its own system seed"
-    )
-    lines.append(f"  {how}")
-    if share_rule and (sentence := threshold_text(o)) is not None:
-        lines += [f"  {part}" for part in sentence.split("; ")]
-    return lines
-
-
-#: What the command can say of the model's error near the edge: the page scores it
-#: (docs/predict.md, "Scored where a pool tips") on repeats measured after the model's commit.
-SCORED_TEXT = "docs/predict.md scores its error where a pool tips"
 
 
 def _incident(
@@ -268,23 +161,9 @@ def _incident(
     rule = edge.share_predicts(runrecords.load_all())
     for t in run.targets:
         assert t.odds is not None
-        for line in odds_lines(t.name, t.odds, share_rule=rule):
+        lines = oddstext.odds_lines(t.name, t.odds, share_rule=rule)
+        for line in lines + oddstext.representative_lines(t):
             out.print(line, highlight=False)
-        for line in _representative(t):
-            out.print(line, highlight=False)
-
-
-def _representative(t: Any) -> list[str]:
-    """The one draw the report's rows and charts show, in two lines."""
-    s = t.summary
-    recovery = "past the run" if s.recovery_s is None else f"{s.recovery_s:.0f} s"
-    return [
-        f"  the report's draw: {held.outcome(s.visits_served_during, s.recovery_s)}, "
-        f"{percent(s.visits_served_during)} of the visits served,",
-        f"  goodput/s {cells.num(s.goodput_before, 0)} → {cells.num(s.goodput_during, 0)} → "
-        f"{cells.num(s.goodput_after, 0)}, {cells.num(s.amplification, 2)} attempts a visit, "
-        f"time to recover {recovery}",
-    ]
 
 
 def _map(
@@ -316,30 +195,13 @@ def _map(
     )
     if args.json:
         return
-    for d in grid_delays:
-        row = [c for c in run.odds_map.cells if c.delay == d]
-        half = next((c.rate for c in row if c.p >= 0.5), None)
-        edge = "none on the map" if half is None else f"{half:g}/s"
-        out.print(f"delay {d:g} s: P(collapse) >= 1/2 from {edge}; Little's law {pool / d:.1f}/s")
-    points = run.odds_map.measured
-    out.print(f"measured runs on the map: {len(points) or 'none found'}")
+    for line in oddsmap.edge_lines(run.odds_map, grid_delays, pool):
+        out.print(line)
 
 
-def _json(run: StoryRun) -> str:
-    doc: dict[str, Any] = {"run_id": run.run_id, "targets": []}
-    for t in run.targets:
-        if t.odds is not None:
-            doc["targets"].append(
-                {
-                    "name": t.name,
-                    "probabilities": _frequencies(t.odds),
-                    "recovery_s": {str(q): t.odds.recovery_quantile(q) for q in (0.5, 0.9)},
-                    "odds": jsonmodel.to_json(t.odds),
-                }
-            )
-    if run.odds_map is not None:
-        doc["map"] = jsonmodel.to_json(run.odds_map)
-    return json.dumps(doc)
+def _print(out: Console, lines: list[str]) -> None:
+    for line in lines:
+        out.print(line)
 
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -372,9 +234,13 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.map:
         _map(run, targets, args.draws or MAP_DRAWS, args, out)
     elif args.sweep == "rate":
-        _sweep_rate(run, targets, args.sweep_delay, args.jobs, shown)
+        run.sweep, lines = tipping.rate_sweep(
+            targets, settings, delay=args.sweep_delay, jobs=args.jobs
+        )
+        _print(shown, lines)
     elif args.sweep == "delay":
-        _sweep_delay(run, targets, args.jobs, shown)
+        run.cliff, lines = tipping.delay_cliff(targets, settings, jobs=args.jobs)
+        _print(shown, lines)
     else:
         _incident(run, targets, args.draws or DRAWS, args, out)
     run.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -382,7 +248,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     store.save_run(run)
     paths = report.write_report(run_dir=store.run_dir, run=run)
     if args.json:
-        sys.stdout.write(_json(run) + "\n")
+        sys.stdout.write(json.dumps(oddstext.json_document(run)) + "\n")
         return 0
     out.print(f"modelled in {time.monotonic() - started:.1f} s")
     out.print(f"results: {store.path}")

@@ -36,11 +36,9 @@ from playground.core.target import Target
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
 from playground.predict import beside
 from playground.story import report
-from playground.story.cliffrun import run_cliff
 from playground.story.crosscheck import OHA_COMPOSE
-from playground.story.crosscheckrun import run_crosscheck
-from playground.story.run import RunInProgress, expected_seconds, run_story
-from playground.story.sweeprun import run_sweep
+from playground.story.parts import Parts, measure
+from playground.story.run import RunInProgress, expected_seconds
 
 DEFAULTS = StorySettings()
 SWEEP = SweepSettings()
@@ -337,22 +335,16 @@ def _progress(out: Console, *, quiet: bool) -> Progress:
     )
 
 
-def _measure(
-    args: argparse.Namespace,
-    story: RunInProgress,
-    targets: list[Target],
-    sweep: SweepSettings | None,
-) -> None:
-    """The incident, then the sweep, the cliff and the cross-check where asked."""
-    run_story(story, targets, incident=not args.no_incident, closed_loop=args.closed_loop)
-    if sweep is not None:
-        run_sweep(story, targets, sweep)
-    if args.cliff:
-        run_cliff(story, targets, delay=args.cliff_delay)
-    if args.cross_check:
-        run_crosscheck(
-            story, targets, delay=args.cross_check_delay, duration=args.cross_check_duration
-        )
+def parts_from(args: argparse.Namespace) -> Parts:
+    return Parts(
+        incident=not args.no_incident,
+        closed_loop=args.closed_loop,
+        sweep=sweep_from(args) if args.sweep else None,
+        cliff_delay=args.cliff_delay if args.cliff else None,
+        cross_check=(
+            (args.cross_check_delay, args.cross_check_duration) if args.cross_check else None
+        ),
+    )
 
 
 def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -362,8 +354,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
     targets = targets_from(args)
     settings = settings_from(args)
     _refuse(args, targets, settings)
-    sweep = sweep_from(args) if args.sweep else None
-    later = args.sweep or args.cross_check or args.cliff  # the parts after the incident's
+    parts = parts_from(args)
     with session(args, out) as docker:
         docker.env.update(settings.compose_env())
         files = [t.compose_file for t in targets] + ([OHA_COMPOSE] if args.cross_check else [])
@@ -382,7 +373,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
             closed_loop=args.closed_loop,
             incident=not args.no_incident,
         )
-        out.print(_expected(args, targets, measurements, seconds, later=later))
+        out.print(_expected(args, targets, measurements, seconds, later=parts.later))
         bar = _progress(out, quiet=args.quiet)
         task = bar.add_task("story", total=measurements or None)
         story = RunInProgress(
@@ -396,7 +387,7 @@ def cmd_story(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         bar.start()
         try:
-            _measure(args, story, targets, sweep)
+            measure(story, targets, parts)
         except KeyboardInterrupt:
             bar.stop()
             paths = report.write_report(run_dir=story.store.run_dir, run=run)

@@ -12,11 +12,7 @@ takes the story's targets and incident options as they are. What it measures is 
 from __future__ import annotations
 
 import argparse
-import shlex
 import time
-from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 
 from rich.console import Console
 
@@ -26,26 +22,19 @@ from playground.commands.session import session
 from playground.commands.story import add_story_options, settings_from
 from playground.commands.storyoutcome import new_story_run, print_outcome
 from playground.core import remedies
-from playground.core.compose import DockerError
 from playground.core.runstore import RunStore
 from playground.core.scenarios import resolve_story
-from playground.core.target import Target
-from playground.incident.analysis import generator_output
-from playground.incident.storyresults import StoryRun, StoryTarget
+from playground.incident.analysis import GeneratorOutput
+from playground.incident.settings import StorySettings
+from playground.incident.storyresults import StoryTarget
 from playground.story import findings, repeats, report
-from playground.story.run import measure_incident, new_entry
+from playground.story.run import measure_incident
 from playground.swarm.engine import SwarmRun
 from playground.swarm.live import (
-    Stage,
-    deploy_command,
-    measure,
-    pushed_stack,
     require_registry,
-    staged,
 )
-from playground.swarm.senderjobs import sender_commands, sender_names, sender_service
+from playground.swarm.rounds import Reading, measure_all
 from playground.swarm.settings import LOCAL_REGISTRY, swarm_settings
-from playground.swarm.stack import Stack
 
 #: Without targets named: the thread pool that collapses and gevent, as in the story.
 DEFAULT_TARGETS = ["gunicorn-threads", "gunicorn-gevent"]
@@ -105,7 +94,14 @@ def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
             build=not args.no_build,
         )
         try:
-            _measure_all(base, run, store, targets, warn=lambda line: err.print(line))
+            measure_all(
+                base,
+                run,
+                store,
+                targets,
+                reading=_reading(settings),
+                warn=lambda line: err.print(line),
+            )
         except KeyboardInterrupt:
             err.print(f"\ninterrupted: the stack and the registry are removed; {store.path}")
             return 130
@@ -117,64 +113,18 @@ def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
     return print_outcome(run, results=store.path, paths=paths, out=out, err=err)
 
 
-def _measure_all(
-    base: SwarmRun,
-    run: StoryRun,
-    store: RunStore[StoryRun],
-    targets: list[Target],
-    *,
-    warn: Callable[[str], None],
-) -> None:
-    """Round after round, every target on a freshly deployed stack; results.json after each."""
-    with staged(base) as stage:
-        stacks: dict[str, Stack] = {}
-        for target in targets:
-            folder = base.run_dir / target.name
-            folder.mkdir(parents=True, exist_ok=True)
-            stacks[target.name] = pushed_stack(replace(base, run_dir=folder), stage, target=target)
-        for repeat in range(1, run.repeat + 1):
-            for target in targets:
-                entry = _one(base, stage, stacks[target.name], target=target, repeat=repeat)
-                if entry.error:
-                    warn(f"{target.name}: {entry.error}")
-                run.targets.append(entry)
-                store.save_run(run)
-            if run.repeat > 1:
-                run.spreads = repeats.spreads(run.targets, after_s=run.story.after_s)
+def _reading(settings: StorySettings) -> Reading:
+    """The story's figures and findings of one measurement on the stack (no server samples or
+    access log: the senders' records alone), and its spreads over the repeats."""
 
-
-def _one(base: SwarmRun, stage: Stage, stack: Stack, *, target: Target, repeat: int) -> StoryTarget:
-    """One measurement: the stack deployed, the senders' records merged and read as the
-    story's figures, its findings decided; a failure is recorded in the target."""
-    folder = base.run_dir / target.name / f"repeat-{repeat}"
-    folder.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    entry = new_entry(target, repeat)
-    stack_file = base.run_dir / target.name / "stack.json"
-    shown = Path("raw") / target.name / "stack.json"
-    commands = sender_commands(settings=base.settings, target=target, senders=base.swarm.senders)
-    names = sender_names(base.swarm.senders)
-    entry.commands = [
-        shlex.join(deploy_command(shown)),
-        *(
-            shlex.join(sender_service(name, image=stage.sender, command=argv))
-            for name, argv in zip(names, commands, strict=True)
-        ),
-    ]
-    try:
-        measured = measure(
-            replace(base, run_dir=folder), stage, stack, target=target, stack_file=stack_file
-        )
+    def figures(entry: StoryTarget, output: GeneratorOutput) -> StoryTarget:
         entry = measure_incident(
-            entry,
-            output=generator_output(measured.merged.result),
-            samples=[],
-            access_text="",
-            settings=base.settings,
+            entry, output=output, samples=[], access_text="", settings=settings
         )
-        entry.swarm = replace(measured.shape, stack_file=str(shown))
-    except DockerError as exc:
-        entry.error = str(exc)
-    entry.findings = findings.for_target(entry)
-    entry.wall_s = round(time.monotonic() - started, 1)
-    return entry
+        entry.findings = findings.for_target(entry)
+        return entry
+
+    return Reading(
+        figures=figures,
+        spreads=lambda targets: repeats.spreads(targets, after_s=settings.after_s),
+    )

@@ -18,3 +18,12 @@ EM_DASH = "—"
 def percent(share: float | None, *, digits: int = 0, dash: str = DASH) -> str:
     """A share (0.25) as a percent (`25%`), to `digits` decimals; `dash` where it is unknown."""
     return dash if share is None else f"{100 * share:.{digits}f}%"
+
+
+def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
+    """A float to `digits` decimals, an int as it is, with its unit; a dash for none."""
+    if value is None:
+        return DASH
+    if isinstance(value, float):
+        return f"{value:.{digits}f}{unit}"
+    return f"{value}{unit}"

@@ -43,8 +43,8 @@ class RecordError(UsageError):
 class RecordHeader:
     """What every run record starts with, whatever the kind."""
 
-    #: The kinds (`kind` values) this record class holds; its lists of rows.
-    KINDS: ClassVar[tuple[str, ...]] = ()
+    #: The `kind` words of the records this class reads; its lists of rows.
+    READS: ClassVar[tuple[str, ...]] = ()
     ROWS: ClassVar[tuple[str, ...]] = ()
 
     run_id: str = doc("the run's id, as the pages cite it", "")
@@ -180,7 +180,7 @@ def load_as(cls: type[Record], path: Path, data: dict[str, Any] | None = None) -
     record: Record = jsonmodel.from_json(cls, data, path.name)
     if record.run_id != path.stem:
         raise RecordError(f"{path.name}: holds run {record.run_id!r}, not {path.stem!r}")
-    if record.kind not in cls.KINDS or record.source not in (RECORDED, TRANSCRIBED):
+    if record.kind not in cls.READS or record.source not in (RECORDED, TRANSCRIBED):
         raise RecordError(
             f"{path.name}: an unknown kind or source: {record.kind!r}, {record.source!r}"
         )

@@ -15,7 +15,7 @@ from typing import ClassVar
 from playground.core.target import Target
 from playground.faults.containers import container_checks
 from playground.faults.probe import Outcome, Prober
-from playground.faults.results import Burst, ContainerCheck, FaultRun, Verdict
+from playground.faults.results import Burst, ContainerCheck, FaultFindings, Verdict
 from playground.faults.session import FaultSession, running
 
 
@@ -52,7 +52,7 @@ class Fault:
     def applies(self, target: Target) -> bool:
         return True
 
-    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultRun:
+    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultFindings:
         """Probe every target through the fault's phases, then judge each target against
         what it did before the fault (a burst, its server state)."""
         s, skip = session.settings, self.stopped_service
@@ -82,7 +82,9 @@ class Fault:
             )
             for target, prober, outcomes in zip(session.targets, probers, results, strict=True)
         ]
-        return FaultRun(fault=self.name, stopped_service=skip, containers=containers, targets=out)
+        return FaultFindings(
+            fault=self.name, stopped_service=skip, containers=containers, targets=out
+        )
 
     def describe(self, session: FaultSession) -> None:
         """Record, for the reader, what the fault will do (commands, a note)."""

@@ -20,9 +20,9 @@ from playground.faults.analysis import (
     time_to_recover,
     unexpected_answers,
 )
+from playground.faults.captured import judged
 from playground.faults.fault import Fault, Observed, Phases
 from playground.faults.probe import Prober
-from playground.faults.records import judged
 from playground.faults.results import OutageVerdict, Probed
 from playground.faults.session import FaultSession, sleep_until
 

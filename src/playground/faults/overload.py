@@ -21,15 +21,15 @@ from playground.faults.analysis import (
     stuck_verdict,
     unexpected_answers,
 )
+from playground.faults.captured import aftermath
 from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
 from playground.faults.probe import Outcome, Prober, timed_request
-from playground.faults.records import aftermath
 from playground.faults.results import (
     AbFigures,
     AbOutcome,
     Burst,
-    FaultRun,
+    FaultFindings,
     FaultSettings,
     OverloadVerdict,
     PhaseStats,
@@ -62,14 +62,14 @@ def overload_command(*, target: Target, settings: FaultSettings) -> list[str]:
 class Overload(Fault):
     name = "overload"
 
-    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultRun:
+    def run(self, *, session: FaultSession, run_id: str, raw_dir: Path | None) -> FaultFindings:
         """ab at c=2000 from inside the network, one target at a time."""
         out = [
             self.one(session=session, target=target, run_id=run_id, raw_dir=raw_dir)
             for target in session.targets
         ]
         containers = {s: c for v in out for s, c in (v.aftermath.containers or {}).items()}
-        return FaultRun(
+        return FaultFindings(
             fault=self.name, stopped_service=None, containers=containers, targets=[*out]
         )
 

@@ -30,7 +30,7 @@ class FaultType:
 
     name: str  # the word `--fault` takes and faults.json names it by
     verdict: type  # its verdict on one target: a dataclass with `fits`
-    table: Callable[[Any], Table]  # the report's table of a FaultRecord of it
+    table: Callable[[Any], Table]  # the report's table of a FaultRan of it
     figures: Callable[[Any], dict[str, float | None]]  # its record's figures, from a verdict
     counts: Callable[[Any], tuple[int | None, dict[str, int]]]  # requests and answers by kind
     runs: str  # the module whose `RUNNERS` hold the Fault that runs it (its `name` this word)

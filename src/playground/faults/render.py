@@ -13,7 +13,7 @@ from playground.faults.analysis import STUCK_FACTOR, STUCK_SLACK_S
 from playground.faults.registry import fault_type
 from playground.faults.results import (
     FaultFailed,
-    FaultRecord,
+    FaultRan,
     FaultsRun,
     OutageVerdict,
     OverloadVerdict,
@@ -69,7 +69,7 @@ def recovery(target: OutageVerdict) -> str:
     return NOT_MEASURED if target.requests_after_return == 0 else "not recovered"
 
 
-def outage_table(record: FaultRecord) -> Table:
+def outage_table(record: FaultRan) -> Table:
     svc = record.run.stopped_service
     headers = (
         "scenario",
@@ -98,7 +98,7 @@ def outage_table(record: FaultRecord) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def slowdown_table(record: FaultRecord) -> Table:
+def slowdown_table(record: FaultRan) -> Table:
     headers = (
         "scenario",
         "c",
@@ -132,7 +132,7 @@ def slowdown_table(record: FaultRecord) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def overload_table(record: FaultRecord) -> Table:
+def overload_table(record: FaultRan) -> Table:
     headers = (
         "scenario",
         "ab c",
@@ -177,7 +177,7 @@ def overload_table(record: FaultRecord) -> Table:
     return Table(headers=headers, rows=rows)
 
 
-def _run_blocks(record: FaultRecord | FaultFailed) -> list[Block]:
+def _run_blocks(record: FaultRan | FaultFailed) -> list[Block]:
     fault = record.fault if isinstance(record, FaultFailed) else record.run.fault
     files = " + ".join([record.compose_file, *record.overrides])
     blocks: list[Block] = [Heading(2, f"{fault} — {files}")]

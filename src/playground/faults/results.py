@@ -1,6 +1,6 @@
 """A fault run's results (``playground faults``): typed, with the one JSON form faults.json keeps.
 
-The file is a :class:`FaultsRun`: the header every run has, then one :class:`FaultRecord` per
+The file is a :class:`FaultsRun`: the header every run has, then one :class:`FaultRan` per
 fault and compose file (or a :class:`FaultFailed` where the file could not be brought up).
 Each record holds every target's verdict, one class per kind of fault
 (:class:`SlowdownVerdict`, :class:`OutageVerdict`, :class:`OverloadVerdict`), each starting with
@@ -262,7 +262,7 @@ AnyVerdict = Annotated[Verdict, jsonmodel.OneOf(registry.verdicts)]
 
 
 @dataclass(frozen=True)
-class FaultRun:
+class FaultFindings:
     """One fault on the targets of one compose file: each target's verdict and every
     container's check."""
 
@@ -273,10 +273,10 @@ class FaultRun:
 
 
 @dataclass(frozen=True)
-class FaultRecord:
+class FaultRan:
     """A fault run with its session: the files, when, the marks and the commands by hand."""
 
-    run: FaultRun = doc("the fault and what it found", factory=FaultRun, inline=True)
+    run: FaultFindings = doc("the fault and what it found", factory=FaultFindings, inline=True)
     compose_file: str = doc("the scenario's compose file", "")
     overrides: list[str] = doc("the files over it", factory=list)
     started_at: str | None = doc("ISO time the fault started")
@@ -289,13 +289,13 @@ class FaultRecord:
     @classmethod
     def of(
         cls,
-        run: FaultRun,
+        run: FaultFindings,
         *,
         compose_file: tuple[str, ...],
         started_at: str,
         marks: list[dict[str, float | str]],
         commands: list[str],
-    ) -> FaultRecord:
+    ) -> FaultRan:
         """``compose_file``: the scenario's file, then its overrides."""
         first, *overrides = compose_file
         return cls(run, first, overrides, started_at, marks, commands)
@@ -345,9 +345,9 @@ class FaultsRun(RunHeader):
     settings: FaultRunSettings | None = doc("the faults and their options (null: not recorded)")
     kind: str = doc("`faults`", "faults")
 
-    runs: list[FaultRecord | FaultFailed] = doc("one per fault and compose file", factory=list)
+    runs: list[FaultRan | FaultFailed] = doc("one per fault and compose file", factory=list)
 
-    def add(self, record: FaultRecord | FaultFailed) -> None:
+    def add(self, record: FaultRan | FaultFailed) -> None:
         self.runs.append(record)
 
     def problems(self) -> list[str]:
@@ -373,8 +373,8 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (FaultsRun, "FaultsRun (the whole of `faults.json`)"),
     (FaultRunSettings, "FaultRunSettings (`settings`)"),
     (FaultSettings, "FaultSettings (inline in `settings`)"),
-    (FaultRecord, "FaultRecord (each of `runs` that ran)"),
-    (FaultRun, "FaultRun (inline in a FaultRecord)"),
+    (FaultRan, "FaultRan (each of `runs` that ran)"),
+    (FaultFindings, "FaultFindings (inline in a FaultRan)"),
     (FaultFailed, "FaultFailed (each of `runs` that could not run)"),
     (TargetName, "TargetName (each of a FaultFailed's `targets`)"),
     (ContainerCheck, "ContainerCheck (each of `containers`)"),

@@ -11,7 +11,7 @@ from playground.core.runstore import RunStore
 from playground.core.target import Target
 from playground.faults.fault import Fault
 from playground.faults.registry import runner
-from playground.faults.results import FaultFailed, FaultRecord, FaultSettings, FaultsRun
+from playground.faults.results import FaultFailed, FaultRan, FaultSettings, FaultsRun
 from playground.faults.session import FaultSession, probe_port
 
 #: faults.json's store: the core's, holding a fault run.
@@ -85,7 +85,7 @@ def _failed(
         _keep(store, failed)
 
 
-def _keep(store: FaultStore, record: FaultRecord | FaultFailed) -> None:
+def _keep(store: FaultStore, record: FaultRan | FaultFailed) -> None:
     """One more fault in the run, on disk at once."""
     store.run.add(record)
     store.save()
@@ -93,14 +93,14 @@ def _keep(store: FaultStore, record: FaultRecord | FaultFailed) -> None:
 
 def one_fault(
     *, session: FaultSession, fault: Fault, store: FaultStore, info: Callable[[str], None]
-) -> FaultRecord:
+) -> FaultRan:
     s = session.settings
     info(f"  {fault.name}: " + ", ".join(f"{t.name} (c={s.clients(t)})" for t in session.targets))
     session.record("up", "-d", "--wait")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     result = fault.run(session=session, run_id=store.run.run_id, raw_dir=store.run_dir / "raw")
     session.record("down", "--volumes")
-    return FaultRecord.of(
+    return FaultRan.of(
         result,
         compose_file=session.compose_file,
         started_at=started,

@@ -48,7 +48,7 @@ class FaultTargetRecord:
 class FaultsRecord(RecordHeader):
     """What a page cites of a fault run (`playground faults`)."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("faults",)
+    READS: ClassVar[tuple[str, ...]] = ("faults",)
     ROWS: ClassVar[tuple[str, ...]] = ("targets",)
 
     targets: list[FaultTargetRecord] = doc("one per fault and target", factory=list)

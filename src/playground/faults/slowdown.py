@@ -13,9 +13,9 @@ from playground.faults.analysis import (
     phase_stats,
     settle_time,
 )
+from playground.faults.captured import judged
 from playground.faults.fault import Fault, Observed, Phases
 from playground.faults.probe import Prober
-from playground.faults.records import judged
 from playground.faults.results import Probed, SlowdownVerdict
 from playground.faults.session import FaultSession, sleep_until
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.core.jsonmodel import ModelError
-from playground.incident.records import (
+from playground.incident.captured import (
     AccessRecord,
     ServerSample,
     UpstreamCall,

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from playground.core.jsonmodel import doc
-from playground.incident.records import AccessRecord, AppTiming, UpstreamCall
+from playground.incident.captured import AccessRecord, AppTiming, UpstreamCall
 
 #: The incident's first seconds: users give up after 4 s and reload 1 s later, so until then
 #: nothing that happens is the users' answer to it.

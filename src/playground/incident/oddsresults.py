@@ -67,6 +67,14 @@ class Odds:
         "the measured shares the draws came from (playground.predict.measured)", factory=list
     )
 
+    @property
+    def drawn_by(self) -> str:
+        """How the draws differ: `pinned` (one share for all), `shares` (each a measured
+        share), or `seeds` (each its own system seed)."""
+        if self.share_pinned:
+            return "pinned"
+        return "shares" if any(d.share is not None for d in self.draws) else "seeds"
+
     def frequency(self, outcome: str) -> Frequency:
         """How many draws came out `outcome` (one of held.outcome's words)."""
         return Frequency(sum(d.outcome == outcome for d in self.draws), len(self.draws))

@@ -55,7 +55,7 @@ class PredictedDelay:
 class PredictRecord(RecordHeader):
     """What a page cites of a prediction (`playground predict`)."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("predict",)
+    READS: ClassVar[tuple[str, ...]] = ("predict",)
     ROWS: ClassVar[tuple[str, ...]] = ("cells", "delays", "targets")
 
     targets: list[PredictedTarget] = doc("one per target and repeat", factory=list)
@@ -133,5 +133,5 @@ def load_all(directory: Path = records.RECORDS_DIR) -> list[PredictRecord]:
     return [
         records.load_as(PredictRecord, p, data)
         for p, data in found
-        if data.get("kind") in PredictRecord.KINDS
+        if data.get("kind") in PredictRecord.READS
     ]

@@ -83,7 +83,7 @@ class ModelRow:
 class RunRecord(RecordHeader):
     """What a page cites of one story run."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("story", "swarm")
+    READS: ClassVar[tuple[str, ...]] = ("story", "swarm")
     ROWS: ClassVar[tuple[str, ...]] = ("model_rows", "targets")
 
     check: str | None = doc("the generator's check over the whole run, as the page gives it")
@@ -220,7 +220,7 @@ def load(path: Path, data: dict[str, Any] | None = None) -> RunRecord:
 def load_all(directory: Path = records.RECORDS_DIR) -> list[RunRecord]:
     """Every story run's record under `directory`, by run id (the other kinds' are skipped)."""
     found = [(p, records.read(p)) for p in sorted(directory.glob("*.json"))]
-    return [load(p, data) for p, data in found if data.get("kind") in RunRecord.KINDS]
+    return [load(p, data) for p, data in found if data.get("kind") in RunRecord.READS]
 
 
 #: The record's fields as the schema page lists them.

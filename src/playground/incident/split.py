@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.incident.records import worker_split
+from playground.incident.captured import worker_split
 from playground.incident.storyresults import StoryTarget
 
 #: The split before the incident is read from this second on: the first seconds bring the
@@ -24,7 +24,7 @@ def split_before(
     seconds: Sequence[Sequence[int] | None], *, incident_start: float
 ) -> list[float] | None:
     """Each worker's mean connections over the seconds from SPLIT_FROM_S to the incident's
-    start (second 0 first, as :func:`~playground.incident.records.worker_split` reads them)."""
+    start (second 0 first, as :func:`~playground.incident.captured.worker_split` reads them)."""
     return worker_split(seconds, lo=SPLIT_FROM_S, hi=incident_start)
 
 

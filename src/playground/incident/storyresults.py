@@ -19,6 +19,7 @@ from playground.core import jsonmodel
 from playground.core.jsonmodel import ModelError, doc
 from playground.core.odds import Frequency
 from playground.core.results import SCHEMA_VERSION, Finding, RunHeader
+from playground.core.target import Target
 from playground.incident.mechanism import Mechanism
 from playground.incident.oddsresults import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.incident.outside import IncidentCommand, OutsideTarget
@@ -109,6 +110,28 @@ class StoryTarget:
         "`playground swarm`: the stack it ran on, with each sender's record", omit_none=True
     )
     extra: dict[str, Any] = doc("keys this version does not know", factory=dict)
+
+    @classmethod
+    def about(
+        cls,
+        target: Target,
+        repeat: int = 1,
+        *,
+        workers: int | None = None,
+        per_worker: int | None = None,
+    ) -> StoryTarget:
+        """A measurement of `target` about to be made (or modelled): what the registry says of
+        it, its pool as run where that differs from the registry's (the model's system)."""
+        return cls(
+            name=target.name,
+            repeat=repeat,
+            title=target.title,
+            model=target.model,
+            server=target.server,
+            compose_file=target.compose_file,
+            workers=target.workers if workers is None else workers,
+            per_worker=target.per_worker if per_worker is None else per_worker,
+        )
 
 
 @dataclass(frozen=True)

@@ -225,3 +225,18 @@ def measured_points(
         MapPoint(rate=r, delay=d, collapsed=k, runs=n, run_ids=ids)
         for (r, d), (k, n, ids) in sorted(points.items())
     ]
+
+
+def edge_lines(odds_map: OddsMap, delays: list[float], pool: int) -> list[str]:
+    """One line per delay: the rate from which P(collapse) reaches a half, beside Little's
+    law; then how many measured runs sit on the map."""
+    lines = []
+    for d in delays:
+        row = [c for c in odds_map.cells if c.delay == d]
+        half = next((c.rate for c in row if c.p >= 0.5), None)
+        edge = "none on the map" if half is None else f"{half:g}/s"
+        lines.append(
+            f"delay {d:g} s: P(collapse) >= 1/2 from {edge}; Little's law {pool / d:.1f}/s"
+        )
+    lines.append(f"measured runs on the map: {len(odds_map.measured) or 'none found'}")
+    return lines

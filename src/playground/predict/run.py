@@ -90,14 +90,9 @@ def predict_target(target: Target, settings: StorySettings) -> StoryTarget:
         access=records.access,
         calls=records.calls,
     )
-    entry = StoryTarget(
-        name=target.name,
-        title=target.title,
-        model=target.model,
-        server=target.server,
-        compose_file=target.compose_file,
-        workers=system.workers,
-        per_worker=system.per_worker,
+    entry = StoryTarget.about(target, workers=system.workers, per_worker=system.per_worker)
+    entry = replace(
+        entry,
         incident=incident,
         adds_up=analysis.check_adds_up(records.attempts, rows),
         summary=summary,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from playground.incident.analysis import Attempt
-from playground.incident.records import AccessRecord, ServerSample, UpstreamCall
+from playground.incident.captured import AccessRecord, ServerSample, UpstreamCall
 from playground.incident.settings import StorySettings
 from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App

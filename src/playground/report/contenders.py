@@ -33,7 +33,7 @@ from playground.report.document import (
 from playground.report.reading import SECTIONS, efficiency, fmt, fmt_pct, fmt_rate, status
 
 #: The entries the section compares: the contenders, and the tutorial's scenarios beside them.
-KINDS = ("contender", "scenario")
+GROUPS = ("contender", "scenario")
 CHART_NAME = "contenders.png"
 CHART_ALT = (
     "Requests held per MB of peak RSS and requests per CPU-second, per mode and "
@@ -76,7 +76,7 @@ VERDICT_COLOURS = {"concurrent": "#2ca02c", "capped": "#ff7f0e", "serialised": "
 def compared(run: Run) -> list[Entry]:
     """The entries the section compares, by concurrency then name; none without a contender
     (the section is the contenders')."""
-    chosen = [e for e in run.scenarios if e.kind in KINDS and not e.skipped]
+    chosen = [e for e in run.scenarios if e.kind in GROUPS and not e.skipped]
     if not any(e.kind == "contender" for e in chosen):
         return []
     return sorted(chosen, key=lambda e: (e.concurrency, e.name))
@@ -120,7 +120,7 @@ def _best(entries: Sequence[Entry], key: Callable[[Entry], float | None]) -> Ent
 
 def skipped(run: Run) -> list[Entry]:
     """A scale run's entries not run because the mode had stopped scaling lower down."""
-    return [e for e in run.scenarios if e.kind in KINDS and e.skipped]
+    return [e for e in run.scenarios if e.kind in GROUPS and e.skipped]
 
 
 def answer(entries: Sequence[Entry], not_run: Sequence[Entry] = ()) -> list[Inline]:

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.core.notation import DASH
+from playground.core.notation import DASH, num
 from playground.core.odds import Frequency
 from playground.incident.held import COLLAPSED, HELD, NOT_RECOVERED, was_held, word
 from playground.incident.storyresults import RecoveryTimes, StoryRun, StoryTarget, TargetSpread
 from playground.incident.targetresults import StorySummary
 from playground.story import findings
-
-
-def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
-    """A float to `digits` decimals, an int as it is, with its unit; a dash for none."""
-    if value is None:
-        return DASH
-    if isinstance(value, float):
-        return f"{value:.{digits}f}{unit}"
-    return f"{value}{unit}"
 
 
 def ms(seconds: float | None) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from playground.core.notation import DASH, percent
+from playground.core.notation import DASH, num, percent
 from playground.core.results import Finding
 from playground.incident import held
 from playground.incident.settings import SweepSettings
@@ -34,7 +34,7 @@ from playground.incident.storyresults import (
 )
 from playground.report.document import Block, Heading, Image, Paragraph, Table
 from playground.story import findings, predicted
-from playground.story.cells import error, num
+from playground.story.cells import error
 from playground.story.sweep import model_note
 
 SHARES = tuple(round(0.80 + 0.05 * k, 2) for k in range(9))  # 80% ... 120%, 5% apart

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.core.notation import DASH
+from playground.core.notation import DASH, num
 from playground.core.tools.abrequests import AbRequest
 from playground.core.tools.output import LoadResult
 from playground.incident.analysis import percentile
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import AbPhase, ClosedLoop
 from playground.report.document import Block, CodeBlock, Heading, Paragraph, Table
-from playground.story.cells import arrow, error, goodput, num
+from playground.story.cells import arrow, error, goodput
 
 PHASES = ("before", "during", "after")
 

@@ -3,9 +3,9 @@ figure of A beside B's, and where their settings differ."""
 
 from __future__ import annotations
 
-from playground.core.notation import percent
+from playground.core.notation import num, percent
 from playground.incident.storyresults import StoryRun, StoryTarget
-from playground.story.cells import num, recovery, verdict
+from playground.story.cells import recovery, verdict
 
 COMPARE_COLUMNS = ("target", "figure", "A", "B")
 COMPARED = (

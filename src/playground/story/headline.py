@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from playground.core.notation import DASH, percent
+from playground.core.notation import DASH, num, percent
 from playground.incident.split import busiest_share, connections_before
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.targetresults import StorySummary
 from playground.report.document import Table
-from playground.story.cells import label, num, once, recovery, took, verdict
+from playground.story.cells import label, once, recovery, took, verdict
 from playground.story.findings import trusted
 
 USERS = (

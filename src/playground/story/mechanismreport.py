@@ -4,6 +4,7 @@ stopped early once their verdict was settled (`--settle`)."""
 
 from __future__ import annotations
 
+from playground.core.notation import num
 from playground.incident.storyresults import StoryRun
 from playground.report.document import Block, Heading, Paragraph, Table
 from playground.story import cells
@@ -34,12 +35,12 @@ def blocks(run: StoryRun) -> list[Block]:
                     t.name,
                     str(t.repeat),
                     cells.verdict(t),
-                    f"{cells.num(m.busiest_share_begun_before, 2)} / "
-                    f"{cells.num(m.busiest_share_begun_onset, 2)}",
-                    cells.num(m.thread_wait_p90_onset_s, 2, " s"),
-                    cells.num(m.hold_beyond_onset_ms, 1),
-                    cells.num(m.cpu_ms_per_request_before, 2),
-                    cells.num(None if m.steal_share is None else 100 * m.steal_share, 2, " %"),
+                    f"{num(m.busiest_share_begun_before, 2)} / "
+                    f"{num(m.busiest_share_begun_onset, 2)}",
+                    num(m.thread_wait_p90_onset_s, 2, " s"),
+                    num(m.hold_beyond_onset_ms, 1),
+                    num(m.cpu_ms_per_request_before, 2),
+                    num(None if m.steal_share is None else 100 * m.steal_share, 2, " %"),
                 ]
             )
         out += [

@@ -30,13 +30,11 @@ def odds_blocks(run: StoryRun) -> list[Block]:
     for t in drawn:
         o = t.odds
         assert o is not None
-        how = (
-            "pinned share"
-            if o.share_pinned
-            else f"shares from {share_range(o.measured_shares)}"
-            if any(d.share is not None for d in o.draws)
-            else "system seeds"
-        )
+        how = {
+            "pinned": "pinned share",
+            "shares": f"shares from {share_range(o.measured_shares)}",
+            "seeds": "system seeds",
+        }[o.drawn_by]
         rows.append(
             [
                 t.name,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from playground.core.notation import DASH, percent
+from playground.core.notation import DASH, num, percent
 from playground.core.odds import Frequency
 from playground.incident import edgescore, held
 from playground.incident.storyresults import (
@@ -24,7 +24,7 @@ from playground.incident.storyresults import (
 )
 from playground.incident.targetresults import PredictedFigures
 from playground.report.document import Block, Callout, Heading, Inline, Paragraph, Span, Table
-from playground.story.cells import label, num
+from playground.story.cells import label
 
 COLUMNS = (
     "target",

@@ -39,7 +39,7 @@ from playground.core.tools.abreport import AbTool
 from playground.core.tools.abrequests import ab_rows
 from playground.core.tools.output import LoadOutputError
 from playground.incident import analysis, capacity
-from playground.incident.records import ServerSample
+from playground.incident.captured import ServerSample
 from playground.incident.settings import StorySettings
 from playground.incident.steal import CpuTimes, StealSampler, over_run
 from playground.incident.storyresults import Settled, StoryRun, StoryTarget
@@ -515,20 +515,6 @@ def _settle(story: RunInProgress, name: str, repeat: int) -> None:
     )
 
 
-def new_entry(target: Target, repeat: int) -> StoryTarget:
-    """A measurement of `target` about to be made: what the registry says of it."""
-    return StoryTarget(
-        name=target.name,
-        repeat=repeat,
-        title=target.title,
-        model=target.model,
-        server=target.server,
-        compose_file=target.compose_file,
-        workers=target.workers,
-        per_worker=target.per_worker,
-    )
-
-
 def _measure(
     story: RunInProgress, target: Target, repeat: int, incident: bool, closed_loop: bool
 ) -> None:
@@ -537,7 +523,7 @@ def _measure(
     if story.run.repeat > 1:
         story.info(f"{target.name}: repeat {repeat} of {story.run.repeat}")
     entry = replace(
-        new_entry(target, repeat),
+        StoryTarget.about(target, repeat),
         prediction=(
             capacity.of(target, story.run.story, upstream_s=story.run.story.incident_delay)
             if target.model == "threads"

@@ -36,7 +36,7 @@ from playground.core.sampling import (
     read_process,
     reader_for,
 )
-from playground.incident.records import AccessRecord, AppTiming, ServerSample, UpstreamCall
+from playground.incident.captured import AccessRecord, AppTiming, ServerSample, UpstreamCall
 from playground.story.plan import API_PORT, APP_PORT, STATS_PORT, STUB_STATUS_PORT
 
 POLL_TIMEOUT_S = 0.8

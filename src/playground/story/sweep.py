@@ -18,7 +18,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from playground.core.notation import DASH, percent
+from playground.core.notation import DASH, num, percent
 from playground.core.target import Target
 from playground.incident.analysis import Attempt, check_adds_up, per_second, percentile, visits_from
 from playground.incident.charts import save_story_chart
@@ -28,7 +28,7 @@ from playground.incident.storyresults import StoryRun, Sweep, SweepStep, SweepTa
 from playground.incident.targetresults import GeneratorCheck
 from playground.report.document import Block, CodeBlock, Heading, Image, Paragraph, Table
 from playground.story import plan, predicted
-from playground.story.cells import error, num
+from playground.story.cells import error
 
 
 def step_args(

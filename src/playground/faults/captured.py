@@ -1,4 +1,4 @@
-"""How a fault fills in its records (the typed model is the core's :mod:`playground.faults.results`):
+"""How a fault fills in what it captured (the typed model is the core's :mod:`playground.faults.results`):
 the checks every fault makes after it, in one place."""
 
 from __future__ import annotations

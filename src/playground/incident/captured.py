@@ -1,4 +1,4 @@
-"""What a run through the incident records beside the users' attempts, as typed values: a
+"""What a run through the incident captures beside the users' attempts, as typed values: a
 request in nginx's access log, a call the third party answered, what the servers showed at one
 moment; and the join of the first two (the calls answered for nobody).
 
