@@ -31,7 +31,7 @@ ARGS ?=
 
 .PHONY: bench bench-ready bench-images demos contenders scale story remedies swarm test unit-test \
 	integration-test lint venv runner-venv base-images offline-images images $(IMAGE_BUILDS) \
-	lock down clean
+	swarm-nodes swarm-nodes-down lock down clean
 
 ## bench: build everything needed, run every scenario at the tutorial's load, write a report.
 ## From nothing, the runner's virtualenv (no test or lint tools) is made while the base images
@@ -82,6 +82,15 @@ remedies: runner-venv base-images
 ## machine with no swarm, a single-node one is started and left afterwards
 swarm: runner-venv base-images
 	$(PLAYGROUND) swarm $(ARGS)
+
+## swarm-nodes: three Docker engines on this machine, each in a container built from Debian's
+## packages (swarmnode/Dockerfile), joined as one manager and two workers (docs/cluster.md);
+## swarm-nodes-down removes them, with every image and container they held
+swarm-nodes: runner-venv base-images
+	docker compose $(ENV_FILE) -f compose/swarmnodes.yml build
+	$(VENV)/bin/python -m playground.swarm.engines up
+swarm-nodes-down: runner-venv
+	$(VENV)/bin/python -m playground.swarm.engines down
 
 ## test: unit tests, then integration tests that bring every scenario up for real
 # The unit tests share no port or file, so they run on every core. The integration tests share
