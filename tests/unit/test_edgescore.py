@@ -120,3 +120,13 @@ def test_predicts_error_lines_give_the_targets_scored_settings_and_nothing_witho
     assert edgescore.error_lines("uwsgi-threads", directory=tmp_path) == []  # not scored
     monkeypatch.setattr(runrecords, "load_all", lambda directory: [])  # no records at hand
     assert edgescore.error_lines("gunicorn-threads", directory=tmp_path) == []
+
+
+def test_no_run_that_fits_the_model_scores_it():
+    """Fit and score never share a run: the model's fit runs (predict.measured) stay out of
+    every scored setting's measured runs."""
+    from playground.predict import measured
+
+    fit = set(measured.FIT_RUNS.values())
+    scored = {run for s in edgescore.SCORED for run in s.measured}
+    assert fit and scored and not fit & scored

@@ -42,6 +42,18 @@ def test_each_draw_takes_its_own_share_and_system_seed_with_the_same_arrivals(gt
     assert pinned.busiest_share == 0.6
 
 
+def test_behind_haproxy_the_draws_take_haproxys_measured_split_not_nginxs(gthread):
+    """What connects to the workers moves the split: HAProxy's fit repeats, not nginx's."""
+    (behind,) = resolve_story(["gunicorn-threads+haproxy"])
+    nginx, haproxy = measured.shares("nginx"), measured.shares("haproxy")
+    assert max(haproxy) < min(nginx)  # the two fronts' measured splits do not overlap
+    drawn = [draws.draw_settings(behind, SHORT, i).busiest_share or 0 for i in range(200)]
+    mid = (max(haproxy) + min(nginx)) / 2
+    assert sum(s < mid for s in drawn) > 180
+    direct = [draws.draw_settings(gthread, SHORT, i).busiest_share or 0 for i in range(200)]
+    assert sum(s > mid for s in direct) > 180
+
+
 def test_the_system_seed_seeds_the_servers_and_not_the_arrivals(gthread):
     from playground.predict.run import simulate
     from playground.predict.simulate import Simulation

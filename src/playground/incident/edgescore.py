@@ -273,7 +273,6 @@ SCORED = (
             ("gunicorn-bounded-queue", (2, 64), "20261128-212240-story"),
             ("one-worker", (1, 128), "20261128-214012-story"),
             ("threads-2x", (2, 128), "20261128-215741-story"),
-            ("haproxy", (2, 64), "20261128-221552-story"),
             ("deadline", (2, 64), "20261129-003827-story"),
         )
     ),

@@ -43,7 +43,9 @@ def draw_settings(target: Target, settings: StorySettings, index: int) -> StoryS
     share = settings.busiest_share
     system = system_for(target, settings)
     if share is None and system.busiest_share is not None:
-        share = measured.draw_share(random.Random(f"share:{seed}"), workers=system.workers)
+        share = measured.draw_share(
+            random.Random(f"share:{seed}"), workers=system.workers, front=system.front
+        )
     return replace(settings, system_seed=seed, busiest_share=share)
 
 
@@ -116,7 +118,7 @@ def predict_odds(
         draws=outcomes,
         representative=rep,
         threshold_share=None if settings.busiest_share is not None else share_threshold(outcomes),
-        measured_shares=measured.shares(),
+        measured_shares=measured.shares(system_for(target, settings).front),
     )
     return entry
 

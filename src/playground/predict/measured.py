@@ -9,7 +9,9 @@ from a run that scores it (docs/predict.md, "What decides a collapse"):
   share per simulated repeat from the fit run's repeats, each the share of the requests its
   busiest worker began before the incident (the app's own timing log,
   :mod:`playground.incident.mechanism`), smoothed by a Gaussian kernel (Silverman's
-  bandwidth) and kept between an even split and one worker taking all;
+  bandwidth) and kept between an even split and one worker taking all. What connects to the
+  workers moves the split (:data:`FRONTS`): nginx connecting itself, one worker began 0.66-0.72
+  of the requests; HAProxy between them, 0.51-0.57, so each front draws from its own fit run;
 - the app's CPU per request under the story's load, per thread-pool server: the median over
   the fit run's repeats of the app's CPU over its answers before the incident.
 
@@ -47,10 +49,17 @@ HAND_COUNT = MeasuredShare("counted by hand (docs/story.md)", "gunicorn-threads"
 #: The runs that fit the model, by the target they measured (their records in docs/runs/):
 #: `.venv/bin/playground story gunicorn-threads --repeat 20` and `.venv/bin/playground story
 #: uwsgi-threads --incident-delay 2.2 --repeat 20`, each repeat with its candidates.
+#: HAProxy's fit run: `.venv/bin/playground story gunicorn-threads+haproxy --repeat 10
+#: --no-build` (run EY), the split before the incident from its ten repeats; newer repeats of
+#: the same target score the model.
 FIT_RUNS = {
     "gunicorn-threads": "20261128-135224-story",
     "uwsgi-threads": "20261128-142802-story",
+    "gunicorn-threads+haproxy": "20261128-221552-story",
 }
+#: What connects to Gunicorn's workers, and the fit run's target whose split it draws from:
+#: nginx itself, or HAProxy between nginx and the app (:attr:`.system.System.front`).
+FRONTS = {"nginx": "gunicorn-threads", "haproxy": "gunicorn-threads+haproxy"}
 #: The app's CPU per request where no fit run measured it under the story's load: the bench's
 #: "CPU ms per request" of run 20261127-043533 (`make bench ARGS="--repeat 5"`, quiet), s.
 BENCH_CPU_PER_REQUEST_S = {("Gunicorn", "gevent"): 0.0015, ("uWSGI", "gevent"): 0.0015}
@@ -67,10 +76,17 @@ def fit_repeats(target: str) -> tuple[Mechanism, ...]:
     )
 
 
-def shares() -> list[float]:
-    """The busiest worker's share of the requests begun before the incident, per fit repeat."""
-    found = (m.busiest_share_begun_before for m in fit_repeats("gunicorn-threads"))
+def shares(front: str = "nginx") -> list[float]:
+    """The busiest worker's share of the requests begun before the incident, per repeat of the
+    front's fit run."""
+    found = (m.busiest_share_begun_before for m in fit_repeats(FRONTS[front]))
     return [s for s in found if s is not None]
+
+
+def fixed_share(front: str) -> float:
+    """The share where a run neither pins nor draws one (a sweep, a step beside a measured
+    row): behind nginx the count by hand, behind HAProxy its fit run's median."""
+    return HAND_COUNT.share if front == "nginx" else statistics.median(shares(front))
 
 
 def cpu_per_request_s(server: str, model: str) -> float:
@@ -92,9 +108,9 @@ def bandwidth(values: list[float]) -> float:
     return float(0.9 * spread * len(values) ** -0.2)
 
 
-def draw_share(rng: random.Random, *, workers: int) -> float:
-    """One run's busiest share: a measured one, moved by the kernel, between 1 / workers (an
-    even split) and 1."""
-    values = shares()
+def draw_share(rng: random.Random, *, workers: int, front: str = "nginx") -> float:
+    """One run's busiest share: a measured one behind the same front, moved by the kernel,
+    between 1 / workers (an even split) and 1."""
+    values = shares(front)
     share = rng.choice(values) + rng.gauss(0.0, bandwidth(values))
     return min(1.0, max(1.0 / workers, share))

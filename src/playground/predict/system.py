@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 #: The share of new connections the busiest of Gunicorn's workers takes (the kernel wakes the
 #: worker that waited last) where a run neither pins nor draws one (a sweep, a step beside a
-#: measured row): the count by hand (:data:`.measured.HAND_COUNT`). `playground predict`'s
-#: draws each take one from every measured share (:mod:`.measured`).
+#: measured row) and nginx connects to the workers itself: the count by hand
+#: (:data:`.measured.HAND_COUNT`; behind HAProxy, :func:`.measured.fixed_share`).
+#: `playground predict`'s draws each take one from the measured shares (:mod:`.measured`).
 GTHREAD_BUSIEST_SHARE = measured.HAND_COUNT.share
 #: nginx's proxy_read_timeout / uwsgi_read_timeout and proxy_connect_timeout default, s.
 NGINX_TIMEOUT_S = 60.0
@@ -88,6 +89,12 @@ class System:
     @property
     def pool(self) -> int:
         return self.workers * self.per_worker
+
+    @property
+    def front(self) -> str:
+        """What connects to the app's workers (:data:`.measured.FRONTS`): HAProxy where a
+        remedy puts it between nginx and the app, else nginx."""
+        return "haproxy" if self.haproxy else "nginx"
 
 
 def _substitute(value: Any, env: Mapping[str, str]) -> str:
@@ -240,7 +247,9 @@ def system_for(target: Target, settings: StorySettings) -> System:
         else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
         busiest_share=(
-            GTHREAD_BUSIEST_SHARE if settings.busiest_share is None else settings.busiest_share
+            measured.fixed_share("haproxy" if files.haproxy else "nginx")
+            if settings.busiest_share is None
+            else settings.busiest_share
         )
         if gunicorn and not reuse_port
         else None,
