@@ -210,7 +210,29 @@ def test_the_checks_can_fail() -> None:
     assert layer("playground.stray") == "nowhere" and layer("playground.core.tools.ab") == CORE
     assert not allowed("playground.report.sections", "playground.bench.diagnosis")
     assert allowed("playground.story.sweep", "playground.report.document")
-    assert not allowed("playground.story.sweep", "playground.report.charts")
+    assert not allowed("playground.story.sweep", "playground.report.benchcharts")
     assert allowed("playground.commands.bench", "playground.bench.runner")
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+#: The module names that repeat across packages, each the same job wherever it appears: a
+#: kind's own run, plan, results, capture, analysis or settings, or a command's module named
+#: after its subcommand beside the package module that does the work (commands/scale.py and
+#: bench/scale.py). A name that means two things is not listed: rename one of the modules.
+SAME_JOB = {
+    "analysis",
+    "captured",
+    "outside",
+    "plan",
+    "record",
+    "results",
+    "run",
+    "scale",
+    "settings",
+}
+
+
+def test_a_module_name_repeats_across_packages_only_for_the_same_job() -> None:
+    stems = [p.stem for p in PACKAGE.rglob("*.py") if p.stem != "__init__"]
+    assert {s for s in stems if stems.count(s) > 1} == SAME_JOB

@@ -95,6 +95,7 @@ TIMEOUTS = Odds(
 BOUNDED = Odds((("+ `gunicorn-bounded-queue`", "2 s"),))
 ONE_WORKER = Odds((("+ `one-worker` (1 x 128)", "2 s"),))
 THREADS_2X = Odds((("+ `threads-2x`", "2 s"),))
+THREADS_4X = Odds((("+ `threads-4x`", "2 s"),))
 HAPROXY = Odds((("+ `haproxy`", "2 s"),))
 
 CHOOSE: tuple[Claim, ...] = (
@@ -236,7 +237,12 @@ STORY_PROSE: tuple[Claim, ...] = (
     Claim("(1-17 %) and came back within the run in", "recovered", (GTHREAD,)),
     Claim("waited over 4 s) it held in", "held", (DEADLINE,)),
     Claim("(1-20 %) and came back in", "recovered", (DEADLINE,)),
-    Claim("twice the threads each held in", "held", (BOUNDED, ONE_WORKER, THREADS_2X), each=True),
+    Claim(
+        "four times the threads each held in",
+        "held",
+        (BOUNDED, ONE_WORKER, THREADS_2X, THREADS_4X),
+        each=True,
+    ),
     Claim("At 2.2 s uWSGI held in", "held", (Run("story.md", ("EU",), "uwsgi-threads", 2.2),)),
     Claim(
         "alone on the machine (run EU),",
@@ -250,7 +256,7 @@ STORY_PROSE: tuple[Claim, ...] = (
     ),
     Claim("Timeouts and retries do not save it**: not recovered in", "not recovered", (TIMEOUTS,)),
     Claim("HAProxy held at 2 s in", "held", (HAPROXY,)),
-    Claim("(run EY), `reuse_port` in", "held", (NotKept((("+ `reuse-port`", "2 s"),)),)),
+    Claim("(runs EY, FH), `reuse_port` in", "held", (NotKept((("+ `reuse-port`", "2 s"),)),)),
     Claim("(not kept), the pool as it is in", "held", (GTHREAD,)),
 )
 

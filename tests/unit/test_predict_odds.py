@@ -207,18 +207,19 @@ def test_the_map_marks_the_committed_records_each_run_once(tmp_path):
     from playground.core.records import dumps
     from playground.incident.runrecords import RunRecord, TargetRecord
 
-    def record(run_id: str, verdicts: list[str], **settings: object) -> None:
+    def record(run_id: str, verdicts: list[str], kind: str = "story", **settings: object) -> None:
         rows = [
             TargetRecord(name="gunicorn-threads", repeat=i + 1, verdict=v, valid=True)
             for i, v in enumerate(verdicts)
         ]
-        kept = RunRecord(run_id=run_id, kind="story", settings=dict(settings), targets=rows)
+        kept = RunRecord(run_id=run_id, kind=kind, settings=dict(settings), targets=rows)
         (tmp_path / f"{run_id}.json").write_text(dumps(kept))
 
     record("20260101-000000-story", ["held", "collapsed", "collapsed and did not recover"])
     record("20260101-000001-story", ["collapsed"], incident_delay=2.5)
     record("20260101-000002-story", ["held"], timeout=9.0)  # other settings: not on the map
     record("20260101-000003-swarm", ["held", "held"])  # the stack: not the compose path
+    record("20260101-000004-run", ["held"], kind="swarm")  # by its kind, whatever its id
     points = oddsmap.measured_points(
         tmp_path / "results", "story-gunicorn-threads", StorySettings(), records_dir=tmp_path
     )

@@ -47,6 +47,7 @@ GTHREAD = (("gunicorn-threads 2 x 64", "2 s"),)
 UWSGI = (("uwsgi-threads 2 x 64", "2 s"),)
 DEADLINE = (("+ `deadline`", "2 s"),)
 BOUNDED = (("+ `gunicorn-bounded-queue`", "2 s"),)
+HAPROXY = (("+ `haproxy`", "2 s"),)
 
 CLAIMS = (
     Claim("gevent, on Gunicorn or uWSGI, held in", GEVENT, "held"),
@@ -56,6 +57,7 @@ CLAIMS = (
     Claim("waited over 4 s) held in", DEADLINE, "held"),
     Claim("and came back within the 40 s after it in", DEADLINE, "recovered"),
     Claim("a bounded queue held in", BOUNDED, "held"),
+    Claim("HAProxy in front in", HAPROXY, "held"),
 )
 
 

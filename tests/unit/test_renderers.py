@@ -4,7 +4,8 @@ incident (`predict/`, the simulator). A runner is a module that imports
 `playground.core.compose`, directly or through others (read from the imports with `ast`, as
 the layer test reads them); the check runs in a fresh interpreter, so nothing another test
 imported counts. A stored story run is redrawn from its results the same way: the model's
-figures beside the measured ones are read from the file, not simulated again."""
+figures beside the measured ones are read from the file, not simulated again, and neither the
+bench's page nor its charts (matplotlib's) are loaded for it, as they are for a bench run."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ COMPOSE = "playground.core.compose"
 #: The model of the incident: a simulator, never needed to redraw a stored run.
 MODEL = "playground.predict"
 RECORDED_STORY = Path(__file__).resolve().parents[1] / "data" / "story_results_recorded.json"
+RECORDED_BENCH = RECORDED_STORY.with_name("results_recorded.json")
+#: The bench's own report: its page and its charts.
+BENCH_PAGE = {"playground.report.benchpage", "playground.report.benchcharts"}
 #: The report writers, and the registry through which `playground report` reaches them.
 WRITERS = (
     "playground.commands.kinds",
@@ -70,6 +74,7 @@ def test_no_report_writer_imports_a_runner_or_the_model() -> None:
     assert set(WRITERS) <= loaded
     assert sorted(loaded & runners(GRAPH)) == []
     assert the_model(loaded) == []
+    assert sorted(loaded & BENCH_PAGE) == []
 
 
 def test_a_stored_story_run_is_redrawn_without_the_model(tmp_path: Path) -> None:
@@ -86,6 +91,10 @@ def test_a_stored_story_run_is_redrawn_without_the_model(tmp_path: Path) -> None
     stored.mkdir()
     (stored / "results.json").write_text(json.dumps(jsonmodel.to_json(run)), encoding="utf-8")
 
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    shutil.copy(RECORDED_BENCH, bench / "results.json")
+
     def redraw(run_dir: Path) -> set[str]:
         then = (
             "from pathlib import Path\n"
@@ -98,4 +107,6 @@ def test_a_stored_story_run_is_redrawn_without_the_model(tmp_path: Path) -> None
     assert "playground.story.report" in loaded and (stored / "report.md").exists()
     assert sorted(loaded & runners(GRAPH)) == []
     assert the_model(loaded) == []
+    assert sorted(loaded & BENCH_PAGE) == []
     assert "playground.predict.beside" in redraw(older)  # the test can tell
+    assert BENCH_PAGE <= redraw(bench)  # and so it can for the bench's page

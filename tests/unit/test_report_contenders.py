@@ -1,4 +1,4 @@
-"""The contenders' section of the report (playground.report.contenders): one table and one
+"""The contenders' section of the report (playground.report.contendersection): one table and one
 chart, in report.md and report.html, answering which mode holds the most requests per MB and
 per CPU-second and which ones serialise, at the tutorial's load and up to c=10,000."""
 
@@ -14,7 +14,7 @@ from matplotlib.image import imread
 from playground.core.results import Run
 from playground.core.verdicts import verdicts
 from playground.report import write_report
-from playground.report.contenders import (
+from playground.report.contendersection import (
     CHART_NAME,
     HEADERS,
     compared,

@@ -58,13 +58,13 @@ def test_every_model_row_names_a_measurement_its_record_keeps() -> None:
 
 
 def test_the_repeats_of_a_setting_are_counted_together_and_apart_from_other_settings() -> None:
-    """`haproxy` held in all thirteen measurements at 2 s (three, then ten kept in run EY) and
+    """`haproxy` held in all 28 measurements at 2 s (three, ten kept in run EY, fifteen in FH) and
     collapsed in all three at 2.5 s: one setting each, whichever run measured it; Little's law
     reads each one's own pool."""
     found = {s.label: s for s in validation.settings_of(runrecords.load_all()).values()}
     at_two = found["gunicorn-threads+haproxy"]
     past = found["gunicorn-threads+haproxy (incident_delay 2.5)"]
-    assert (at_two.collapsed.k, at_two.collapsed.n) == (0, 13)
+    assert (at_two.collapsed.k, at_two.collapsed.n) == (0, 3 + 10 + 15)
     assert (past.collapsed.k, past.collapsed.n) == (3, 3)
     assert (at_two.incident_delay, past.incident_delay) == (2.0, 2.5)
     assert found["gunicorn-threads+threads-4x"].pool == 512

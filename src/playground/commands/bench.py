@@ -9,7 +9,6 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from playground import report
 from playground.bench import newrun
 from playground.bench.plan import Plan
 from playground.bench.runner import Progress as RunnerProgress
@@ -24,6 +23,7 @@ from playground.core.results import BenchSettings, Run
 from playground.core.runstore import RunStore
 from playground.core.scenarios import CALIBRATION, SCENARIOS, resolve
 from playground.core.target import Target
+from playground.report import benchpage, terminal
 
 # What `measure` calls to make its plan once the run's store exists (`playground scale`: after
 # the probe it runs with the runner it is given).
@@ -184,13 +184,13 @@ def measure(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
                 f"results are in {store.path} (continue with --resume {store.run_dir.name})"
             )
-            report.write_report(run_dir=store.run_dir, results=store.run)
+            benchpage.write_report(run_dir=store.run_dir, results=store.run)
             return 130
         store.finish()
         run = store.run
-        written = report.write_report(run_dir=store.run_dir, results=run)
-    out.print(report.summary_table(results=run))
-    if (demo_table := report.demo_table(results=run)) is not None:
+        written = benchpage.write_report(run_dir=store.run_dir, results=run)
+    out.print(terminal.summary_table(results=run))
+    if (demo_table := terminal.demo_table(results=run)) is not None:
         out.print(demo_table)
     out.print(f"results: {store.path}")
     for path in written:

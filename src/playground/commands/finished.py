@@ -8,12 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from playground import report
 from playground.commands import kinds, options, record
 from playground.core import records
 from playground.core.results import Run
 from playground.core.runstore import ResultsError
 from playground.incident.storyresults import StoryRun
+from playground.report.benchcompare import compare_table
 from playground.story import byhand
 from playground.story import compare as story_compare
 
@@ -93,7 +93,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(line)
         return 0
     if isinstance(a, Run) and isinstance(b, Run):
-        out.print(report.compare_table(a=a, b=b))
+        out.print(compare_table(a=a, b=b))
         return 0
     raise ResultsError(
         f"{args.run_a} and {args.run_b} are runs of different kinds: compare a story with a "

@@ -19,7 +19,6 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from playground import report
 from playground.bench import record as bench_record
 from playground.core import records, runstore
 from playground.core.jsonmodel import ResultsError
@@ -85,7 +84,9 @@ def _read_bench(data: dict[str, Any]) -> Run:
 
 
 def _bench_report(run_dir: Path, run: Run) -> list[Path]:
-    return report.write_report(run_dir=run_dir, results=run)
+    from playground.report import benchpage  # the bench's charts: only for a bench run
+
+    return benchpage.write_report(run_dir=run_dir, results=run)
 
 
 def _bench_state(run: Run) -> str:

@@ -3,7 +3,7 @@
 `playground run --contenders` (or `make contenders`) runs them at the tutorial's load,
 `playground scale --contenders` sweeps them up to 10,000 in flight; `make bench` does not.
 Each is a `Target` with kind "contender", listed, run and reported like a scenario; the
-report's contenders section (`playground.report.contenders`) answers, for this app, which mode
+report's contenders section (`playground.report.contendersection`) answers, for this app, which mode
 holds the most requests per MB and per CPU-second and which ones quietly serialise.
 
 1. `contenders/gunicorn-gthread.yml`: Gunicorn gthread, 4 x 50 and 1 x 200 threads.

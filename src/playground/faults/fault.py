@@ -1,7 +1,7 @@
 """What every fault is: a name, the scenarios it applies to, and a run that returns its record.
 
 Each fault is one class in its own module (outage, slowdown, overload): it drives its phases
-on a :class:`~playground.faults.session.FaultSession` and checks what the prober saw against what a
+on a :class:`~playground.faults.faultsession.FaultSession` and checks what the prober saw against what a
 serving mode must do, returning its verdict on each (typed in :mod:`playground.faults.results`).
 """
 
@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from playground.core.target import Target
 from playground.faults.containers import container_checks
+from playground.faults.faultsession import FaultSession, running
 from playground.faults.probe import Outcome, Prober
 from playground.faults.results import Burst, ContainerCheck, FaultFindings, Verdict
-from playground.faults.session import FaultSession, running
 
 
 @dataclass(frozen=True)

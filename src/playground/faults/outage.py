@@ -22,9 +22,9 @@ from playground.faults.analysis import (
 )
 from playground.faults.captured import judged
 from playground.faults.fault import Fault, Observed, Phases
+from playground.faults.faultsession import FaultSession, sleep_until
 from playground.faults.probe import Prober
 from playground.faults.results import OutageVerdict, Probed
-from playground.faults.session import FaultSession, sleep_until
 
 # The apps' upstream timeout is the delay plus this grace (UPSTREAM_GRACE_S in
 # common/querydelay.py, which a unit test keeps equal to this).

@@ -24,6 +24,7 @@ from playground.faults.analysis import (
 from playground.faults.captured import aftermath
 from playground.faults.containers import check_problems, container_checks
 from playground.faults.fault import Fault
+from playground.faults.faultsession import FaultSession, probe_port, running
 from playground.faults.probe import Outcome, Prober, timed_request
 from playground.faults.results import (
     AbFigures,
@@ -35,7 +36,6 @@ from playground.faults.results import (
     PhaseStats,
     Probed,
 )
-from playground.faults.session import FaultSession, probe_port, running
 
 OVERLOAD_PROBE_CONCURRENCY = 10
 

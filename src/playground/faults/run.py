@@ -10,9 +10,9 @@ from playground.core.compose import Docker, scenario_up
 from playground.core.runstore import RunStore
 from playground.core.target import Target
 from playground.faults.fault import Fault
+from playground.faults.faultsession import FaultSession, probe_port
 from playground.faults.registry import runner
 from playground.faults.results import FaultFailed, FaultRan, FaultSettings, FaultsRun
-from playground.faults.session import FaultSession, probe_port
 
 #: faults.json's store: the core's, holding a fault run.
 FaultStore = RunStore[FaultsRun]

@@ -15,9 +15,9 @@ from playground.faults.analysis import (
 )
 from playground.faults.captured import judged
 from playground.faults.fault import Fault, Observed, Phases
+from playground.faults.faultsession import FaultSession, sleep_until
 from playground.faults.probe import Prober
 from playground.faults.results import Probed, SlowdownVerdict
-from playground.faults.session import FaultSession, sleep_until
 
 
 class UpstreamSlowdown(Fault):

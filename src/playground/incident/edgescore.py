@@ -233,6 +233,24 @@ SCORED = (
         model="20261128-154450-predict",
     ),
     ScoredSetting(
+        label="gunicorn-threads 2 x 64 at 1.8 s",
+        target="gunicorn-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=1.8,
+        measured=("20261129-044232-story",),
+        model="20261129-041411-predict",
+    ),
+    ScoredSetting(
+        label="uwsgi-threads 2 x 64 at 2.25 s",
+        target="uwsgi-threads",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.25,
+        measured=("20261129-051012-story",),
+        model="20261129-041434-predict",
+    ),
+    ScoredSetting(
         label="uwsgi-threads 2 x 64 at 2.3 s",
         target="uwsgi-threads",
         pool=128,
@@ -275,5 +293,16 @@ SCORED = (
             ("threads-2x", (2, 128), "20261128-215741-story"),
             ("deadline", (2, 64), "20261129-003827-story"),
         )
+    ),
+    # Behind HAProxy the model draws the split from run EY, so only repeats measured after
+    # that change score it (run FH; the model's draws run FE).
+    ScoredSetting(
+        label="gunicorn-threads+haproxy 2 x 64 at 2 s",
+        target="gunicorn-threads+haproxy",
+        pool=128,
+        rate=60.0,
+        incident_delay=2.0,
+        measured=("20261129-041452-story",),
+        model="20261129-041357-predict",
     ),
 )

@@ -172,7 +172,7 @@ def _stored(results_dir: Path, target: str, settings: StorySettings) -> list[See
     """The target's measurements in the runs kept under `results_dir`."""
     seen = []
     for run in _story_runs(results_dir):
-        if run.predicted or run.run_id.endswith("-swarm") or not _matches(run.story, settings):
+        if not _matches(run.story, settings):  # a story run's kind only: no prediction, no Swarm
             continue
         for t in run.targets:
             if t.name != target or t.summary is None or t.summary.visits_served_during is None:
@@ -189,7 +189,7 @@ def _recorded(records_dir: Path, target: str, settings: StorySettings) -> list[S
     seen = []
     name = target.removeprefix("story-")
     for record in runrecords.load_all(records_dir):
-        if record.run_id.endswith("-swarm"):
+        if record.kind != "story":  # a run on a Swarm stack (`swarm`)
             continue
         try:
             measured = record.story_settings()

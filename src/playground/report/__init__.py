@@ -2,84 +2,99 @@
 
 The package, by job: :mod:`.document` (the block model and its Markdown/HTML renderings, which
 the fault and story reports use too), :mod:`.reading` (formatting figures, sections by kind),
-:mod:`.sections` (the report's sections), :mod:`.contenders` (the contenders' section and its
-chart), :mod:`.charts`, :mod:`.terminal`, :mod:`.compare`.
+:mod:`.sections` (the report's sections), :mod:`.contendersection` (the contenders' section and
+its chart), :mod:`.benchcharts`, :mod:`.terminal`, :mod:`.benchcompare`.
+The bench's page itself is :mod:`.benchpage`. The names below are read from their modules on
+first use (PEP 562), so that importing one module of the package, :mod:`.document` for a
+story's or a fault's report, loads neither the bench's charts nor matplotlib.
 Everything reads the typed model (:mod:`playground.core.results`); the diagnosis it shows was made by
 the bench (:mod:`playground.bench.diagnosis`) and is rendered, never re-derived.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from playground.core.results import Run
-from playground.report.charts import CHART_ALTS, write_charts, write_timelines
-from playground.report.compare import compare, compare_table
-from playground.report.contenders import write_contender_chart
-from playground.report.document import (
-    Block,
-    BulletList,
-    Callout,
-    CodeBlock,
-    Heading,
-    Image,
-    Inline,
-    Paragraph,
-    Span,
-    Table,
-    render_html,
-    render_markdown,
-)
-from playground.report.reading import SECTIONS, title
-from playground.report.sections import demo_shape, document
-from playground.report.terminal import demo_table, summary_table
+if TYPE_CHECKING:  # the type checker reads the names where they live
+    from playground.report.benchcompare import compare as compare
+    from playground.report.benchcompare import compare_table as compare_table
+    from playground.report.benchpage import render as render
+    from playground.report.benchpage import write_report as write_report
+    from playground.report.document import (
+        Block as Block,
+    )
+    from playground.report.document import (
+        BulletList as BulletList,
+    )
+    from playground.report.document import (
+        Callout as Callout,
+    )
+    from playground.report.document import (
+        CodeBlock as CodeBlock,
+    )
+    from playground.report.document import (
+        Heading as Heading,
+    )
+    from playground.report.document import (
+        Image as Image,
+    )
+    from playground.report.document import (
+        Inline as Inline,
+    )
+    from playground.report.document import (
+        Paragraph as Paragraph,
+    )
+    from playground.report.document import (
+        Span as Span,
+    )
+    from playground.report.document import (
+        Table as Table,
+    )
+    from playground.report.document import (
+        render_html as render_html,
+    )
+    from playground.report.document import (
+        render_markdown as render_markdown,
+    )
+    from playground.report.reading import SECTIONS as SECTIONS
+    from playground.report.sections import demo_shape as demo_shape
+    from playground.report.terminal import demo_table as demo_table
+    from playground.report.terminal import summary_table as summary_table
 
-__all__ = [
-    "SECTIONS",
-    "Block",
-    "BulletList",
-    "Callout",
-    "CodeBlock",
-    "Heading",
-    "Image",
-    "Inline",
-    "Paragraph",
-    "Span",
-    "Table",
-    "compare",
-    "compare_table",
-    "demo_shape",
-    "demo_table",
-    "render",
-    "render_html",
-    "render_markdown",
-    "summary_table",
-    "write_report",
-]
+#: Each public name and the module of the package that holds it.
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "Block",
+            "BulletList",
+            "Callout",
+            "CodeBlock",
+            "Heading",
+            "Image",
+            "Inline",
+            "Paragraph",
+            "Span",
+            "Table",
+            "render_html",
+            "render_markdown",
+        ),
+        "document",
+    ),
+    "compare": "benchcompare",
+    "compare_table": "benchcompare",
+    "demo_shape": "sections",
+    "SECTIONS": "reading",
+    "demo_table": "terminal",
+    "summary_table": "terminal",
+    "render": "benchpage",
+    "write_report": "benchpage",
+}
+
+__all__ = sorted(_HOMES)
 
 
-def render(blocks: list[Block], *, title: str, images: dict[str, bytes]) -> tuple[str, str]:
-    """The blocks as (Markdown, self-contained HTML); images by the file names Image blocks use."""
-    return render_markdown(blocks), render_html(blocks, title=title, images=images)
-
-
-def write_report(*, run_dir: Path, results: Run) -> list[Path]:
-    """Write the charts, ``report.md`` and a self-contained ``report.html`` into ``run_dir``.
-
-    Returns the paths written, charts first (the HTML embeds them), then ``report.md`` and
-    ``report.html``. Charts without data are skipped, not left blank.
-    """
-    run = results
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    charts = [(name, CHART_ALTS.get(name, name)) for name in write_charts(run, run_dir)]
-    timelines = write_timelines(run, run_dir)
-    contenders = write_contender_chart(run, run_dir)
-    blocks = document(run, charts, timelines, contenders_chart=contenders)
-    names = [name for name, _ in [*charts, *timelines]] + ([contenders] if contenders else [])
-    images = {name: (run_dir / name).read_bytes() for name in names}
-    markdown, page = render(blocks, title=title(run), images=images)
-    markdown_path, html_path = run_dir / "report.md", run_dir / "report.html"
-    markdown_path.write_text(markdown, encoding="utf-8", newline="\n")
-    html_path.write_text(page, encoding="utf-8", newline="\n")
-    return [run_dir / name for name in names] + [markdown_path, html_path]
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

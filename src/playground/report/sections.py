@@ -15,7 +15,7 @@ from playground.core.verdicts import (
     SERIALISED_AT_ONCE,
     TARGET_EFFICIENCY,
 )
-from playground.report.contenders import contender_blocks
+from playground.report.contendersection import contender_blocks
 from playground.report.document import (
     Block,
     BulletList,

@@ -36,7 +36,7 @@ from playground.story import (
     cliff,
     headline,
     mechanismreport,
-    odds,
+    oddsreport,
     outsidereport,
     repeats,
     swarmreport,
@@ -246,7 +246,7 @@ def document(
     ]
     if run.predicted:
         blocks += predicted_blocks(run)
-        blocks += odds.odds_blocks(run) + odds.map_blocks(run, map_chart)
+        blocks += oddsreport.odds_blocks(run) + oddsreport.map_blocks(run, map_chart)
     if run.finished_at is None:
         blocks.append(Callout("This run did not finish: the targets below are the ones it did."))
     if errors := _errors(run):
@@ -310,8 +310,8 @@ def write_report(*, run_dir: Path, run: StoryRun) -> list[Path]:
         sweep.plot_sweep(cliff.cliff_sweep(run.cliff), run.story, run_dir / cliff_chart)
     map_chart = None
     if run.odds_map is not None and run.odds_map.cells:
-        map_chart = odds.MAP_CHART
-        odds.plot_map(run.odds_map, run_dir / map_chart)
+        map_chart = oddsreport.MAP_CHART
+        oddsreport.plot_map(run.odds_map, run_dir / map_chart)
     blocks = document(run, target_charts, sweep_chart, cliff_chart, overlay, map_chart)
     names = [
         n for n in (overlay, *target_charts.values(), sweep_chart, cliff_chart, map_chart) if n

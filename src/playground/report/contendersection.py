@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from playground.core.notation import EM_DASH
 from playground.core.results import Entry, Run
 from playground.core.verdicts import CONCURRENT_SHARE, SERIALISED_AT_ONCE
-from playground.report.charts import bench_figure, save_bench_chart
+from playground.report.benchcharts import bench_figure, save_bench_chart
 from playground.report.document import (
     Block,
     BulletList,
