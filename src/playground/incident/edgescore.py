@@ -222,87 +222,51 @@ def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
 #: The settings docs/predict.md scores ("Scored where a pool tips"): repeats measured after the
 #: model's commit, alone on the machine, and the model's 96 draws at each
 #: (`.venv/bin/playground predict TARGET --incident-delay D --json`).
-SCORED = (
-    ScoredSetting(
-        label="gunicorn-threads 2 x 64 at 1.7 s",
-        target="gunicorn-threads",
-        pool=128,
+def _scored(
+    target: str, shape: tuple[int, int], delay: float, measured: str, model: str
+) -> ScoredSetting:
+    """One row of :data:`SCORED`: the story's 60 visits/s, the pool `shape` (workers,
+    threads), the third party's `delay` in the incident, and the two runs."""
+    workers, threads = shape
+    return ScoredSetting(
+        label=f"{target} {workers} x {threads} at {delay:g} s",
+        target=target,
+        pool=workers * threads,
         rate=60.0,
-        incident_delay=1.7,
-        measured=("20261128-151053-story",),
-        model="20261128-154450-predict",
-    ),
-    ScoredSetting(
-        label="gunicorn-threads 2 x 64 at 1.8 s",
-        target="gunicorn-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=1.8,
-        measured=("20261129-044232-story",),
-        model="20261129-041411-predict",
-    ),
-    ScoredSetting(
-        label="uwsgi-threads 2 x 64 at 2.25 s",
-        target="uwsgi-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.25,
-        measured=("20261129-051012-story",),
-        model="20261129-041434-predict",
-    ),
-    ScoredSetting(
-        label="uwsgi-threads 2 x 64 at 2.3 s",
-        target="uwsgi-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.3,
-        measured=("20261128-153042-story",),
-        model="20261128-154503-predict",
-    ),
-    ScoredSetting(
-        label="gunicorn-threads 2 x 64 at 2 s",
-        target="gunicorn-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.0,
-        measured=("20261128-170208-story",),
-        model="20261128-182228-predict",
-    ),
-    ScoredSetting(
-        label="uwsgi-threads 2 x 64 at 2 s",
-        target="uwsgi-threads",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.0,
-        measured=("20261128-170208-story",),
-        model="20261128-182228-predict",
-    ),
-    *(
-        ScoredSetting(
-            label=f"gunicorn-threads+{remedy} {workers} x {threads} at 2 s",
-            target=f"gunicorn-threads+{remedy}",
-            pool=workers * threads,
-            rate=60.0,
-            incident_delay=2.0,
-            measured=(run,),
-            model="20261129-010310-predict",
-        )
-        for remedy, (workers, threads), run in (
-            ("gunicorn-bounded-queue", (2, 64), "20261128-212240-story"),
-            ("one-worker", (1, 128), "20261128-214012-story"),
-            ("threads-2x", (2, 128), "20261128-215741-story"),
-            ("deadline", (2, 64), "20261129-003827-story"),
-        )
-    ),
-    # Behind HAProxy the model draws the split from run EY, so only repeats measured after
-    # that change score it (run FH; the model's draws run FE).
-    ScoredSetting(
-        label="gunicorn-threads+haproxy 2 x 64 at 2 s",
-        target="gunicorn-threads+haproxy",
-        pool=128,
-        rate=60.0,
-        incident_delay=2.0,
-        measured=("20261129-041452-story",),
-        model="20261129-041357-predict",
-    ),
+        incident_delay=delay,
+        measured=(measured,),
+        model=model,
+    )
+
+
+#: The settings the page scores, each with its story run and the model's run (run labels as
+#: docs/predict.md's runs table gives them).
+SCORED = tuple(
+    _scored(*row)
+    for row in (
+        ("gunicorn-threads", (2, 64), 1.7, "20261128-151053-story", "20261128-154450-predict"),
+        ("gunicorn-threads", (2, 64), 1.8, "20261129-044232-story", "20261129-041411-predict"),
+        ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
+        ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
+        ("gunicorn-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
+        ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
+        *(
+            (f"gunicorn-threads+{remedy}", shape, 2.0, run, "20261129-010310-predict")
+            for remedy, shape, run in (
+                ("gunicorn-bounded-queue", (2, 64), "20261128-212240-story"),
+                ("one-worker", (1, 128), "20261128-214012-story"),
+                ("threads-2x", (2, 128), "20261128-215741-story"),
+                ("deadline", (2, 64), "20261129-003827-story"),
+            )
+        ),
+        # Behind HAProxy the model draws the split from run EY, so only repeats measured
+        # after that change score it (run FH; the model's draws run FE).
+        (
+            "gunicorn-threads+haproxy",
+            (2, 64),
+            2.0,
+            "20261129-041452-story",
+            "20261129-041357-predict",
+        ),
+    )
 )
