@@ -130,3 +130,26 @@ def test_no_run_that_fits_the_model_scores_it():
     fit = set(measured.FIT_RUNS.values())
     scored = {run for s in edgescore.SCORED for run in s.measured}
     assert fit and scored and not fit & scored
+
+
+def test_the_plots_near_points_share_one_list_of_labels_and_far_ones_do_not():
+    """No label is drawn over another: P 0.00 and 0.07 at 0 of n share a place; 0.60 does not."""
+    from dataclasses import replace
+
+    from playground.core.odds import Frequency
+    from playground.incident import calibration, scoring
+
+    def point(label: str, p_draws: int, collapsed: int) -> edgescore.Point:
+        setting = scoring.Setting(
+            label=label, target="t", rate=60.0, incident_delay=2.0, pool=128,
+            collapsed=Frequency(collapsed, 12),
+        )  # fmt: skip
+        return edgescore.Point(setting=setting, draws=Frequency(p_draws, 100))
+
+    near, nearby, far = point("a", 0, 0), point("b", 7, 0), point("c", 60, 3)
+    labels = calibration._labels([near, nearby, far])
+    assert list(labels.values()) == [
+        ["a: 0 of 12, P 0.00", "b: 0 of 12, P 0.07"],
+        ["c: 3 of 12, P 0.60"],
+    ]
+    assert len(calibration._labels([near, replace(nearby, draws=Frequency(20, 100))])) == 2

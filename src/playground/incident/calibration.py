@@ -21,13 +21,23 @@ def _errors(value: float, interval: tuple[float, float]) -> list[list[float]]:
     return [[value - low], [high - value]]
 
 
+#: Points closer than this on both axes share one list of labels, so none is drawn over another.
+NEAR = 0.1
+
+
 def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
-    """One label per place on the plot: settings that fall on the same point share it."""
+    """One list of labels per place on the plot: settings that fall on or near the same point
+    share the first one's, each with the model's P, so that none is written over another."""
     out: dict[tuple[float, float], list[str]] = {}
     for x in scored:
         measured = x.setting.collapsed
-        where = (round(x.p, 3), round(measured.share, 3))
-        out.setdefault(where, []).append(f"{x.setting.label}: {measured.k} of {measured.n}")
+        here = (round(x.p, 3), round(measured.share, 3))
+        where = next(
+            (k for k in out if abs(k[0] - here[0]) < NEAR and abs(k[1] - here[1]) < NEAR), here
+        )
+        out.setdefault(where, []).append(
+            f"{x.setting.label}: {measured.k} of {measured.n}, P {x.p:.2f}"
+        )
     return out
 
 
