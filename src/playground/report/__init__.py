@@ -14,73 +14,13 @@ the bench (:mod:`playground.bench.diagnosis`) and is rendered, never re-derived.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the type checker reads the names where they live
-    from playground.report.benchcompare import compare as compare
-    from playground.report.benchcompare import compare_table as compare_table
-    from playground.report.benchpage import render as render
-    from playground.report.benchpage import write_report as write_report
-    from playground.report.document import (
-        Block as Block,
-    )
-    from playground.report.document import (
-        BulletList as BulletList,
-    )
-    from playground.report.document import (
-        Callout as Callout,
-    )
-    from playground.report.document import (
-        CodeBlock as CodeBlock,
-    )
-    from playground.report.document import (
-        Heading as Heading,
-    )
-    from playground.report.document import (
-        Image as Image,
-    )
-    from playground.report.document import (
-        Inline as Inline,
-    )
-    from playground.report.document import (
-        Paragraph as Paragraph,
-    )
-    from playground.report.document import (
-        Span as Span,
-    )
-    from playground.report.document import (
-        Table as Table,
-    )
-    from playground.report.document import (
-        render_html as render_html,
-    )
-    from playground.report.document import (
-        render_markdown as render_markdown,
-    )
-    from playground.report.reading import SECTIONS as SECTIONS
-    from playground.report.sections import demo_shape as demo_shape
-    from playground.report.terminal import demo_table as demo_table
-    from playground.report.terminal import summary_table as summary_table
+from playground.report import document  # light: the block model every report uses
 
-#: Each public name and the module of the package that holds it.
+#: Each public name and the module of the package that holds it (the block model's own list).
 _HOMES = {
-    **dict.fromkeys(
-        (
-            "Block",
-            "BulletList",
-            "Callout",
-            "CodeBlock",
-            "Heading",
-            "Image",
-            "Inline",
-            "Paragraph",
-            "Span",
-            "Table",
-            "render_html",
-            "render_markdown",
-        ),
-        "document",
-    ),
+    **dict.fromkeys(document.__all__, "document"),
     "compare": "benchcompare",
     "compare_table": "benchcompare",
     "demo_shape": "sections",
