@@ -11,7 +11,7 @@ PLAYGROUND := $(VENV)/bin/playground
 # The official image the registry check asks for; see base-images below.
 PROBE_IMAGE := python:3.13.9-slim-trixie
 # The compose files `make down` stops: the registry's (scenarios.SCENARIO_FILES and
-# demos.DEMO_FILES), which a unit test keeps these two lists equal to.
+# demos.DEMO_FILES, and the story's), which a unit test keeps these lists equal to.
 SCENARIO_FILES := sync-devserver.yml async-gevent-pywsgi.yml sync-gunicorn.yml \
 	async-gevent-gunicorn.yml sync-uwsgi.yml async-gevent-uwsgi.yml nginx-gunicorn.yml \
 	nginx-uwsgi.yml bonus-psycopg2-gevent.yml

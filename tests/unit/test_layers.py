@@ -1,13 +1,12 @@
 """The layers (docs/architecture.md), read from the imports with `ast`: the core (`core/`) imports
 nothing above it; the report imports the core; the incident's shared package (`incident/`) imports
-the core and the report's document model and is imported by the story and its model only; each
-kind of run (bench, faults, story, predict) imports the core and the report's document model,
-never another kind; every module sits in one of these places; the core's members are the ones
+the core and the report's document model and is imported by the story, its model, Swarm and the
+commands only; each kind of run (bench, faults, story, predict, swarm) imports the core and the
+report's document model, never another kind; every module sits in one of these places; the core's members are the ones
 docs/architecture.md lists; and no module takes part in an import circle.
 
-Where today's code still breaks a rule, the edge is listed below with its reason. The lists can
-only shrink: an edge listed here that is no longer in the code fails the test too, so whoever
-removes it also removes its line.
+An edge that breaks a rule would be listed below with its reason (the lists are empty). An edge
+listed there that is not in the code fails the test too, so whoever removes it removes its line.
 """
 
 from __future__ import annotations

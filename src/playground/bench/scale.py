@@ -9,9 +9,17 @@ what one core can serve, so a shortfall shows the server model, not a busy CPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
 
+from playground.bench.plan import Plan
+from playground.bench.runner import Runner
 from playground.core.errors import PlaygroundError, UsageError
-from playground.core.results import ScaleSettings
+from playground.core.results import Run, ScaleRunSettings, ScaleSettings
+from playground.core.runstore import RunStore
+from playground.core.scenarios import resolve
+from playground.core.target import Target
 
 # Every serving mode that could hold many requests, up to c=10,000.
 SCALE_DEFAULT = (
@@ -46,3 +54,73 @@ def scale_settings(
     return ScaleSettings(
         probe=probe, cpu_ms_per_request=cpu_ms, utilisation=utilisation, rate=rate, delays=delays
     )
+
+
+@dataclass(frozen=True)
+class ScaleSweep:
+    """The sweep's plan, made once the run's store exists: the probe first (unless a resumed
+    run has it), whose CPU per request sets the delay at each concurrency."""
+
+    probe_scenario: str  # whose CPU per request sets the delays
+    targets: tuple[Target, ...]
+    sweep: tuple[int, ...]  # what was asked for every target
+    own: dict[str, tuple[int, ...]]  # NAME@C,...: a target's own concurrencies
+    utilisation: float
+    repeat: int
+    stop_below: float | None
+    wait_timeout_s: int
+    from_host: bool
+    overrides_dir: Path
+
+    @property
+    def probe(self) -> Target:
+        """The probe: the scenario at c=200, a measurement of the machine."""
+        (scenario,) = resolve(names=[self.probe_scenario])
+        return replace(
+            scenario,
+            name=f"probe-{self.probe_scenario}",
+            kind="probe",
+            requests=1000,
+            concurrency=200,
+            delay=0.5,
+        )
+
+    def __call__(self, store: RunStore[Run], runner_for: Callable[[Plan], Runner]) -> Plan:
+        run = store.run
+        settings = run.settings
+        if not isinstance(settings, ScaleRunSettings):
+            raise UsageError(
+                f"run {run.run_id} is not a scale run: resume it with `playground run`"
+            )
+        scale = settings.scale
+        if scale is None:
+            probe = Plan(
+                targets=(self.probe,),
+                overrides_dir=self.overrides_dir,
+                calibration=False,
+                wait_timeout_s=self.wait_timeout_s,
+            )
+            runner_for(probe).run(None)
+            # The probe is a measurement of the machine, not a point of the sweep.
+            entry = run.set_probe(self.probe.name)
+            every = sorted({*self.sweep, *(c for cs in self.own.values() for c in cs)})
+            scale = scale_settings(
+                cpu_ms=entry.cpu_ms_per_request,
+                sweep=tuple(every),
+                utilisation=self.utilisation,
+                probe=self.probe_scenario,
+            )
+            run.settings = replace(settings, scale=scale)
+            store.save()
+        return Plan(
+            targets=self.targets,
+            sweep=self.sweep,
+            sweeps=tuple(self.own.items()),
+            delays=tuple((int(c), d) for c, d in scale.delays.items()),
+            repeat=self.repeat,
+            overrides_dir=self.overrides_dir,
+            stop_below=self.stop_below,
+            calibration=False,
+            wait_timeout_s=self.wait_timeout_s,
+            from_host=self.from_host,
+        )

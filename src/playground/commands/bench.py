@@ -1,18 +1,17 @@
-"""`playground run`: scenarios (all nine by default), the demos or the contenders, measured and
+"""`playground run`: the tutorial's scenarios (every one by default), the demos or the contenders, measured and
 reported."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from playground.bench import newrun
+from playground.bench.measure import Prepare, measure_run
 from playground.bench.plan import Plan
 from playground.bench.runner import Progress as RunnerProgress
-from playground.bench.runner import Runner
 from playground.commands import options
 from playground.commands.options import Subparsers
 from playground.commands.session import build, session
@@ -25,15 +24,11 @@ from playground.core.scenarios import CALIBRATION, SCENARIOS, resolve
 from playground.core.target import Target
 from playground.report import benchpage, terminal
 
-# What `measure` calls to make its plan once the run's store exists (`playground scale`: after
-# the probe it runs with the runner it is given).
-Prepare = Callable[[RunStore[Run], Callable[[Plan], Runner]], Plan]
-
 
 def add_parser(sub: Subparsers) -> None:
     run = sub.add_parser(
         "run",
-        help="run scenarios (all nine by default) and write a report",
+        help="run the tutorial's scenarios (every one by default) and write a report",
         parents=[options.session(), options.resumable(), options.pinnable()],
     )
     # In the order `--help` shows them: what to run, then how to load it.
@@ -150,18 +145,15 @@ def measure(
     out: Console,
     err: Console,
     *,
-    plan: Plan | None,
+    plan: Plan | Prepare,
     settings: BenchSettings,
     tool: str,
-    prepare: Prepare | None = None,
     targets: tuple[Target, ...] = (),
     kind: str = "bench",
 ) -> int:
-    """Preflight, lock, build, then run a plan into a new (or resumed) run and report it.
-    Without a ``plan``, ``prepare`` makes it once the run's store exists."""
-    if plan is None and prepare is None:
-        raise TypeError("measure needs a plan or a way to prepare one")
-    targets = targets or (plan.targets if plan is not None else ())
+    """Preflight, lock, build, then measure a plan into a new (or resumed) run and report it.
+    A `Prepare` in place of a plan makes it once the run's store exists."""
+    targets = targets or (plan.targets if isinstance(plan, Plan) else ())
     with session(args, out) as docker:
         build(
             docker,
@@ -170,15 +162,8 @@ def measure(
             out=out,
         )
         store = _store(docker, args, out, settings=settings, tool=tool, kind=kind)
-        progress = make_progress(out, err, quiet=args.quiet)
-
-        def runner_for(p: Plan) -> Runner:
-            return Runner(docker=docker, store=store, plan=p, progress=progress)
-
         try:
-            chosen = prepare(store, runner_for) if prepare is not None else plan
-            assert chosen is not None  # checked above
-            runner_for(chosen).run(CALIBRATION)
+            measure_run(docker, store, make_progress(out, err, quiet=args.quiet), plan=plan)
         except KeyboardInterrupt:
             err.print(
                 f"\ninterrupted: the scenario that was up has been torn down; finished "
@@ -186,7 +171,6 @@ def measure(
             )
             benchpage.write_report(run_dir=store.run_dir, results=store.run)
             return 130
-        store.finish()
         run = store.run
         written = benchpage.write_report(run_dir=store.run_dir, results=run)
     out.print(terminal.summary_table(results=run))

@@ -35,7 +35,7 @@ def _add_what_to_break(f: argparse.ArgumentParser) -> None:
         "names",
         nargs="*",
         metavar="SCENARIO",
-        help="scenarios (see `playground list`); default: all nine (db-outage: the bonus)",
+        help="scenarios (see `playground list`); default: every one (db-outage: the bonus)",
     )
     f.add_argument(
         "--fault",

@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import replace
-from functools import partial
 
 from rich.console import Console
 
-from playground.bench.plan import Plan
-from playground.bench.runner import Runner
 from playground.bench.scale import (
     SCALE_DEFAULT,
     SCALE_PROBE,
     SCALE_SWEEP,
     SCALE_UTILISATION,
-    scale_settings,
+    ScaleSweep,
 )
 from playground.commands import options
 from playground.commands.bench import measure
 from playground.commands.options import Subparsers
 from playground.core import contenders
 from playground.core.errors import UsageError
-from playground.core.results import Run, ScaleRunSettings
-from playground.core.runstore import RunStore
+from playground.core.results import ScaleRunSettings
 from playground.core.scenarios import ARES_VARIANTS, resolve
-from playground.core.target import Target
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -93,14 +86,17 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         names += [t.name for t in ARES_VARIANTS if t.name not in names]
     names, own = _own_concurrencies(names)
     sweep = tuple(sorted({*args.sweep, *(c for cs in own.values() for c in cs)}))
-    targets = tuple(resolve(names=names))
-    probe = replace(
-        resolve(names=[args.probe])[0],
-        name=f"probe-{args.probe}",
-        kind="probe",
-        requests=1000,
-        concurrency=200,
-        delay=0.5,
+    plan = ScaleSweep(
+        probe_scenario=args.probe,
+        targets=tuple(resolve(names=names)),
+        sweep=tuple(args.sweep),
+        own=own,
+        utilisation=args.utilisation,
+        repeat=args.repeat,
+        stop_below=args.stop_below,
+        wait_timeout_s=args.wait_timeout,
+        from_host=args.from_host,
+        overrides_dir=options.ROOT / "scale",
     )
     settings = ScaleRunSettings(
         tool="ab", repeat=args.repeat, sweep=list(sweep), from_host=args.from_host
@@ -109,11 +105,10 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
         args,
         out,
         err,
-        plan=None,
-        prepare=partial(_prepare, args=args, probe=probe, targets=targets, sweep=sweep, own=own),
+        plan=plan,
         settings=settings,
         tool="ab",
-        targets=(*targets, probe),
+        targets=(*plan.targets, plan.probe),
         kind="scale",
     )
 
@@ -131,55 +126,3 @@ def _own_concurrencies(names: list[str]) -> tuple[list[str], dict[str, tuple[int
             except argparse.ArgumentTypeError as exc:
                 raise UsageError(f"{name}@{cs}: {exc}") from None
     return bare, own
-
-
-def _prepare(
-    store: RunStore[Run],
-    runner_for: Callable[[Plan], Runner],
-    *,
-    args: argparse.Namespace,
-    probe: Target,
-    targets: tuple[Target, ...],
-    sweep: tuple[int, ...],
-    own: dict[str, tuple[int, ...]],
-) -> Plan:
-    """The sweep's plan, once the run's store exists: the probe first (unless a resumed run
-    has it), whose CPU per request sets the delay at each concurrency."""
-    overrides = options.ROOT / "scale"
-    run = store.run
-    settings = run.settings
-    if not isinstance(settings, ScaleRunSettings):
-        raise UsageError(f"run {run.run_id} is not a scale run: resume it with `playground run`")
-    scale = settings.scale
-    if scale is None:
-        runner_for(
-            Plan(
-                targets=(probe,),
-                overrides_dir=overrides,
-                calibration=False,
-                wait_timeout_s=args.wait_timeout,
-            )
-        ).run(None)
-        # The probe is a measurement of the machine, not a point of the sweep.
-        entry = run.set_probe(probe.name)
-        scale = scale_settings(
-            cpu_ms=entry.cpu_ms_per_request,
-            sweep=sweep,
-            utilisation=args.utilisation,
-            probe=args.probe,
-        )
-        run.settings = replace(settings, scale=scale)
-        store.save()
-    delays = tuple((int(c), d) for c, d in scale.delays.items())
-    return Plan(
-        targets=targets,
-        sweep=args.sweep,
-        sweeps=tuple(own.items()),
-        delays=delays,
-        repeat=args.repeat,
-        overrides_dir=overrides,
-        stop_below=args.stop_below,
-        calibration=False,
-        wait_timeout_s=args.wait_timeout,
-        from_host=args.from_host,
-    )

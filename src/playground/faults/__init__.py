@@ -13,7 +13,7 @@ own module that owns its phases and its checks:
 
 The rest, one job each: :mod:`.probe` (the closed-loop prober and bursts), :mod:`.analysis`
 (timeline, phase statistics, recovery), :mod:`.containers` (restarts and crashed workers),
-:mod:`.session` (one compose file up, its clock and settings), :mod:`.run` (the whole run,
+:mod:`.faultsession` (one compose file up, its clock and settings), :mod:`.run` (the whole run,
 kept in faults.json by the core's store) and :mod:`.render` (faults.md). What a fault found
 is typed in :mod:`.results`. Everything a fault does is a
 command a reader can type (printed as it runs, and kept in ``faults.json``); docs/faults.md

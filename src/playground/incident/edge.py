@@ -201,6 +201,9 @@ EDGE_SETTINGS = (
         "mechanism-gthread-1.7", "gunicorn-threads", 1.7, "gunicorn-threads 2 x 64 at 1.7 s"
     ),
     EdgeSetting(
+        "mechanism-gthread-1.74", "gunicorn-threads", 1.74, "gunicorn-threads 2 x 64 at 1.74 s"
+    ),
+    EdgeSetting(
         "mechanism-gthread-1.8", "gunicorn-threads", 1.8, "gunicorn-threads 2 x 64 at 1.8 s"
     ),
     EdgeSetting("mechanism-uwsgi-2.25", "uwsgi-threads", 2.25, "uwsgi-threads 2 x 64 at 2.25 s"),

@@ -20,8 +20,8 @@ from pathlib import Path
 from playground.core.odds import Frequency
 from playground.core.records import RECORDS_DIR, RecordError
 from playground.incident import held, predictrecord, runrecords, scoring
-from playground.incident.predictrecord import PredictRecord
-from playground.incident.runrecords import RunRecord
+from playground.incident.predictrecord import PredictedTarget, PredictRecord
+from playground.incident.runrecords import RunRecord, TargetRecord
 
 #: The page's target: the model's P within this of the measured frequency at every setting.
 TARGET = 0.15
@@ -40,26 +40,33 @@ class ScoredSetting:
     model: str  # the prediction run whose draws give P
 
 
-def measured(setting: ScoredSetting, records: Sequence[RunRecord]) -> Frequency:
-    """The setting's collapses over the trusted repeats of its runs."""
+def trusted(setting: ScoredSetting, records: Sequence[RunRecord]) -> list[TargetRecord]:
+    """The setting's repeats whose generator kept its schedule, over every run it names."""
     by_id = {r.run_id: r for r in records}
-    outcomes = []
+    found = []
     for run_id in setting.measured:
         if run_id not in by_id:
             raise RecordError(f"{setting.label}: no record of run {run_id} in docs/runs/")
-        outcomes += [
-            not held.served_enough(t.visits_served_during)
+        found += [
+            t
             for t in by_id[run_id].targets
             if t.name == setting.target and t.valid and t.visits_served_during is not None
         ]
-    if not outcomes:
+    if not found:
         raise RecordError(f"{setting.label}: its runs hold no trusted repeat of {setting.target}")
+    return found
+
+
+def measured(setting: ScoredSetting, records: Sequence[RunRecord]) -> Frequency:
+    """The setting's collapses over the trusted repeats of its runs."""
+    outcomes = [
+        not held.served_enough(t.visits_served_during or 0.0) for t in trusted(setting, records)
+    ]
     return Frequency(sum(outcomes), len(outcomes))
 
 
-def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> Frequency:
-    """The model at the setting: its prediction run's draws that collapsed (recovered or not)
-    of all its draws. Its interval covers the draws only, not the model's error."""
+def model_odds(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> PredictedTarget:
+    """The setting's target in its prediction run, with its draws."""
     found = [
         t
         for p in predictions
@@ -69,7 +76,13 @@ def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) ->
     ]
     if len(found) != 1:
         raise RecordError(f"{setting.label}: run {setting.model} has no odds for {setting.target}")
-    (t,) = found
+    return found[0]
+
+
+def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> Frequency:
+    """The model at the setting: its prediction run's draws that collapsed (recovered or not)
+    of all its draws. Its interval covers the draws only, not the model's error."""
+    t = model_odds(setting, predictions)
     return Frequency((t.collapsed or 0) + (t.not_recovered or 0), t.draws or 1)
 
 
@@ -140,9 +153,7 @@ def tables(
 ) -> list[str]:
     """The Brier scores of the model and the five references, then each setting's row."""
     scored = points(settings, records, predictions)
-    n = sum(x.setting.collapsed.n for x in scored)
-    lines = ["| forecaster | Brier score | repeats |", "|---|---|---|"]
-    lines += [f"| {name} | {value:.3f} | {n} |" for name, value in scores(scored)]
+    lines = scoring.brier_table(scores(scored), sum(x.setting.collapsed.n for x in scored))
     lines += [
         "",
         "| setting | collapsed, measured | the model's P(collapse) (its draws' 95 %) | off by "
@@ -245,8 +256,10 @@ SCORED = tuple(
     _scored(*row)
     for row in (
         ("gunicorn-threads", (2, 64), 1.7, "20261128-151053-story", "20261128-154450-predict"),
+        ("gunicorn-threads", (2, 64), 1.74, "20261129-083747-story", "20261129-081529-predict"),
         ("gunicorn-threads", (2, 64), 1.8, "20261129-044232-story", "20261129-041411-predict"),
         ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
+        ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
         ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
         ("gunicorn-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
         ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
@@ -260,13 +273,20 @@ SCORED = tuple(
             )
         ),
         # Behind HAProxy the model draws the split from run EY, so only repeats measured
-        # after that change score it (run FH; the model's draws run FE).
+        # after that change score it (runs FH and FS; the model's draws runs FE and FR).
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.0,
             "20261129-041452-story",
             "20261129-041357-predict",
+        ),
+        (
+            "gunicorn-threads+haproxy",
+            (2, 64),
+            2.1,
+            "20261129-093006-story",
+            "20261129-092913-predict",
         ),
     )
 )

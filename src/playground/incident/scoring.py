@@ -55,17 +55,28 @@ class Score:
 
 def brier(*, settings: Sequence[Setting], forecast: Forecast) -> float:
     """The mean over every run of every setting of (p - outcome)^2."""
+    return brier_of([(s.label, s.collapsed, forecast(s)) for s in settings])
+
+
+def brier_of(forecasts: Sequence[tuple[str, Frequency, float]]) -> float:
+    """The Brier score of (label, how often the event happened, its forecast p) per setting:
+    the mean over every run of (p - outcome)^2, whatever the event."""
     total, runs = 0.0, 0
-    for s in settings:
-        p = forecast(s)
+    for label, happened, p in forecasts:
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{s.label}: a probability must be 0 to 1, got {p}")
-        k, n = s.collapsed.k, s.collapsed.n
+            raise ValueError(f"{label}: a probability must be 0 to 1, got {p}")
+        k, n = happened.k, happened.n
         total += k * (p - 1.0) ** 2 + (n - k) * p**2
         runs += n
     if runs == 0:
         raise ValueError("nothing to score: no runs")
     return total / runs
+
+
+def brier_table(scores: Sequence[tuple[str, float]], repeats: int) -> list[str]:
+    """Forecasters' Brier scores over the same repeats, as a Markdown table."""
+    lines = ["| forecaster | Brier score | repeats |", "|---|---|---|"]
+    return lines + [f"| {name} | {value:.3f} | {repeats} |" for name, value in scores]
 
 
 def little(setting: Setting) -> float:

@@ -8,7 +8,7 @@ from typing import Any
 from playground.core import jsonmodel
 from playground.core.notation import num, percent
 from playground.core.odds import Frequency
-from playground.incident import edgescore, held
+from playground.incident import edgescore, held, recoveryscore
 from playground.incident.oddsresults import Odds, recovery_text, share_range, threshold_text
 from playground.incident.storyresults import StoryRun, StoryTarget
 
@@ -38,6 +38,8 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
     ):
         f = o.frequency(word)
         lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
+    if off := recoveryscore.error_lines(name.removeprefix("story-")):
+        lines += [f"  ({off[0]}", *(f"  {line}" for line in off[1:-1]), f"  {off[-1]})"]
     lines.append(f"  {recovery_text(o)}")
     how = {
         "pinned": "the busiest share pinned (--busiest-share)",

@@ -28,7 +28,15 @@ from pathlib import Path
 
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
-from playground.incident import edge, edgescore, held, predictrecord, runrecords, scoring
+from playground.incident import (
+    edge,
+    edgescore,
+    held,
+    predictrecord,
+    recoveryscore,
+    runrecords,
+    scoring,
+)
 from playground.incident.calibration import plot_calibration
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
@@ -194,10 +202,12 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
     predictions = predictrecord.load_all()
     scores = edgescore.tables(edgescore.SCORED, records, predictions)
     scored = edgescore.points(edgescore.SCORED, records, predictions)
+    recovery = recoveryscore.points(edgescore.SCORED, records, predictions)
     return {
         **edge.page_tables(records),
         "edge-scores": scores,
-        "edge-summary": edgescore.summary(scored),
+        "edge-summary": edgescore.summary(scored) + recoveryscore.summary(recovery),
+        "edge-recovery": recoveryscore.tables(edgescore.SCORED, records, predictions),
     }
 
 
