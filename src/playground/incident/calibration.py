@@ -23,6 +23,9 @@ def _errors(value: float, interval: tuple[float, float]) -> list[list[float]]:
 
 #: Points closer than this on both axes share one list of labels, so none is drawn over another.
 NEAR = 0.1
+#: Points with a P under LEFT sit at the left edge; their labels rise LEFT_RISE points.
+LEFT = 0.2
+LEFT_RISE = 22
 
 
 def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
@@ -66,11 +69,14 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
         )
     for (p, share), names in _labels(scored).items():
         right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
+        # A stack at the left edge starts higher, leaving a line below it for a point further
+        # along the bottom, whose label runs towards it.
+        rise = LEFT_RISE if low and p < LEFT else 6
         ax.annotate(
             "\n".join(names),
             (p, share),
             textcoords="offset points",
-            xytext=(-8 if right else 8, 6 if low else -6),
+            xytext=(-8 if right else 8, rise if low else -6),
             ha="right" if right else "left",
             va="bottom" if low else "top",
             fontsize=7,
@@ -82,6 +88,6 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     ax.set_title("The model against repeats measured after its commit", fontsize=10)
     ax.set_aspect("equal")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="center right", fontsize=8)
     fig.tight_layout()
     save_png(fig, path, dpi=100)
