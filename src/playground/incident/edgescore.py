@@ -13,15 +13,18 @@ that gives one probability per setting scores lower).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from playground.core.odds import Frequency
 from playground.core.records import RECORDS_DIR, RecordError
 from playground.incident import held, predictrecord, runrecords, scoring
 from playground.incident.predictrecord import PredictedTarget, PredictRecord
 from playground.incident.runrecords import RunRecord, TargetRecord
+
+T = TypeVar("T")
 
 #: The page's target: the model's P within this of the measured frequency at every setting.
 TARGET = 0.15
@@ -203,15 +206,26 @@ def summary(scored: Sequence[Point]) -> list[str]:
     return lines
 
 
+def at_hand(
+    score: Callable[
+        [Sequence[ScoredSetting], Sequence[RunRecord], Sequence[PredictRecord]], list[T]
+    ],
+    directory: Path = RECORDS_DIR,
+) -> list[T]:
+    """`score` over :data:`SCORED` and the records in `directory`; empty where they are not at
+    hand (an install outside the repository) or a scored run has no record."""
+    try:
+        return score(SCORED, runrecords.load_all(directory), predictrecord.load_all(directory))
+    except (OSError, RecordError):
+        return []
+
+
 def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
     """The model's error as scored for `target`, for the `predict` command's output: at each
     scored setting of that target, the model's P(collapse) beside the measured frequency and
     how far off it was; then the Brier score over every scored setting. Empty where the records
     are not at hand (an install outside the repository) or no setting of `target` is scored."""
-    try:
-        scored = points(SCORED, runrecords.load_all(directory), predictrecord.load_all(directory))
-    except (OSError, RecordError):
-        return []
+    scored = at_hand(points, directory)
     mine = [x for x in scored if x.setting.target == target]
     if not mine:
         return []

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playground.core.odds import Frequency
-from playground.core.records import RECORDS_DIR, RecordError
-from playground.incident import edgescore, held, predictrecord, runrecords, scoring
+from playground.core.records import RECORDS_DIR
+from playground.incident import edgescore, held, scoring
 from playground.incident.edgescore import ScoredSetting
 from playground.incident.predictrecord import PredictRecord
 from playground.incident.runrecords import RunRecord, TargetRecord
@@ -124,11 +124,8 @@ def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
     """For the `predict` command: how far the model's P(not recovered) was off at `target`'s
     scored settings, beside its Brier score and the base rate's. Empty without the records or
     a scored setting of `target`."""
-    try:
-        scored = points(
-            edgescore.SCORED, runrecords.load_all(directory), predictrecord.load_all(directory)
-        )
-    except (OSError, RecordError):
+    scored = edgescore.at_hand(points, directory)
+    if not scored:
         return []
     mine = [x for s, x in zip(edgescore.SCORED, scored, strict=True) if s.target == target]
     if not mine:
