@@ -132,10 +132,8 @@ def _targets(args: argparse.Namespace, settings: StorySettings) -> list[Target]:
     return targets
 
 
-def _range(text: str | None, name: str, default: tuple[float, float]) -> tuple[float, float]:
+def _range(text: str, name: str) -> tuple[float, float]:
     """`LO:HI` as two numbers above 0, LO at most HI."""
-    if text is None:
-        return default
     lo, sep, hi = text.partition(":")
     try:
         low, high = float(lo), float(hi if sep else lo)
@@ -178,25 +176,18 @@ def _map(
     if args.map_incident_s is not None:
         settings = replace(settings, incident_s=args.map_incident_s)
         run.story = settings
-    pool = system_for(target, settings).pool
-    rates, delays = oddsmap.default_ranges(pool, settings)
-    grid_rates = oddsmap.grid(*_range(args.map_rates, "--map-rates", rates), args.map_cells)
-    grid_delays = oddsmap.grid(*_range(args.map_delays, "--map-delays", delays), args.map_cells)
-    for d in grid_delays:
-        replace(settings, incident_delay=d)  # refuses a delay no incident can have, up front
-    run.odds_map = oddsmap.predict_map(
+    run.odds_map, lines = oddsmap.map_of(
         target,
         settings,
-        rates=grid_rates,
-        delays=grid_delays,
+        rates=None if args.map_rates is None else _range(args.map_rates, "--map-rates"),
+        delays=None if args.map_delays is None else _range(args.map_delays, "--map-delays"),
+        cells=args.map_cells,
         draws=draws,
         results_dir=args.results_dir,
         jobs=args.jobs,
     )
-    if args.json:
-        return
-    for line in oddsmap.edge_lines(run.odds_map, grid_delays, pool):
-        out.print(line)
+    if not args.json:
+        _print(out, lines)
 
 
 def _print(out: Console, lines: list[str]) -> None:

@@ -67,6 +67,38 @@ def default_ranges(pool: int, settings: StorySettings) -> tuple[tuple[float, flo
     return (SPAN[0] * settings.rate, SPAN[1] * settings.rate), (low, max(low, SPAN[1] * tipping))
 
 
+def map_of(
+    target: Target,
+    settings: StorySettings,
+    *,
+    rates: tuple[float, float] | None,
+    delays: tuple[float, float] | None,
+    cells: int,
+    draws: int,
+    results_dir: Path,
+    jobs: int | None = None,
+) -> tuple[OddsMap, list[str]]:
+    """`playground predict --map`: the map over `cells` x `cells` from `rates` and `delays`
+    (None: :func:`default_ranges`), every delay checked before a draw is made; and the lines
+    that say where each row tips."""
+    pool = system_for(target, settings).pool
+    default_rates, default_delays = default_ranges(pool, settings)
+    grid_rates = grid(*(rates or default_rates), cells)
+    grid_delays = grid(*(delays or default_delays), cells)
+    for d in grid_delays:
+        replace(settings, incident_delay=d)  # refuses a delay no incident can have, up front
+    odds_map = predict_map(
+        target,
+        settings,
+        rates=grid_rates,
+        delays=grid_delays,
+        draws=draws,
+        results_dir=results_dir,
+        jobs=jobs,
+    )
+    return odds_map, edge_lines(odds_map, grid_delays, pool)
+
+
 def _row(
     target: Target, settings: StorySettings, rates: list[float], *, draws: int, pool: int
 ) -> list[MapCell]:
