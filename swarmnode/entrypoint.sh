@@ -1,8 +1,12 @@
 #!/bin/sh
 # Starts one engine of the swarm on one machine. The host's cgroups are mounted read-only in a
 # container; an engine needs its own writable hierarchies, so each is mounted again here (cgroup
-# v1, as the host runs it; v2 where the host runs that). The engine listens on its own socket only
-# (the playground drives it with `docker exec`), and takes the run's registry over plain HTTP.
+# v1, as the host runs it; v2 where the host runs that). The engine listens on its own socket and
+# on TCP 2375 of the nodes' network, which only this machine and the nodes reach: `playground swarm
+# --engines` sends the manager its commands there (DOCKER_HOST), so the files a stack names are
+# read here and sent. The run's registry is reached two ways over plain HTTP: by its name on the
+# nodes' network, and at 127.0.0.1:5000 (carried there by socat), the address this machine
+# pushes to, so an image has one name on every engine.
 set -eu
 node="${SWARMNODE_NAME:?SWARMNODE_NAME names this engine}"
 registry="${SWARMNODE_REGISTRY:-playground-registry:5000}"
@@ -26,8 +30,11 @@ else
     done
 fi
 
+socat TCP-LISTEN:5000,bind=127.0.0.1,fork,reuseaddr "TCP:${registry}" &
+
 exec dockerd \
     --host unix:///var/run/docker.sock \
+    --host tcp://0.0.0.0:2375 \
     --tls=false \
     --insecure-registry "$registry" \
     --cgroup-parent "playground-swarmnode-$node" \

@@ -6,10 +6,15 @@ moved to the others, the service still at its replicas; and afterwards nothing o
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 from playground.core.compose import Docker
+from playground.incident.held import was_held
+from playground.incident.storyresults import StoryRun
 from playground.swarm import engines
 from tests.integration.conftest import ROOT, sh, wait_until
 
@@ -107,3 +112,51 @@ def test_three_engines_share_one_service_and_a_drained_node_hands_it_on():
     while any(mine().values()) and time.monotonic() < deadline:
         time.sleep(1)
     assert not any(mine().values()), f"left behind: {mine()}"
+
+
+PLAYGROUND = str(Path(sys.executable).with_name("playground"))
+
+
+def pushed_tags() -> set[str]:
+    out = sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
+    return {t for t in out if t.startswith("127.0.0.1:5000/")}
+
+
+def test_the_story_on_three_engines_spreads_its_stack_and_a_drained_worker_withholds_it(
+    tmp_path: Path,
+) -> None:
+    assert not any(mine().values()), f"engines left from before: {mine()}"
+    tags = pushed_tags()
+    argv = [PLAYGROUND, "swarm", "--engines", "gunicorn-threads", "--quiet"]
+    argv += ["--results-dir", str(tmp_path), "--rate", "20", "--replicas", "2", "--senders", "2"]
+    argv += ["--before", "4", "--incident", "10", "--after", "8", "--wait-timeout", "300"]
+    argv += ["--lose", "drain:worker1", "--lose-at", "6"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    said = done.stderr[-3000:] + done.stdout[-2000:]
+    assert done.returncode in (0, 1), said
+    (path,) = tmp_path.glob("*-swarm/results.json")
+    (target,) = StoryRun.from_json(json.loads(path.read_text())).targets
+    assert target.error is None and target.swarm is not None, said
+    shape = target.swarm
+    assert shape.nodes == 3
+    # The app's replicas on the workers, one each; the senders on the manager and on the
+    # worker that stays.
+    assert shape.placement["flask_app"] == ["worker1", "worker2"], shape.placement
+    assert [s.node for s in shape.senders] == ["manager", "worker2"]
+    lost = shape.lost
+    assert lost is not None and (lost.how, lost.node) == ("drain", "worker1")
+    assert lost.at_s is not None and 4 <= lost.at_s <= 14, lost
+    assert lost.marked_s is not None
+    assert any(t.startswith("flask_app.") for t in lost.on_it), lost.on_it
+    assert any("worker1" in e and "Shutdown" in e for e in lost.events), lost.events
+    assert "Ready and Active again" in lost.restored
+    # A task of the stack went with the node: the repeat has figures and no verdict.
+    assert lost.affected and was_held(target) is None
+    assert "withheld" in {f.code for f in target.findings}
+    assert target.summary is not None and target.summary.attempts > 0
+    assert (path.parent / "report.html").exists()
+    deadline = time.monotonic() + 60
+    while any(mine().values()) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not any(mine().values()), f"left behind: {mine()}"
+    assert pushed_tags() == tags

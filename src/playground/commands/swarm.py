@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from contextlib import ExitStack
 
 from rich.console import Console
 
@@ -29,12 +30,13 @@ from playground.incident.settings import StorySettings
 from playground.incident.storyresults import StoryTarget
 from playground.story import findings, repeats, report
 from playground.story.run import measure_incident
+from playground.swarm import engines
 from playground.swarm.engine import SwarmRun
 from playground.swarm.live import (
     require_registry,
 )
 from playground.swarm.rounds import Reading, measure_all
-from playground.swarm.settings import LOCAL_REGISTRY, swarm_settings
+from playground.swarm.settings import LOCAL_REGISTRY, loss_plan, swarm_settings
 
 #: Without targets named: the thread pool that collapses and gevent, as in the story.
 DEFAULT_TARGETS = ["gunicorn-threads", "gunicorn-gevent"]
@@ -53,6 +55,24 @@ def add_parser(sub: Subparsers) -> None:
         metavar="HOST:PORT",
         help="the registry the nodes pull the images from (default: one started here on "
         f"{LOCAL_REGISTRY} from Debian's docker-registry, removed afterwards)",
+    )
+    p.add_argument(
+        "--engines",
+        action="store_true",
+        help="on three Docker engines of this machine joined as one swarm (make swarm-nodes; "
+        "started here and removed afterwards when they are not running), with their registry",
+    )
+    p.add_argument(
+        "--lose",
+        metavar="HOW:NODE",
+        help="with --engines: lose a worker while the load runs, drained (drain:worker1) or its "
+        "engine stopped (stop:worker1); a repeat with a task on it has its verdict withheld",
+    )
+    p.add_argument(
+        "--lose-at",
+        type=float,
+        metavar="S",
+        help="seconds after the senders start (default: 5 s into the incident)",
     )
     p.add_argument("--replicas", type=int, default=2, help="replicas of the app (default 2)")
     p.add_argument(
@@ -73,13 +93,30 @@ def add_parser(sub: Subparsers) -> None:
 
 def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Everything a reader can get wrong is refused here, before Docker is touched.
-    swarm = swarm_settings(registry=args.registry, replicas=args.replicas, senders=args.senders)
     targets = resolve_story(args.targets or DEFAULT_TARGETS)
     settings = settings_from(args)
+    lose = loss_plan(
+        args.lose,
+        at_s=settings.before_s + 5 if args.lose_at is None else args.lose_at,
+        engines=args.engines,
+        workers=engines.WORKERS,
+        duration_s=settings.duration,
+    )
+    swarm = swarm_settings(
+        registry=args.registry,
+        replicas=args.replicas,
+        senders=args.senders,
+        engines=args.engines,
+        nodes=(engines.MANAGER, *engines.WORKERS),
+        lose=lose,
+    )
     remedies.check_settings(targets, pool=settings.workers * settings.threads)
-    require_registry(swarm.registry)
-    with session(args, out) as docker:
+    if not swarm.engines:
+        require_registry(swarm.registry)
+    info = (lambda line: None) if args.quiet else out.print
+    with session(args, out) as docker, ExitStack() as steps:
         docker.env.update(settings.compose_env())
+        manager = steps.enter_context(engines.for_run(docker, info=info)) if swarm.engines else None
         run = new_story_run(args, docker, settings, repeat=args.repeat)
         run.run_id = run.run_id.removesuffix("-story") + "-swarm"
         run.kind = "swarm"
@@ -89,9 +126,10 @@ def cmd_swarm(args: argparse.Namespace, out: Console, err: Console) -> int:
             settings=settings,
             swarm=swarm,
             run_dir=store.raw_dir,
-            info=(lambda line: None) if args.quiet else out.print,
+            info=info,
             wait_timeout_s=args.wait_timeout,
             build=not args.no_build,
+            manager=manager,
         )
         try:
             measure_all(

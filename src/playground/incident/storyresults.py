@@ -24,7 +24,7 @@ from playground.incident.mechanism import Mechanism
 from playground.incident.oddsresults import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.incident.outside import IncidentCommand, OutsideTarget
 from playground.incident.settings import StoryError, StorySettings, SweepSettings
-from playground.incident.swarmresults import SenderRecord, SwarmShape
+from playground.incident.swarmresults import NodeLost, SenderRecord, SwarmShape
 from playground.incident.targetresults import (
     AbPhase,
     ClosedLoop,
@@ -477,6 +477,7 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (OutsideTarget, "OutsideTarget (`outside`)"),
     (SwarmShape, "SwarmShape (`swarm`)"),
     (SenderRecord, "SenderRecord (each of `swarm.senders`)"),
+    (NodeLost, "NodeLost (`swarm.lost`)"),
     (IncidentCommand, "IncidentCommand (each of `outside.commands`)"),
     (ClosedLoop, "ClosedLoop (`closed_loop`)"),
     (AbPhase, "AbPhase (each of `closed_loop.phases`)"),

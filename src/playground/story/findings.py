@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from playground.core.notation import DASH, percent
 from playground.core.results import Finding
-from playground.incident.held import ERROR, INFO, incident
+from playground.incident.held import ERROR, INFO, WARNING, incident
 from playground.incident.storyresults import StoryRun, StoryTarget, SweepTarget
 
 #: A send is *late* when it left more than this after its intended time: the generator's own
@@ -119,10 +119,34 @@ def for_target(target: StoryTarget) -> list[Finding]:
     out += retried(target)
     out += steal(target)
     out += adds_up(target.adds_up, where="open loop")
-    out += incident(target)
+    out += withheld(target, incident(target))
     if target.closed_loop is not None:
         out += adds_up(target.closed_loop.adds_up, where="closed loop (ab)")
     return out
+
+
+#: The verdicts a lost node takes away from a repeat (playground.incident.held).
+VERDICTS = ("held", "collapsed", "recovered", "not-recovered")
+
+
+def withheld(target: StoryTarget, verdicts: list[Finding]) -> list[Finding]:
+    """A repeat on Swarm that lost a node with a task of the stack on it has no verdict: what
+    the incident did cannot be told from what the lost node did. Its figures stand."""
+    lost = target.swarm.lost if target.swarm is not None else None
+    if lost is None or not lost.affected:
+        return verdicts
+    when = "" if lost.at_s is None else f" at {lost.at_s:g} s"
+    gone = "drained" if lost.how == "drain" else "stopped (its engine)"
+    return [
+        *(f for f in verdicts if f.code not in VERDICTS),
+        Finding(
+            code="withheld",
+            severity=WARNING,
+            message=f"verdict withheld: {lost.node} {gone}{when}, with "
+            f"{', '.join(lost.on_it)} on it; the figures stand as measured",
+            figures={"node": lost.node, "how": lost.how, "at_s": lost.at_s},
+        ),
+    ]
 
 
 def for_sweep_target(target: SweepTarget) -> list[Finding]:

@@ -29,7 +29,13 @@ from playground.incident.held import (
     was_held,
     word,
 )
-from playground.incident.storyresults import FigureSpread, RecoveryTimes, StoryTarget, TargetSpread
+from playground.incident.storyresults import (
+    NO_OUTCOME,
+    FigureSpread,
+    RecoveryTimes,
+    StoryTarget,
+    TargetSpread,
+)
 from playground.story.findings import trusted
 
 #: The StorySummary fields a spread is kept for: the report's headline figures.
@@ -94,13 +100,20 @@ def spread(name: str, repeats: Sequence[StoryTarget], *, after_s: float) -> Targ
     """The spread of one target's repeats (all of them named `name`); `after_s`: the run's
     after-phase, where a repeat that did not recover is censored."""
     good = [t for t in repeats if trusted(t) and t.summary is not None]
+    # A repeat with figures but no verdict (withheld: a node lost under it) counts neither way.
+    judged = [t for t in good if was_held(t) is not None]
+    has_verdict = {id(t) for t in judged}
     sp = TargetSpread(
         name=name,
         repeats=len(repeats),
         trusted=len(good),
         verdicts=[word(was_held(t)) for t in good],
-        outcomes=[outcome(s.visits_served_during, s.recovery_s) for t in good if (s := t.summary)],
-        recovery=recovery_times(good, after_s=after_s),
+        outcomes=[
+            outcome(s.visits_served_during, s.recovery_s) if id(t) in has_verdict else NO_OUTCOME
+            for t in good
+            if (s := t.summary)
+        ],
+        recovery=recovery_times(judged, after_s=after_s),
         figures=[_figure(f, good) for f in HEADLINE],
     )
     sp.findings = _split(sp)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from playground.core.notation import DASH
 from playground.core.odds import Frequency
 from playground.incident.storyresults import StoryTarget
-from playground.incident.swarmresults import SwarmShape
+from playground.incident.swarmresults import NodeLost, SwarmShape
 from playground.report.document import Block, BulletList, Paragraph, Table
 
 ON_STACK = (
@@ -66,11 +66,46 @@ def target_blocks(t: StoryTarget) -> list[Block]:
         Paragraph(shape_line(shape)),
         Table([*head, "send lag p99 (ms)"], rows),
     ]
+    if shape.placement:
+        where = "; ".join(f"{s} on {', '.join(n)}" for s, n in shape.placement.items())
+        blocks.append(Paragraph(f"Where the stack ran once ready: {where}."))
+    if shape.lost is not None:
+        blocks += lost_blocks(shape.lost)
     if shape.removed:
         blocks += [
             Paragraph(f"What the stack file ({shape.stack_file}) left out of the compose files:"),
             BulletList(shape.removed),
         ]
+    return blocks
+
+
+def lost_blocks(lost: NodeLost) -> list[Block]:
+    """The node lost: when, what was on it, what the swarm did, and how it came back."""
+    gone = "drained" if lost.how == "drain" else "had its engine stopped"
+    when = "" if lost.at_s is None else f" at {lost.at_s:g} s of the run"
+    marked = (
+        "the manager did not list it so while the load ran"
+        if lost.marked_s is None
+        else f"the manager listed it {'Drain' if lost.how == 'drain' else 'Down'} "
+        f"{lost.marked_s:g} s later"
+    )
+    on_it = ", ".join(lost.on_it) or "no task of the stack"
+    after = ", ".join(f"{s} {n}" for s, n in lost.running_after.items()) or DASH
+    verdict = (
+        "this repeat's verdict is withheld"
+        if lost.affected
+        else "nothing of the stack was on it: the verdict stands"
+    )
+    blocks: list[Block] = [
+        Paragraph(
+            f"Node lost: {lost.node} {gone}{when}, with {on_it} on it; {marked}; {verdict}. "
+            f"Running when the senders finished: {after}. {lost.restored}."
+        )
+    ]
+    if lost.events:
+        blocks.append(BulletList(lost.events))
+    if lost.failed:
+        blocks.append(Paragraph(f"The swarm could not be read throughout: {lost.failed}"))
     return blocks
 
 

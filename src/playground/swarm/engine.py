@@ -28,6 +28,15 @@ class SwarmRun:
     info: Callable[[str], None]
     wait_timeout_s: float
     build: bool = True  # build the images before pushing them (--no-build: as they are)
+    #: Where Swarm's own commands go (stack, service, node): the three engines' manager
+    #: (--engines); None: this machine's engine, as `docker`. Builds and pushes stay on this
+    #: machine's engine either way.
+    manager: Docker | None = None
+
+    @property
+    def on_swarm(self) -> Docker:
+        """The engine that manages the swarm."""
+        return self.docker if self.manager is None else self.manager
 
 
 def lines(docker: Docker, argv: list[str]) -> list[str]:
@@ -46,8 +55,8 @@ def containers_gone(run: SwarmRun, filters: list[str]) -> None:
     deadline = time.monotonic() + GONE_S
     for label in filters:
         argv = ["docker", "ps", "-aq", "--filter", label]
-        while left := lines(run.docker, argv):
+        while left := lines(run.on_swarm, argv):
             if time.monotonic() > deadline:
-                run.docker.run(["docker", "rm", "-f", "-v", *left], check=False, shielded=True)
+                run.on_swarm.run(["docker", "rm", "-f", "-v", *left], check=False, shielded=True)
                 break
             time.sleep(POLL_S)

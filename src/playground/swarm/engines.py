@@ -5,6 +5,8 @@ each node's through `docker exec` into its container, so a reader can repeat it 
 
 `python -m playground.swarm.engines up` starts them and joins the swarm (`make swarm-nodes`),
 `down` removes them with their volumes (`make swarm-nodes-down`), whatever state they are in.
+`playground swarm --engines` runs its stack on them (`for_run`): its swarm commands go to the
+manager's engine over TCP (DOCKER_HOST), its images through the nodes' registry.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from playground.core.compose import Docker, DockerError
@@ -24,6 +27,8 @@ MANAGER = "manager"
 WORKERS = ("worker1", "worker2")
 #: Swarm's own port for joining a manager.
 SWARM_PORT = 2377
+#: Where each node's engine takes commands over TCP, on the nodes' network (entrypoint.sh).
+ENGINE_PORT = 2375
 POLL_S = 1.0
 
 
@@ -89,6 +94,61 @@ def up(docker: Docker, *, timeout_s: float = 180) -> list[NodeState]:
     for worker in WORKERS:
         docker.run(on(worker, "swarm", "join", "--token", token, f"{address}:{SWARM_PORT}"))
     return _wait_ready(docker, nodes=1 + len(WORKERS), timeout_s=timeout_s)
+
+
+def manager_engine(docker: Docker) -> Docker:
+    """`docker` with its commands sent to the manager's engine (DOCKER_HOST), each printed
+    with the DOCKER_HOST a reader sets to type it by hand."""
+    address = docker.ip_address(container(MANAGER), network=NETWORK)
+    if address is None:
+        raise DockerError(f"{container(MANAGER)} has no address on {NETWORK}: make swarm-nodes")
+    host = f"tcp://{address}:{ENGINE_PORT}"
+    echo = docker.echo
+    return replace(
+        docker,
+        env={**docker.env, "DOCKER_HOST": host},
+        echo=lambda line: echo(f"DOCKER_HOST={host} {line}"),
+    )
+
+
+def _joined(docker: Docker) -> bool:
+    """The three engines run and are joined: the manager lists every node Ready."""
+    proc = docker.run(
+        ["docker", "inspect", "--format", "{{.State.Running}}", container(MANAGER)],
+        check=False,
+        quiet=True,
+    )
+    if proc.stdout.strip() != "true":
+        return False
+    try:
+        states = node_states(docker)
+    except DockerError:
+        return False
+    return sum(s.status == "Ready" for s in states) == 1 + len(WORKERS)
+
+
+@contextmanager
+def for_run(docker: Docker, *, info: Callable[[str], None]) -> Iterator[Docker]:
+    """The manager's engine for one run: the engines as `make swarm-nodes` left them, or
+    started here, joined, and removed when the run ends (an interrupt included)."""
+    if _joined(docker):
+        info("the three engines of make swarm-nodes: used as they are, and left running")
+        yield manager_engine(docker)
+        return
+    leftovers = docker.run(
+        ["docker", "ps", "-aq", "--filter", f"name={container(MANAGER)}"], quiet=True
+    ).stdout.strip()
+    if leftovers:
+        raise DockerError(
+            f"{container(MANAGER)} is there but its swarm is not ready: "
+            "make swarm-nodes-down, then run again"
+        )
+    try:
+        docker.run(docker.compose(COMPOSE, "build"), timeout=900)
+        up(docker)
+        yield manager_engine(docker)
+    finally:
+        down(docker)
 
 
 def down(docker: Docker) -> None:

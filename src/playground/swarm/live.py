@@ -23,7 +23,8 @@ from playground.core.errors import UsageError
 from playground.core.target import Target
 from playground.incident.swarmresults import SwarmShape
 from playground.swarm.engine import POLL_S, STACK, SwarmRun, containers_gone, lines
-from playground.swarm.senderjobs import run_senders
+from playground.swarm.nodeloss import LossWatch
+from playground.swarm.senderjobs import run_senders, sender_names
 from playground.swarm.senders import MergedLoad
 from playground.swarm.settings import LOCAL_REGISTRY, require_manager
 from playground.swarm.stack import Stack, pushed_image, stack_from_config
@@ -119,6 +120,7 @@ def stack_for(run: SwarmRun, *, target: Target, registry: str, tag: str) -> Stac
         tag=tag,
         app=target.sampled[0],
         replicas=run.swarm.replicas,
+        app_constraint=run.swarm.app_constraint,
     )
     for removed in stack.removed:
         run.info(removed.text())
@@ -133,7 +135,7 @@ def deploy_command(stack_file: Path) -> list[str]:
 @contextmanager
 def deployed(run: SwarmRun, stack_file: Path) -> Iterator[None]:
     """The stack up until the block ends, then removed with its network."""
-    docker = run.docker
+    docker = run.on_swarm
     try:
         docker.run(deploy_command(stack_file))
         yield
@@ -152,7 +154,7 @@ def _running(run: SwarmRun, wanted: dict[str, int]) -> tuple[bool, str]:
     """Whether each service has its wanted replicas running (Swarm counts a task with a
     health check as running once it is healthy), and the services' state."""
     argv = ["docker", "stack", "services", STACK, "--format", "{{.Name}} {{.Replicas}}"]
-    listed = lines(run.docker, argv)
+    listed = lines(run.on_swarm, argv)
     counts = {}
     for line in listed:
         name, _, replicas = line.partition(" ")
@@ -168,20 +170,46 @@ def wait_ready(run: SwarmRun, *, target: Target, stack: Stack) -> None:
     becomes ready ends the measurement with the services' state."""
     deadline = time.monotonic() + run.wait_timeout_s
     wanted: dict[str, int] = {}
-    url = f"http://127.0.0.1:{stack.front_port or target.host_port}/?delay=0"
     for i, level in enumerate(stack.levels):
         wanted.update({name: stack.replicas[name] for name in level})
         if i > 0:
             scale = [f"{STACK}_{name}={stack.replicas[name]}" for name in level]
-            run.docker.run(["docker", "service", "scale", "--detach", *scale])
+            run.on_swarm.run(["docker", "service", "scale", "--detach", *scale])
         last = i == len(stack.levels) - 1
         while True:
             ok, state = _running(run, wanted)
-            if ok and (not last or _answers_page(url)):
+            if ok and (not last or _answers_page(front_url(run, stack, target=target))):
                 break
             if time.monotonic() > deadline:
                 raise DockerError(f"not ready after {run.wait_timeout_s:g} s: {state}")
             time.sleep(POLL_S)
+
+
+def front_url(run: SwarmRun, stack: Stack, *, target: Target) -> str:
+    """The front's page from this machine: the address of the node its task runs on (ports
+    are published in host mode), 127.0.0.1 on a swarm of this machine alone."""
+    port = stack.front_port or target.host_port
+    host = "127.0.0.1"
+    if stack.front is not None:
+        argv = ["docker", "service", "ps", f"{STACK}_{stack.front}"]
+        argv += ["--filter", "desired-state=running", "--format", "{{.Node}}"]
+        if found := lines(run.on_swarm, argv):
+            inspect = ["docker", "node", "inspect", "--format", "{{.Status.Addr}}", found[0]]
+            host = next(iter(lines(run.on_swarm, inspect)), host)
+    return f"http://{host}:{port}/?delay=0"
+
+
+def placement(docker: Docker) -> dict[str, list[str]]:
+    """The node of each running task of the stack, by service, as `docker stack ps` lists
+    them."""
+    argv = ["docker", "stack", "ps", STACK, "--filter", "desired-state=running"]
+    argv += ["--format", "{{.Name}} {{.Node}}"]
+    where: dict[str, list[str]] = {}
+    for line in lines(docker, argv):
+        name, _, node = line.partition(" ")
+        service = name.removeprefix(f"{STACK}_").rpartition(".")[0] or name
+        where.setdefault(service, []).append(node.strip())
+    return {service: sorted(nodes) for service, nodes in sorted(where.items())}
 
 
 def _answers_page(url: str) -> bool:
@@ -215,7 +243,7 @@ def staged(run: SwarmRun) -> Iterator[Stage]:
     when the block ends (swarm mode left only if it was started here)."""
     tag = time.strftime("%Y%m%d-%H%M%S")
     with ExitStack() as steps:
-        steps.enter_context(swarm_mode(run.docker))
+        steps.enter_context(swarm_mode(run.on_swarm))
         where = steps.enter_context(
             registry(run.docker, given=run.swarm.registry, timeout_s=run.wait_timeout_s)
         )
@@ -257,20 +285,39 @@ def measure(
     """One target through the incident on a freshly deployed stack, removed afterwards."""
     with deployed(run, stack_file):
         wait_ready(run, target=target, stack=stack)
-        count = nodes(run.docker)
+        count = nodes(run.on_swarm)
+        placed = placement(run.on_swarm)
         run.info(
             f"{count} node(s), {run.swarm.replicas} replica(s) of {stack.app}, "
             f"{run.swarm.senders} sender(s) at {run.settings.rate / run.swarm.senders:g}/s each"
         )
-        merged, where = run_senders(run, target=target, image=stage.sender)
+        watch = None
+        if run.swarm.lose is not None:
+            watch = LossWatch(run, run.swarm.lose, senders=sender_names(run.swarm.senders))
+            watch.start()
+        try:
+            merged, where = run_senders(run, target=target, image=stage.sender)
+        except BaseException:
+            if watch is not None:
+                watch.finish(t0_wall=None)
+            raise
+        lost = None if watch is None else watch.finish(t0_wall=merged.result.get("t0_wall"))
     senders = [replace(s, node=node) for s, node in zip(merged.senders, where, strict=True)]
     shape = SwarmShape(
         nodes=count,
         replicas=run.swarm.replicas,
         app=stack.app,
-        registry=stage.registry if run.swarm.registry else f"started here on {stage.registry}",
+        registry=_registry_text(run, stage),
         senders=senders,
         removed=[r.text() for r in stack.removed],
         stack_file=str(stack_file),
+        placement=placed,
+        lost=lost,
     )
     return OnStack(merged=replace(merged, senders=senders), shape=shape)
+
+
+def _registry_text(run: SwarmRun, stage: Stage) -> str:
+    if run.swarm.engines:
+        return f"the engines' own, at {stage.registry} on every node"
+    return stage.registry if run.swarm.registry else f"started here on {stage.registry}"

@@ -77,16 +77,24 @@ def one(
     entry.commands = [
         shlex.join(deploy_command(shown)),
         *(
-            shlex.join(sender_service(name, image=stage.sender, command=argv))
-            for name, argv in zip(names, commands, strict=True)
+            shlex.join(
+                sender_service(
+                    name,
+                    image=stage.sender,
+                    command=argv,
+                    constraint=base.swarm.sender_constraint(i),
+                )
+            )
+            for i, (name, argv) in enumerate(zip(names, commands, strict=True))
         ),
     ]
     try:
         measured = measure(
             replace(base, run_dir=folder), stage, stack, target=target, stack_file=stack_file
         )
-        entry = reading.figures(entry, generator_output(measured.merged.result))
+        # The stack's shape first: a node lost under the repeat withholds its verdict.
         entry.swarm = replace(measured.shape, stack_file=str(shown))
+        entry = reading.figures(entry, generator_output(measured.merged.result))
     except DockerError as exc:
         entry.error = str(exc)
     entry.wall_s = round(time.monotonic() - started, 1)

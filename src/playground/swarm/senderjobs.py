@@ -78,11 +78,15 @@ def from_log(log: str) -> dict[str, Any]:
     return data
 
 
-def sender_service(name: str, *, image: str, command: list[str]) -> list[str]:
-    """The sender as a one-task job service on the stack's network."""
+def sender_service(
+    name: str, *, image: str, command: list[str], constraint: str | None = None
+) -> list[str]:
+    """The sender as a one-task job service on the stack's network (on the nodes that
+    `constraint` allows, when there is one)."""
+    placed = [] if constraint is None else ["--constraint", constraint]
     return [
         *("docker", "service", "create", "--detach", "--name", name),
-        *("--mode", "replicated-job", "--network", f"{STACK}_default"),
+        *("--mode", "replicated-job", "--network", f"{STACK}_default", *placed),
         *("--restart-condition", "none", image, *in_task(command)),
     ]
 
@@ -94,12 +98,13 @@ def sender_names(senders: int) -> list[str]:
 def run_senders(run: SwarmRun, *, target: Target, image: str) -> tuple[MergedLoad, list[str]]:
     """K one-task job services on the stack's network, on whichever nodes Swarm picks; each
     sender's JSON read from its log, then merged; and the node each ran on."""
-    docker = run.docker
+    docker = run.on_swarm
     names = sender_names(run.swarm.senders)
     commands = sender_commands(settings=run.settings, target=target, senders=run.swarm.senders)
     try:
-        for name, command in zip(names, commands, strict=True):
-            docker.run(sender_service(name, image=image, command=command))
+        for i, (name, command) in enumerate(zip(names, commands, strict=True)):
+            constraint = run.swarm.sender_constraint(i)
+            docker.run(sender_service(name, image=image, command=command, constraint=constraint))
         parts = [_sender_output(run, name) for name in names]
         where = [_node(docker, name) for name in names]
     finally:
@@ -127,14 +132,14 @@ def _sender_output(run: SwarmRun, name: str) -> dict[str, Any]:
     """A sender's JSON once its task is complete; a sender that failed or left says so."""
     deadline = time.monotonic() + run.settings.duration + run.wait_timeout_s
     state_argv = ["docker", "service", "ps", name, "--format", "{{.CurrentState}} {{.Error}}"]
-    while not (states := lines(run.docker, state_argv)) or not states[0].startswith("Complete"):
+    while not (states := lines(run.on_swarm, state_argv)) or not states[0].startswith("Complete"):
         if states and states[0].split()[0] in ("Failed", "Rejected", "Shutdown", "Orphaned"):
-            said = _said(run.docker, name)
+            said = _said(run.on_swarm, name)
             raise DockerError(f"sender {name} ended before its records: {states[0]}{said}")
         if time.monotonic() > deadline:
             raise DockerError(f"sender {name} never finished: {'; '.join(states)}")
         time.sleep(POLL_S)
-    log = run.docker.run(["docker", "service", "logs", "--raw", name], quiet=True).stdout
+    log = run.on_swarm.run(["docker", "service", "logs", "--raw", name], quiet=True).stdout
     try:
         return from_log(log)
     except ValueError as exc:

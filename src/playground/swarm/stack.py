@@ -85,6 +85,7 @@ class Stack:
     levels: list[list[str]]
     replicas: dict[str, int]  # each service's replicas once it is up
     front_port: int | None  # the port the front (the service that publishes one) is reached on
+    front: str | None = None  # that service
 
 
 def pushed_image(image: str, *, registry: str, tag: str | None) -> str:
@@ -181,11 +182,18 @@ def _levels(services: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
 
 
 def stack_from_config(
-    *, config: Mapping[str, Any], registry: str, tag: str, app: str, replicas: int
+    *,
+    config: Mapping[str, Any],
+    registry: str,
+    tag: str,
+    app: str,
+    replicas: int,
+    app_constraint: str | None = None,
 ) -> Stack:
     """The stack for `docker stack deploy -c` from `docker compose config --format json`:
-    every image from `registry` (built ones under `tag`), `replicas` of the service `app`,
-    ports in host mode, DNS round robin, one attachable overlay network; and what went."""
+    every image from `registry` (built ones under `tag`), `replicas` of the service `app`
+    (placed by `app_constraint` when there is one), ports in host mode, DNS round robin, one
+    attachable overlay network; and what went."""
     services: Mapping[str, Mapping[str, Any]] = config.get("services") or {}
     if app not in services:
         raise UsageError(f"no service {app!r} in the compose files: {', '.join(services)}")
@@ -206,6 +214,9 @@ def stack_from_config(
             removed=removed,
             configs=configs,
         )
+        if name == app and app_constraint is not None:
+            placement = {"constraints": [app_constraint]}
+            out[name]["deploy"] = {**out[name]["deploy"], "placement": placement}
     networks = {
         name: {"driver": "overlay", "attachable": True} for name in config.get("networks") or {}
     } or {"default": {"driver": "overlay", "attachable": True}}
@@ -221,6 +232,10 @@ def stack_from_config(
         replicas=counts,
         front_port=next(
             (p["published"] for v in out.values() for p in v.get("ports", []) if "published" in p),
+            None,
+        ),
+        front=next(
+            (n for n, v in out.items() if any("published" in p for p in v.get("ports", []))),
             None,
         ),
     )
