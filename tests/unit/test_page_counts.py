@@ -3,8 +3,6 @@
 
 - rows of docs/story.md's odds table, whose repeats are counted again from the kept records
   their runs name (test_story_odds reads the table and the records);
-- rows of story.md's table of rows not kept: the page must give what that table gives, so two
-  pages never disagree, and the claim says it is not kept (it moves up once measured again);
 - one run of a page's runs table: a story or Swarm run's trusted repeats, or a prediction's
   draws, read from its record; a claim on a transcribed record says so.
 
@@ -28,7 +26,7 @@ from playground.core.odds import Frequency
 from playground.incident import held, predictrecord, runrecords
 from tests.unit.test_docs import RUN_ID, runs_table
 from tests.unit.test_readme_counts import recount
-from tests.unit.test_story_odds import NOT_KEPT_COLUMNS, RECOVERED, STORY, odds_rows
+from tests.unit.test_story_odds import RECOVERED, STORY, odds_rows
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: "k of n", with Wilson's interval where the page gives one; not a part of "3,574 of 8,317".
@@ -47,14 +45,6 @@ class Odds:
 
 
 @dataclass(frozen=True)
-class NotKept:
-    """Rows of story.md's table of rows not kept; `only` picks targets of an "each" row."""
-
-    rows: tuple[Row, ...]
-    only: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Run:
     """Runs of a page's runs table (by label) and one target at one third-party delay."""
 
@@ -65,7 +55,7 @@ class Run:
     kept: bool = True
 
 
-Source = Odds | NotKept | Run
+Source = Odds | Run
 
 
 @dataclass(frozen=True)
@@ -126,13 +116,9 @@ CHOOSE: tuple[Claim, ...] = (
         (Run("story.md", ("EU",), "uwsgi-threads", 2.2),),
     ),
     Claim("alone on the machine,", "held", (Run("story.md", ("AM", "AN"), "uwsgi-threads", 2.2),)),
-    Claim("with other work beside), and", "held", (NotKept((("uwsgi-threads 2 x 64", "2.5 s"),)),)),
-    Claim(
-        "twice its threads held",
-        "held",
-        (NotKept((("+ `threads-2x`, + `threads-4x`, each", "2.5 s"),), ("threads-2x",)),),
-    ),
-    Claim("it brought gthread back in", "recovered", (NotKept((("+ `haproxy`", "2.5 s"),)),)),
+    Claim("with other work beside), and", "held", (Odds((("uwsgi-threads 2 x 64", "2.5 s"),)),)),
+    Claim("twice its threads held", "held", (Odds((("+ `threads-2x`", "2.5 s"),)),)),
+    Claim("it brought gthread back in", "recovered", (Odds((("+ `haproxy`", "2.5 s"),)),)),
     Claim("they came back within the run in", "recovered", (TIMEOUTS,)),
     Claim(
         "A circuit breaker recovered in",
@@ -324,28 +310,11 @@ def from_run(source: Run, column: str) -> Frequency:
     return frequency(Frequency(k, n), column)
 
 
-def from_table(source: NotKept, column: str) -> Frequency:
-    story = STORY.read_text(encoding="utf-8")
-    by_key = {row.key: row for row in odds_rows(story, NOT_KEPT_COLUMNS)}
-    k = n = 0
-    for key in source.rows:
-        row = by_key[key]
-        cell = COUNT.match(row.cells[base(column)])
-        assert cell, f"{key}: no count"
-        times = (
-            len(source.only) if source.only and row.each else (len(row.targets) if row.each else 1)
-        )
-        k, n = k + times * int(cell[1]), n + times * int(cell[2])
-    return frequency(Frequency(k, n), column)
-
-
 def expected(source: Source, column: str) -> Frequency:
     if isinstance(source, Odds):
         story = STORY.read_text(encoding="utf-8")
         by_key = {row.key: row for row in odds_rows(story)}
         return frequency(recount([by_key[k] for k in source.rows], base(column), story), column)
-    if isinstance(source, NotKept):
-        return from_table(source, column)
     return from_run(source, column)
 
 

@@ -2,9 +2,8 @@
 the per-repeat verdicts of the records (docs/runs/) that the row's "runs" column names.
 
 A row can be counted again when every record it names was written from a run's results
-(`"source": "recorded"`). A row that rests on a record transcribed from the page proves nothing
-about the page: it stands apart, in the page's table of rows "not kept", until its runs are
-measured again; a row there whose runs are all recorded fails the test, so it moves up.
+(`"source": "recorded"`). A record transcribed from the page proves nothing about the page, so
+a row that rests on one fails the test: it is measured again or it goes.
 
 No Docker: the page and the records are read as files.
 """
@@ -25,10 +24,6 @@ STORY = ROOT / "docs" / "story.md"
 ODDS_COLUMNS = ("row", "third party", "held", "recovered", "runs")
 #: A repeat that came back within the run: it held, or collapsed and recovered.
 RECOVERED = {held.HELD, held.COLLAPSED}
-
-#: The header of the table of rows whose runs kept no per-repeat results: counted as the pages
-#: of their day gave them, to be measured again.
-NOT_KEPT_COLUMNS = ("row, not kept", "third party", "held", "recovered", "runs")
 
 
 @dataclass(frozen=True)
@@ -178,16 +173,3 @@ def test_every_row_of_the_odds_table_is_counted_again() -> None:
     """The odds table holds only rows whose runs kept every repeat: none is left uncounted."""
     _, uncounted = check(STORY.read_text(encoding="utf-8"), stored_records())
     assert uncounted == []
-
-
-def test_a_row_set_apart_as_not_kept_rests_on_a_run_that_kept_nothing() -> None:
-    """A row below the odds table, "not kept", names at least one transcribed run; a row whose
-    runs are all recorded belongs in the odds table, where it is counted."""
-    text = STORY.read_text(encoding="utf-8")
-    records = stored_records()
-    ids = {label: RUN_ID.findall(row["run id"]) for label, row in runs_table(text).items()}
-    rows = odds_rows(text, NOT_KEPT_COLUMNS)
-    assert rows, "the page's table of rows not kept is gone: say so here"
-    for row in rows:
-        named = [records.get(i) for label in row.labels for i in ids.get(label, [""])]
-        assert any(r is None or r.source != runrecords.RECORDED for r in named), row.key
