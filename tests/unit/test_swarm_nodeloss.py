@@ -55,9 +55,7 @@ def test_a_loss_defaults_to_five_seconds_into_the_incident() -> None:
         loss_plan("stop:worker2", at_s=-1, engines=True, workers=WORKERS, duration_s=90)
 
 
-def test_on_the_engines_the_app_goes_to_the_workers_and_the_senders_take_the_nodes_in_turn() -> (
-    None
-):
+def test_on_the_engines_the_app_goes_to_the_workers_and_the_senders_to_other_nodes_first() -> None:
     from playground.swarm.stack import stack_from_config
 
     on = swarm_settings(registry=None, replicas=2, senders=2, engines=True)
@@ -84,6 +82,12 @@ def test_on_the_engines_the_app_goes_to_the_workers_and_the_senders_take_the_nod
         "node.hostname==worker1",
         "node.hostname==worker2",
         "node.hostname==manager",
+    ]
+    # Nodes without a replica of the app come first.
+    assert [on.sender_constraint(i, app_on=["worker1"]) for i in (0, 1, 2)] == [
+        "node.hostname==manager",
+        "node.hostname==worker2",
+        "node.hostname==worker1",
     ]
     # No sender goes to the node to be lost.
     plan = loss_plan("drain:worker1", at_s=25, engines=True, workers=WORKERS, duration_s=90)

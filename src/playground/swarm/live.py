@@ -296,7 +296,8 @@ def measure(
             watch = LossWatch(run, run.swarm.lose, senders=sender_names(run.swarm.senders))
             watch.start()
         try:
-            merged, where = run_senders(run, target=target, image=stage.sender)
+            app_on = placed.get(stack.app, [])
+            merged, where = run_senders(run, target=target, image=stage.sender, app_on=app_on)
         except BaseException:
             if watch is not None:
                 watch.finish(t0_wall=None)

@@ -19,7 +19,7 @@ from playground.incident.analysis import GeneratorOutput, generator_output
 from playground.incident.storyresults import StoryRun, StoryTarget, TargetSpread
 from playground.swarm.engine import SwarmRun
 from playground.swarm.live import Stage, deploy_command, measure, pushed_stack, staged
-from playground.swarm.senderjobs import sender_commands, sender_names, sender_service
+from playground.swarm.senderjobs import sender_services
 from playground.swarm.stack import Stack
 
 
@@ -72,28 +72,16 @@ def one(
     entry = StoryTarget.about(target, repeat)
     stack_file = base.run_dir / target.name / "stack.json"
     shown = Path("raw") / target.name / "stack.json"
-    commands = sender_commands(settings=base.settings, target=target, senders=base.swarm.senders)
-    names = sender_names(base.swarm.senders)
-    entry.commands = [
-        shlex.join(deploy_command(shown)),
-        *(
-            shlex.join(
-                sender_service(
-                    name,
-                    image=stage.sender,
-                    command=argv,
-                    constraint=base.swarm.sender_constraint(i),
-                )
-            )
-            for i, (name, argv) in enumerate(zip(names, commands, strict=True))
-        ),
-    ]
+    entry.commands = [shlex.join(deploy_command(shown))]
     try:
         measured = measure(
             replace(base, run_dir=folder), stage, stack, target=target, stack_file=stack_file
         )
         # The stack's shape first: a node lost under the repeat withholds its verdict.
         entry.swarm = replace(measured.shape, stack_file=str(shown))
+        app_on = entry.swarm.placement.get(stack.app, [])
+        senders = sender_services(base, target=target, image=stage.sender, app_on=app_on)
+        entry.commands += [shlex.join(argv) for argv in senders]
         entry = reading.figures(entry, generator_output(measured.merged.result))
     except DockerError as exc:
         entry.error = str(exc)

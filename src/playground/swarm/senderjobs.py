@@ -95,16 +95,35 @@ def sender_names(senders: int) -> list[str]:
     return [f"{STACK}_sender{i}" for i in range(senders)]
 
 
-def run_senders(run: SwarmRun, *, target: Target, image: str) -> tuple[MergedLoad, list[str]]:
-    """K one-task job services on the stack's network, on whichever nodes Swarm picks; each
-    sender's JSON read from its log, then merged; and the node each ran on."""
-    docker = run.on_swarm
+def sender_services(
+    run: SwarmRun, *, target: Target, image: str, app_on: list[str]
+) -> list[list[str]]:
+    """The senders' `docker service create` commands, each placed by the run's settings
+    (apart from the app's nodes where there are others)."""
     names = sender_names(run.swarm.senders)
     commands = sender_commands(settings=run.settings, target=target, senders=run.swarm.senders)
+    return [
+        sender_service(
+            name,
+            image=image,
+            command=argv,
+            constraint=run.swarm.sender_constraint(i, app_on=app_on),
+        )
+        for i, (name, argv) in enumerate(zip(names, commands, strict=True))
+    ]
+
+
+def run_senders(
+    run: SwarmRun, *, target: Target, image: str, app_on: list[str]
+) -> tuple[MergedLoad, list[str]]:
+    """K one-task job services on the stack's network, on the nodes the settings give (apart
+    from the app's, `app_on`, where there are others) or wherever Swarm picks; each sender's
+    JSON read from its log, then merged; and the node each ran on."""
+    docker = run.on_swarm
+    names = sender_names(run.swarm.senders)
     try:
-        for i, (name, command) in enumerate(zip(names, commands, strict=True)):
-            constraint = run.swarm.sender_constraint(i)
-            docker.run(sender_service(name, image=image, command=command, constraint=constraint))
+        for argv in sender_services(run, target=target, image=image, app_on=app_on):
+            docker.run(argv)
         parts = [_sender_output(run, name) for name in names]
         where = [_node(docker, name) for name in names]
     finally:

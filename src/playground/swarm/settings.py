@@ -4,6 +4,7 @@ touched: each mistake is one line (UsageError) and exit 2."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from playground.core.errors import UsageError
@@ -68,7 +69,7 @@ class SwarmSettings:
     senders: int  # open-loop senders, at rate/senders each
     engines: bool = False  # on the three engines of compose/swarmnodes.yml, with their registry
     lose: LossPlan | None = None  # a worker lost mid-run (--engines only)
-    #: The nodes the senders go to, one each in turn (--engines: the manager first, then the
+    #: The nodes the senders may go to, one each in turn (--engines: the manager and the
     #: workers that are not to be lost); empty: wherever Swarm puts them.
     sender_nodes: tuple[str, ...] = ()
 
@@ -78,11 +79,13 @@ class SwarmSettings:
         (on the manager) shares no node with the app."""
         return "node.role==worker" if self.engines else None
 
-    def sender_constraint(self, sender: int) -> str | None:
-        """Where sender `sender` runs: its node in turn, or anywhere."""
+    def sender_constraint(self, sender: int, *, app_on: Sequence[str] = ()) -> str | None:
+        """Where sender `sender` runs: its node in turn, the nodes without a replica of the
+        app (`app_on`) taken first; or anywhere."""
         if not self.sender_nodes:
             return None
-        return f"node.hostname=={self.sender_nodes[sender % len(self.sender_nodes)]}"
+        nodes = sorted(self.sender_nodes, key=lambda n: n in app_on)  # stable: order kept
+        return f"node.hostname=={nodes[sender % len(nodes)]}"
 
 
 def swarm_settings(
