@@ -152,3 +152,16 @@ def test_the_report_says_what_was_lost_and_the_record_round_trips() -> None:
     assert "verdict is withheld" in text and "flask_app.1 on worker1: Shutdown" in text
     again = StoryRun.from_json(json.loads(json.dumps(to_json(run))))
     assert again.targets[0].swarm == t.swarm
+
+
+def test_the_compact_record_keeps_no_verdict_for_a_withheld_repeat_and_names_the_loss() -> None:
+    from playground.incident import runrecords
+
+    affected, untouched = _target(["flask_app.1"], served=0.40), _target([], served=0.40)
+    run = StoryRun(run_id="20261129-120000-swarm", kind="swarm", targets=[affected, untouched])
+    kept = runrecords.from_run(run, machine="2 cores").targets
+    assert [t.verdict for t in kept] == [None, "collapsed"]
+    assert kept[0].visits_served_during == 0.4
+    assert kept[0].stack is not None
+    assert "flask_app on worker1, worker2, 1 sender(s) on manager" in kept[0].stack
+    assert kept[0].stack.endswith("worker1 drained at 25.2 s with flask_app.1 on it")

@@ -127,7 +127,10 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
     return TargetRecord(
         name=t.name.removeprefix("story-"),
         repeat=t.repeat,
-        verdict=None if s is None else held.outcome(served, s.recovery_s),
+        # A repeat with figures and no verdict (withheld: a node lost under it) keeps none.
+        verdict=None
+        if s is None or held.was_held(t) is None
+        else held.outcome(served, s.recovery_s),
         visits_served_during=_rounded(served, 4),
         goodput_before=None if s is None else _rounded(s.goodput_before, 2),
         goodput_during=None if s is None else _rounded(s.goodput_during, 2),
@@ -144,10 +147,21 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
 
 
 def _stack(shape: SwarmShape) -> str:
-    return (
-        f"{shape.nodes} node(s), {shape.replicas} replica(s) of {shape.app}, "
-        f"{len(shape.senders)} sender(s) ({shape.kept_schedule} kept their schedule)"
+    app_on = shape.placement.get(shape.app)
+    senders_on = [s.node for s in shape.senders if s.node]
+    text = (
+        f"{shape.nodes} node(s), {shape.replicas} replica(s) of {shape.app}"
+        + (f" on {', '.join(app_on)}" if app_on else "")
+        + f", {len(shape.senders)} sender(s)"
+        + (f" on {', '.join(senders_on)}" if shape.nodes > 1 and senders_on else "")
+        + f" ({shape.kept_schedule} kept their schedule)"
     )
+    if (lost := shape.lost) is not None:
+        how = "drained" if lost.how == "drain" else "stopped"
+        at = "" if lost.at_s is None else f" at {lost.at_s:g} s"
+        on_it = ", ".join(lost.on_it) or "nothing of the stack"
+        text += f"; {lost.node} {how}{at} with {on_it} on it"
+    return text
 
 
 TARGET_COLUMNS = (
