@@ -79,13 +79,15 @@ remedies: runner-venv base-images
 
 ## swarm: the incident on a Docker Swarm stack made from the same compose files, the app
 ## replicated and the load from several senders merged into one run (docs/cluster.md); on a
-## machine with no swarm, a single-node one is started and left afterwards
+## machine with no swarm, a single-node one is started and left afterwards; ARGS=--engines
+## runs it on the three engines of swarm-nodes
 swarm: runner-venv base-images
 	$(PLAYGROUND) swarm $(ARGS)
 
 ## swarm-nodes: three Docker engines on this machine, each in a container built from Debian's
 ## packages (swarmnode/Dockerfile), joined as one manager and two workers (docs/cluster.md);
-## swarm-nodes-down removes them, with every image and container they held
+## `playground swarm --engines` runs the story on them; swarm-nodes-down removes them, with
+## every image and container they held
 swarm-nodes: runner-venv base-images
 	docker compose $(ENV_FILE) -f compose/swarmnodes.yml build
 	$(VENV)/bin/python -m playground.swarm.engines up

@@ -145,6 +145,8 @@ CHOOSE: tuple[Claim, ...] = (
 BJ_GTHREAD = Run("cluster.md", ("BJ",), "gunicorn-threads")
 BJ_GEVENT = Run("cluster.md", ("BJ",), "gunicorn-gevent")
 BK = Run("cluster.md", ("BK",), "gunicorn-threads")
+FU = Run("cluster.md", ("FU",), "gunicorn-threads")
+FV = Run("cluster.md", ("FV",), "gunicorn-threads")
 
 CLUSTER: tuple[Claim, ...] = (
     Claim("| gunicorn-gevent 2 x 1000 |", "held", (BJ_GEVENT,)),
@@ -199,6 +201,14 @@ CLUSTER: tuple[Claim, ...] = (
     Claim(
         "| uwsgi-gevent 16 x 1000 | 2 s |", "held", (Run("cluster.md", ("BN",), "uwsgi-gevent"),)
     ),
+    Claim("| gunicorn-threads 2 x 64, three engines |", "held", (FV,)),
+    Claim("| gunicorn-threads 2 x 64, three engines |", "recovered", (FV,), nth=1),
+    Claim("| gunicorn-threads 2 x 64, one engine |", "held", (FU,)),
+    Claim("| gunicorn-threads 2 x 64, one engine |", "recovered", (FU,), nth=1),
+    Claim("(the row that held in", "held", (BK,)),
+    Claim("They do not agree:", "held", (FV,)),
+    Claim("5 of 5 on three engines against", "held", (FU,)),
+    Claim("The same stack on one engine held in", "held", (BJ_GTHREAD,)),
     Claim("uWSGI at 2.2 s held in", "held", (Run("story.md", ("EU",), "uwsgi-threads", 2.2),)),
     Claim(
         "repeats alone on the machine and in",
@@ -211,6 +221,7 @@ CLUSTER: tuple[Claim, ...] = (
 FISHER = (
     ("on the compose path in 2 of 40", BJ_GTHREAD, GTHREAD),
     ("5 of 5 is a difference", BK, GTHREAD),
+    ("5 of 5 on three engines against 0 of 5", FV, FU),
 )
 
 DEADLINE = Odds((("+ `deadline`", "2 s"),))
