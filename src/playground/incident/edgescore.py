@@ -302,5 +302,14 @@ SCORED = tuple(
             "20261129-093006-story",
             "20261129-092913-predict",
         ),
+        # Just past Little's line (128 / 2.2 = 58 a second for 60): run FZ, the model's draws
+        # run FY.
+        (
+            "gunicorn-threads+haproxy",
+            (2, 64),
+            2.2,
+            "20261129-125520-story",
+            "20261129-125506-predict",
+        ),
     )
 )
