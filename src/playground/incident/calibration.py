@@ -26,6 +26,9 @@ NEAR = 0.1
 #: Points with a P under LEFT sit at the left edge; their labels rise LEFT_RISE points.
 LEFT = 0.2
 LEFT_RISE = 22
+#: Labels of points on the bottom row further along each rise a line (LINE points) above the
+#: one to their left, so that one running left does not cross one running right.
+LINE = 11
 
 
 def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
@@ -67,11 +70,17 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
             fmt="o",
             capsize=3,
         )
-    for (p, share), names in _labels(scored).items():
+    labels = _labels(scored)
+    bottom = sorted(p for p, share in labels if share < NEAR and p >= LEFT)
+    for (p, share), names in labels.items():
         right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
         # A stack at the left edge starts higher, leaving a line below it for a point further
-        # along the bottom, whose label runs towards it.
-        rise = LEFT_RISE if low and p < LEFT else 6
+        # along the bottom, whose label runs towards it; those further along step up a line.
+        rise = 6
+        if low and p < LEFT:
+            rise = LEFT_RISE
+        elif p in bottom:
+            rise += LINE * bottom.index(p)
         ax.annotate(
             "\n".join(names),
             (p, share),
