@@ -254,6 +254,25 @@ STORY_PROSE: tuple[Claim, ...] = (
     Claim("HAProxy held at 2 s in", "held", (HAPROXY,)),
     Claim("(runs EY, FH), `reuse_port` in", "held", (REUSE_PORT,)),
     Claim("(run FL), the pool as it is in", "held", (GTHREAD,)),
+    Claim(
+        "third party was fast again, in",
+        "recovered",
+        (Run("story.md", ("GE",), "gunicorn-threads"),),
+    ),
+    Claim(
+        "users who reload after 1 s, in",
+        "recovered",
+        (Run("story.md", ("EH",), "gunicorn-threads"),),
+    ),
+    Claim(
+        "and users who back off in", "recovered", (Run("story.md", ("GD",), "gunicorn-threads"),)
+    ),
+    Claim("after 4 repeats, held in", "held", (Run("story.md", ("GG",), "gunicorn-gevent", 1.72),)),
+    Claim(
+        "gthread, collapsed in",
+        "not held",
+        (Run("story.md", ("GG",), "gunicorn-threads", 1.72),),
+    ),
 )
 
 PAGES = {"choose.md": CHOOSE, "cluster.md": CLUSTER, "story.md": STORY_PROSE}

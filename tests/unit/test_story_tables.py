@@ -47,13 +47,26 @@ def recovered(found: Sequence[TargetRecord], after_s: float) -> str:
     return f"{text}; {out}" if text else out
 
 
+def setting_words(record: runrecords.RunRecord) -> str:
+    """The story's settings a run changed, as its row names them: `max_attempts 1`."""
+    return ", ".join(f"{name} {value}" for name, value in sorted(record.settings.items()))
+
+
 def table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
-    """The table as the page gives it: a row per target, in the records' order."""
-    names = list(dict.fromkeys(t.name for r in kept for t in r.targets))
+    """The table as the page gives it: a row per target, in the records' order; where the runs'
+    settings differ, a row per target and settings, named by the settings it changed."""
+    rows_of = list(dict.fromkeys((t.name, setting_words(r)) for r in kept for t in r.targets))
+    apart = len({setting_words(r) for r in kept}) > 1
     (after_s,) = {r.story_settings().after_s for r in kept}
     rows = list(HEADER)
-    for name in names:
-        found = [t for r in kept for t in r.targets if t.name == name and t.valid is True]
+    for target, words in rows_of:
+        found = [
+            t
+            for r in kept
+            for t in r.targets
+            if (t.name, setting_words(r)) == (target, words) and t.valid is True
+        ]
+        name = f"{target} ({words})" if apart and words else target
         served = [t.visits_served_during for t in found if t.visits_served_during is not None]
         goodput = [t.goodput_during for t in found if t.goodput_during is not None]
         attempts = [t.attempts_per_visit for t in found if t.attempts_per_visit is not None]
@@ -64,6 +77,88 @@ def table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
             f"| {spread(attempts, lambda x: f'{x:.2f}')} |"
         )
     return rows
+
+
+def _joined(values: Sequence[float | None], fmt: Callable[[float], str]) -> str:
+    """One figure per step, in the steps' order: `19.6 / 38.8 / 58.6`."""
+    return " / ".join("-" if v is None else fmt(v) for v in values)
+
+
+def sweep_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """A sweep of offered load as the page gives it: a row per target, a figure per rate."""
+    steps = [s for r in kept for s in r.sweep]
+    rows = [
+        "| target | offered/s | goodput/s | attempts/s | timeouts | visits served | user p99 | valid |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in dict.fromkeys(s.target for s in steps):
+        mine = [s for s in steps if s.target == name]
+        valid = sum(s.valid is True for s in mine)
+        rows.append(
+            f"| {name} | {_joined([s.rate for s in mine], lambda x: f'{x:g}')} "
+            f"| {_joined([s.goodput_per_s for s in mine], lambda x: f'{x:.1f}')} "
+            f"| {_joined([s.attempts_per_s for s in mine], lambda x: f'{x:.1f}')} "
+            f"| {_joined([s.timeouts for s in mine], lambda x: f'{x:,.0f}')} "
+            f"| {_joined([s.visits_served for s in mine], lambda x: f'{100 * x:.0f}%')} "
+            f"| {_joined([s.latency_p99_s for s in mine], lambda x: f'{x:.2f} s')} "
+            f"| {valid} of {len(mine)} |"
+        )
+    return rows
+
+
+def closed_loop_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """The incident under ab: its requests a second in each phase, its longest answer."""
+    rows = [
+        "| target | ab -c | requests/s before → during → after | longest | failed, non-2xx |",
+        "|---|---|---|---|---|",
+    ]
+    for c in (c for r in kept for c in r.closed_loop):
+        phases = " → ".join(
+            "-" if v is None else f"{v:.1f}"
+            for v in (c.per_s_before, c.per_s_during, c.per_s_after)
+        )
+        longest = "-" if c.latency_max_s is None else f"{c.latency_max_s:.2f} s"
+        rows.append(
+            f"| {c.target} | {c.concurrency} | {phases} | {longest} | {c.failed}, {c.non_2xx} |"
+        )
+    return rows
+
+
+def cross_check_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """The generator against oha on the same constant load."""
+    rows = [
+        "| target | offered/s | goodput/s: generator, oha | p50: generator, oha | "
+        "p99: generator, oha | within the tolerance |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def pair(a: float | None, b: float | None, fmt: Callable[[float], str]) -> str:
+        return ", ".join("-" if v is None else fmt(v) for v in (a, b))
+
+    def ms(x: float) -> str:
+        return f"{1000 * x:.0f} ms"
+
+    for c in (c for r in kept for c in r.crosschecks):
+        agree = {True: "yes", False: "**no**", None: "not measured"}[c.agree]
+        rows.append(
+            f"| {c.target} | {c.rate:g} "
+            f"| {pair(c.openloop_goodput_per_s, c.oha_goodput_per_s, lambda x: f'{x:.1f}')} "
+            f"| {pair(c.openloop_p50_s, c.oha_p50_s, ms)} "
+            f"| {pair(c.openloop_p99_s, c.oha_p99_s, ms)} | {agree} |"
+        )
+    return rows
+
+
+#: The kinds of kept table, by the first word of the block's name; the rest are incident tables.
+TABLES: dict[str, Callable[[Sequence[runrecords.RunRecord]], list[str]]] = {
+    "sweep": sweep_table,
+    "closed": closed_loop_table,
+    "cross": cross_check_table,
+}
+
+
+def table_for(name: str, kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    return TABLES.get(name.split("-")[0], table)(kept)
 
 
 def blocks(text: str) -> list[tuple[str, list[runrecords.RunRecord], list[str]]]:
@@ -83,7 +178,7 @@ def test_each_kept_table_is_its_runs_records_written_again() -> None:
     assert {name for name, _, _ in found} >= {"through-the-incident"}, "a table lost its markers"
     for name, kept, lines in found:
         assert all(r.source == runrecords.RECORDED for r in kept), f"{name}: a transcribed run"
-        expected = table(kept)
+        expected = table_for(name, kept)
         assert lines == expected, f"{name}:\n" + "\n".join(expected)
 
 
@@ -98,3 +193,44 @@ def test_the_table_changes_with_its_record() -> None:
     ]
     other = replace(record, targets=changed)
     assert table([other]) != table([record])
+
+
+def test_runs_of_other_settings_are_rows_of_their_own() -> None:
+    """Two runs of one target, one with users who never reload: two rows, each named by what
+    it changed, never one row that mixes their repeats."""
+    record = runrecords.load(records.RECORDS_DIR / "20261128-170208-story.json")
+    mine = [t for t in record.targets if t.name == "gunicorn-threads"]
+    other = replace(record, settings={"max_attempts": 1}, targets=mine)
+    lines = table([replace(record, targets=mine), other])
+    assert [line.split(" | ")[0] for line in lines[2:]] == [
+        "| gunicorn-threads",
+        "| gunicorn-threads (max_attempts 1)",
+    ]
+    assert lines[2].split(" | ")[1:] == lines[3].split(" | ")[1:]
+
+
+def test_a_sweep_table_is_its_steps_in_order_and_moves_with_them() -> None:
+    from playground.incident.steprecords import SweepStepRecord
+
+    def step(target: str, rate: float, goodput: float) -> SweepStepRecord:
+        return SweepStepRecord(
+            target=target,
+            delay_s=2.0,
+            rate=rate,
+            goodput_per_s=goodput,
+            attempts_per_s=rate,
+            timeouts=0,
+            visits_served=goodput / rate,
+            latency_p99_s=2.01,
+            valid=True,
+        )
+
+    record = runrecords.RunRecord(
+        run_id="20261203-000000-story",
+        sweep=[step("a", 20.0, 19.6), step("a", 40.0, 38.8), step("b", 20.0, 19.6)],
+    )
+    lines = table_for("sweep-goodput", [record])
+    assert lines[2].startswith("| a | 20 / 40 | 19.6 / 38.8 | 20.0 / 40.0 | 0 / 0 | 98% / 97% |")
+    assert lines[3].startswith("| b | 20 | 19.6 |") and lines[3].endswith("| 1 of 1 |")
+    fell = replace(record, sweep=[step("a", 20.0, 19.6), step("a", 40.0, 20.0), record.sweep[2]])
+    assert table_for("sweep-goodput", [fell]) != lines

@@ -51,12 +51,14 @@ def doc(
     factory: Any = None,
     *,
     omit_none: bool = False,
+    omit_empty: bool = False,
     inline: bool = False,
 ) -> Any:
     """A field with its description for the schema table; ``omit_none``: not written when None
-    (a key only some runs have); ``inline``: a dataclass whose keys stand in the object itself,
-    where the field is, rather than under the field's name (nothing when it is None)."""
-    metadata = {"doc": text, "omit_none": omit_none, "inline": inline}
+    (a key only some runs have); ``omit_empty``: a list not written when it is empty (rows only
+    some runs have); ``inline``: a dataclass whose keys stand in the object itself, where the
+    field is, rather than under the field's name (nothing when it is None)."""
+    metadata = {"doc": text, "omit_none": omit_none, "omit_empty": omit_empty, "inline": inline}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -76,6 +78,8 @@ def to_json(obj: Any) -> Any:
         for f in fields(obj):
             value = getattr(obj, f.name)
             if f.name == "extra" or (value is None and f.metadata.get("omit_none")):
+                continue
+            if value == [] and f.metadata.get("omit_empty"):
                 continue
             if f.metadata.get("inline"):
                 out.update(to_json(value) if value is not None else {})

@@ -149,7 +149,7 @@ def dumps(record: RecordHeader) -> str:
     data = jsonmodel.to_json(record)
     head = {k: v for k, v in data.items() if k not in record.ROWS}
     items = [(k, json.dumps(v, sort_keys=True)) for k, v in head.items()]
-    for name in record.ROWS:
+    for name in (n for n in record.ROWS if n in data):
         rows = [json.dumps(_dropped_nulls(row), sort_keys=True) for row in data[name]]
         items.append(
             (name, "[\n" + ",\n".join(f"    {r}" for r in rows) + "\n  ]" if rows else "[]")

@@ -270,6 +270,7 @@ SCORED = tuple(
     _scored(*row)
     for row in (
         ("gunicorn-threads", (2, 64), 1.7, "20261128-151053-story", "20261128-154450-predict"),
+        ("gunicorn-threads", (2, 64), 1.72, "20261203-151939-story", "20261203-151858-predict"),
         ("gunicorn-threads", (2, 64), 1.74, "20261129-083747-story", "20261129-081529-predict"),
         ("gunicorn-threads", (2, 64), 1.8, "20261129-044232-story", "20261129-041411-predict"),
         ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),

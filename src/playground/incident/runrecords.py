@@ -26,6 +26,14 @@ from playground.core.records import RECORDED, TRANSCRIBED, RecordError, RecordHe
 from playground.incident import held, split
 from playground.incident.mechanism import Mechanism
 from playground.incident.settings import StorySettings
+from playground.incident.steprecords import (
+    ClosedLoopRecord,
+    CrossCheckRecord,
+    SweepStepRecord,
+    closed_loops,
+    crosschecks,
+    sweep_steps,
+)
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.swarmresults import SwarmShape
 
@@ -84,7 +92,13 @@ class RunRecord(RecordHeader):
     """What a page cites of one story run."""
 
     READS: ClassVar[tuple[str, ...]] = ("story", "swarm")
-    ROWS: ClassVar[tuple[str, ...]] = ("model_rows", "targets")
+    ROWS: ClassVar[tuple[str, ...]] = (
+        "closed_loop",
+        "crosschecks",
+        "model_rows",
+        "sweep",
+        "targets",
+    )
 
     check: str | None = doc("the generator's check over the whole run, as the page gives it")
     settings: dict[str, Any] = doc(
@@ -93,6 +107,15 @@ class RunRecord(RecordHeader):
     )
     targets: list[TargetRecord] = doc("one per target and repeat", factory=list)
     model_rows: list[ModelRow] = doc("the rows docs/predict.md sets beside the model", factory=list)
+    sweep: list[SweepStepRecord] = doc(
+        "with --sweep: each target at each offered rate", factory=list, omit_empty=True
+    )
+    closed_loop: list[ClosedLoopRecord] = doc(
+        "with --closed-loop: each target's incident under ab", factory=list, omit_empty=True
+    )
+    crosschecks: list[CrossCheckRecord] = doc(
+        "with --cross-check: the generator against oha", factory=list, omit_empty=True
+    )
 
     def problems(self) -> list[str]:
         bad = [
@@ -101,8 +124,15 @@ class RunRecord(RecordHeader):
         return [f"an unknown verdict: {bad!r}"] if bad else []
 
     def tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
-        """The targets as the story's report reads them (the model rows are not shown)."""
-        return [("targets", list(TARGET_COLUMNS), [_target_cells(t) for t in self.targets])]
+        """The targets as the story's report reads them, then the sweep's steps, the closed
+        loops and the cross-checks where the run has them (the model rows are not shown)."""
+        targets = ("targets", list(TARGET_COLUMNS), [_target_cells(t) for t in self.targets])
+        others = [
+            table
+            for table in super().tables()
+            if table[0] in ("sweep", "closed_loop", "crosschecks") and table[2]
+        ]
+        return [targets, *others] if self.targets or not others else others
 
     def story_settings(self) -> StorySettings:
         """The settings the run was measured with, the defaults where the record has none."""
@@ -222,6 +252,9 @@ def from_run(run: StoryRun, *, machine: str) -> RunRecord:
         **records.header(run, machine=machine),
         settings=settings,
         targets=[_target(t, busiest=busiest_share_before(t)) for t in run.targets],
+        sweep=sweep_steps(run),
+        closed_loop=closed_loops(run),
+        crosschecks=crosschecks(run),
     )
 
 
@@ -242,5 +275,8 @@ SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (RunRecord, "RunRecord (docs/runs/<run id>.json)"),
     (TargetRecord, "TargetRecord (each of `targets`)"),
     (ModelRow, "ModelRow (each of `model_rows`)"),
+    (SweepStepRecord, "SweepStepRecord (each of `sweep`)"),
+    (ClosedLoopRecord, "ClosedLoopRecord (each of `closed_loop`)"),
+    (CrossCheckRecord, "CrossCheckRecord (each of `crosschecks`)"),
     (Mechanism, "Mechanism (each of `targets[].mechanism`)"),
 )
