@@ -92,6 +92,9 @@ def run_crosscheck(
     every pair."""
     settings = story.run.story
     offered = rates(pool=settings.workers * settings.threads, delay=delay)
+    if story.docker.image_ids([OHA_IMAGE])[OHA_IMAGE] is None:
+        _not_built(story, targets, offered)
+        return
     for base in targets:
         target = as_run(base, settings)
         with brought_up(story, target) as servers:
@@ -104,3 +107,17 @@ def run_crosscheck(
                     check = CrossCheck(target=target.name, rate=rate, error=str(exc))
                 story.run.crosschecks.append(check)
                 story.save()
+
+
+def _not_built(story: RunInProgress, targets: Sequence[Target], offered: list[float]) -> None:
+    """Without oha's image (built on demand, so not with --no-build) nothing is brought up:
+    each pair says why, once for the run."""
+    why = (
+        f"oha's image {OHA_IMAGE} is not built: run without --no-build, or build it once "
+        "with `docker compose -f compose/oha.yml build`"
+    )
+    story.warn(f"cross-check: {why}")
+    for base in targets:
+        name = as_run(base, story.run.story).name
+        story.run.crosschecks += [CrossCheck(target=name, rate=r, error=why) for r in offered]
+    story.save()
