@@ -130,7 +130,7 @@ class RunRecord(RecordHeader):
         others = [
             table
             for table in super().tables()
-            if table[0] in ("sweep", "closed_loop", "crosschecks") and table[2]
+            if table[0] not in ("targets", "model_rows") and table[2]
         ]
         return [targets, *others] if self.targets or not others else others
 
