@@ -275,6 +275,24 @@ def test_a_story_run_by_url_records_as_a_story(tmp_path: Path) -> None:
     assert record.environment is not None and record.environment.cpu_count == 2
 
 
+def test_a_story_record_keeps_each_measurements_tries_and_footprint(tmp_path: Path) -> None:
+    """What the contenders' page reads of a target beside the users' figures (threads, memory,
+    499s, calls for nobody) and how many tries it took, as the results file has them."""
+    run = kinds.load_run(DATA / "story_results_recorded.json")
+    record = _load(_record(tmp_path, "story"))
+    for measured in run.targets:
+        kept = record.target(measured.name.removeprefix("story-"), measured.repeat)
+        s = measured.summary
+        assert s is not None and kept.footprint is not None
+        assert kept.tries == 1 + len(measured.invalid_tries)
+        assert kept.footprint.threads_before == s.threads_before
+        assert kept.footprint.threads_peak == s.peak_threads
+        assert kept.footprint.memory_peak_mb == pytest.approx(s.peak_rss_mb, abs=0.05)
+        assert kept.footprint.nginx_499 == s.wasted_499
+        assert kept.footprint.calls_for_nobody == s.calls_for_nobody
+    assert any(t.footprint and t.footprint.nginx_499 for t in record.targets)
+
+
 @pytest.mark.parametrize("maker", sorted(MAKERS))
 def test_a_record_names_no_machine_path_kernel_or_host(
     maker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -36,10 +36,26 @@ from playground.incident.steprecords import (
 )
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.swarmresults import SwarmShape
+from playground.incident.targetresults import StorySummary
 
 __all__ = ["RECORDED", "TRANSCRIBED", "RecordError", "dumps"]
 
 VERDICTS = (held.HELD, held.COLLAPSED, held.NOT_RECOVERED)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What serving one measurement cost, beside the users' figures: the app's threads and
+    memory, and the work done for users who had gone."""
+
+    threads_before: int | None = doc("the app's OS threads at the start")
+    threads_peak: float | None = doc("most OS threads of the app")
+    memory_peak_mb: float | None = doc("the app's most resident memory, MB")
+    nginx_499: int | None = doc("requests nginx logged as 499: their user had gone")
+    upstream_calls: int | None = doc("calls the third party answered for requests nginx logged")
+    calls_for_nobody: int | None = doc(
+        "... of them answered after nginx had ended the request: work for nobody"
+    )
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,14 @@ class TargetRecord:
     send_lag_p99_s: float | None = doc("the generator's send lag, 99th percentile, s")
     send_lag_max_s: float | None = doc("the generator's largest send lag, s")
     valid: bool | None = doc("the generator's self-check: it kept its schedule")
+    tries: int | None = doc(
+        "measurements made of it: 1, or more where the self-check failed and it was measured "
+        "again (story.run.MAX_TRIES); absent: not kept",
+        omit_none=True,
+    )
+    footprint: Footprint | None = doc(
+        "the app's threads and memory and the work for nobody; absent: not kept", omit_none=True
+    )
     busiest_share_before: float | None = doc(
         "the busiest Gunicorn worker's share of the connections before the incident"
     )
@@ -170,9 +194,22 @@ def _target(t: StoryTarget, *, busiest: float | None) -> TargetRecord:
         send_lag_p99_s=None if check is None else _rounded(check.send_lag_p99_s, 5),
         send_lag_max_s=None if check is None else _rounded(check.send_lag_max_s, 5),
         valid=None if check is None else check.valid,
+        tries=1 + len(t.invalid_tries),
+        footprint=None if s is None else _footprint(s),
         busiest_share_before=busiest,
         mechanism=t.mechanism,
         stack=None if t.swarm is None else _stack(t.swarm),
+    )
+
+
+def _footprint(s: StorySummary) -> Footprint:
+    return Footprint(
+        threads_before=s.threads_before,
+        threads_peak=s.peak_threads,
+        memory_peak_mb=_rounded(s.peak_rss_mb, 1),
+        nginx_499=s.wasted_499,
+        upstream_calls=s.upstream_calls,
+        calls_for_nobody=s.calls_for_nobody,
     )
 
 
@@ -274,6 +311,7 @@ def load_all(directory: Path = records.RECORDS_DIR) -> list[RunRecord]:
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (RunRecord, "RunRecord (docs/runs/<run id>.json)"),
     (TargetRecord, "TargetRecord (each of `targets`)"),
+    (Footprint, "Footprint (`targets[].footprint`)"),
     (ModelRow, "ModelRow (each of `model_rows`)"),
     (SweepStepRecord, "SweepStepRecord (each of `sweep`)"),
     (ClosedLoopRecord, "ClosedLoopRecord (each of `closed_loop`)"),
