@@ -15,7 +15,7 @@ least (the faults' 30 clients at 1 s). The remedies share the story's port and p
 they run in its lane, whatever the order (a shuffled run keeps the lanes): beside the other
 lane, their failure storm (an outbound timeout of 1.5 s: thousands of attempts) left the
 generator on schedule (send lag p99 2.1-2.7 ms beside the faults' tests) once its container
-had Docker's largest CPU weight (story/run.py, GENERATOR_CPU_SHARES).
+had Docker's largest CPU weight (incident/openloop.py, GENERATOR_CPU_SHARES).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.incident.openloop import GENERATOR_CPU_SHARES
 from playground.incident.storyresults import StoryRun, StoryTarget
 from playground.incident.swarmresults import SenderRecord, SwarmShape
 from playground.incident.targetresults import GeneratorCheck
@@ -67,14 +68,16 @@ def test_a_log_with_no_records_or_a_broken_line_is_refused() -> None:
         senderjobs.from_log(f"{senderjobs.SENDER_MARK} {good[:-8]}\n")
 
 
-def test_each_sender_is_a_one_task_job_on_the_stacks_network() -> None:
-    argv = senderjobs.sender_service(
+def test_each_sender_is_a_container_on_the_stacks_network_at_the_generators_weight() -> None:
+    """A Swarm service cannot be given a CPU weight: a sender is a container of its engine,
+    joined to the stack's attachable network, weighted as the story's generator is."""
+    argv = senderjobs.sender_container(
         "playground_sender1", image="reg:5000/o:t", command=["python", "x"]
     )
-    assert argv[:3] == ["docker", "service", "create"]
-    assert argv[argv.index("--mode") + 1] == "replicated-job"
+    assert argv[:3] == ["docker", "run", "--detach"]
+    assert argv[argv.index("--name") + 1] == "playground_sender1"
     assert argv[argv.index("--network") + 1] == "playground_default"
-    assert argv[argv.index("--restart-condition") + 1] == "none"
+    assert argv[argv.index("--cpu-shares") + 1] == str(GENERATOR_CPU_SHARES)
     assert argv[argv.index("reg:5000/o:t") + 1 :][:2] == ["sh", "-c"]
     assert senderjobs.sender_names(3) == [f"playground_sender{i}" for i in range(3)]
 

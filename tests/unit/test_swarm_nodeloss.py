@@ -19,7 +19,7 @@ from playground.incident.swarmresults import NodeLost, SenderRecord, SwarmShape
 from playground.report.document import render_markdown
 from playground.story import findings, repeats
 from playground.story import report as story_report
-from playground.swarm import senderjobs
+from playground.swarm import engines, senderjobs
 from playground.swarm.settings import loss_plan, swarm_settings
 from tests.unit.test_swarm_stack import CONFIG
 
@@ -74,31 +74,32 @@ def test_on_the_engines_the_app_goes_to_the_workers_and_the_senders_to_other_nod
     assert made.front == "ingress"
     nodes = ("manager", "worker1", "worker2")
     on = swarm_settings(registry=None, replicas=2, senders=2, engines=True, nodes=nodes)
-    argv = senderjobs.sender_service(
-        "s0", image="i", command=["x"], constraint=on.sender_constraint(0)
-    )
-    assert argv[argv.index("--constraint") + 1] == "node.hostname==manager"
-    assert [on.sender_constraint(i) for i in (1, 2, 3)] == [
-        "node.hostname==worker1",
-        "node.hostname==worker2",
-        "node.hostname==manager",
-    ]
+    assert [on.sender_node(i) for i in (0, 1, 2, 3)] == ["manager", "worker1", "worker2", "manager"]
     # Nodes without a replica of the app come first.
-    assert [on.sender_constraint(i, app_on=["worker1"]) for i in (0, 1, 2)] == [
-        "node.hostname==manager",
-        "node.hostname==worker2",
-        "node.hostname==worker1",
+    assert [on.sender_node(i, app_on=["worker1"]) for i in (0, 1, 2)] == [
+        "manager",
+        "worker2",
+        "worker1",
     ]
     # No sender goes to the node to be lost.
     plan = loss_plan("drain:worker1", at_s=25, engines=True, workers=WORKERS, duration_s=90)
     losing = swarm_settings(
         registry=None, replicas=2, senders=2, engines=True, nodes=nodes, lose=plan
     )
-    assert losing.sender_constraint(1) == "node.hostname==worker2"
-    # One engine: nothing is constrained.
+    assert losing.sender_node(1) == "worker2"
+    # One engine: every sender on it.
     one = swarm_settings(registry=None, replicas=2, senders=2)
-    assert one.app_constraint is None and one.sender_constraint(0) is None
-    assert "--constraint" not in senderjobs.sender_service("s0", image="i", command=["x"])
+    assert one.app_constraint is None and one.sender_node(0) is None
+    # A sender on a node is run by that node's engine; on one engine, by this machine's.
+    job = senderjobs.SenderJob("s0", "worker2", ["docker", "run", "x"])
+    assert senderjobs.on_its_engine(job, job.argv)[-3:] == ["docker", "run", "x"]
+    assert senderjobs.on_its_engine(job, job.argv)[:3] == [
+        "docker",
+        "exec",
+        engines.container("worker2"),
+    ]
+    alone = senderjobs.SenderJob("s0", None, ["docker", "run", "x"])
+    assert senderjobs.on_its_engine(alone, alone.argv) == ["docker", "run", "x"]
 
 
 def _target(on_it: list[str], served: float) -> StoryTarget:

@@ -13,6 +13,10 @@ from playground.incident.settings import StorySettings
 OPENLOOP = "/usr/local/bin/openloop.py"
 #: slow_api's port (compose/common.yml), where the incident's control request goes.
 API_PORT = 4000
+#: The generator's CPU weight (`docker run --cpu-shares`), wherever it runs: Docker's largest,
+#: so it goes first when the two cores are contended. A starved generator would measure itself
+#: (its self-check would catch it and mark the run invalid).
+GENERATOR_CPU_SHARES = 262144
 
 
 def openloop(

@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 
 from playground.core.compose import OPENLOOP_IMAGE, Docker, DockerError, shown
-from playground.incident.openloop import openloop
+from playground.incident.openloop import GENERATOR_CPU_SHARES, openloop
 from playground.incident.outside import IncidentCommand, OutsideTarget
 from playground.incident.settings import StoryError, StorySettings
 from playground.incident.storyresults import StoryTarget
@@ -29,7 +29,6 @@ from playground.story import delayproxy, findings, netem
 from playground.story.delayproxy import Dependency
 from playground.story.plan import users
 from playground.story.run import (
-    GENERATOR_CPU_SHARES,
     RunInProgress,
     bound,
     measure_incident,

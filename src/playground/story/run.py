@@ -40,6 +40,7 @@ from playground.core.tools.abrequests import ab_rows
 from playground.core.tools.output import LoadOutputError
 from playground.incident import analysis, capacity
 from playground.incident.captured import ServerSample
+from playground.incident.openloop import GENERATOR_CPU_SHARES
 from playground.incident.settings import StorySettings
 from playground.incident.steal import CpuTimes, StealSampler, over_run
 from playground.incident.storyresults import Settled, StoryRun, StoryTarget
@@ -58,9 +59,6 @@ from playground.story.serverside import (
 
 # Beyond the schedule, a run may take every attempt's timeout and refresh, plus start-up.
 SLACK_S = 120
-# The generator goes first when the 2 cores are contended: a starved generator would measure
-# itself (its self-check would catch it and mark the run invalid).
-GENERATOR_CPU_SHARES = 262144
 # A measurement the generator's self-check marks invalid is measured again, by itself, at
 # most this many times in all; every try is kept (raw/ and `invalid_tries`) and counted.
 MAX_TRIES = 3

@@ -45,7 +45,7 @@ def lines(docker: Docker, argv: list[str]) -> list[str]:
 
 
 #: How long Swarm is given to remove a removed service's task containers itself. It removes
-#: a stack's running tasks in seconds, but keeps a finished job's (the senders') for longer.
+#: a stack's running tasks in seconds, but can keep a stopped one's for longer.
 GONE_S = 15.0
 
 

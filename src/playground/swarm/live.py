@@ -24,7 +24,7 @@ from playground.core.target import Target
 from playground.incident.swarmresults import SwarmShape
 from playground.swarm.engine import POLL_S, STACK, SwarmRun, containers_gone, lines
 from playground.swarm.nodeloss import LossWatch
-from playground.swarm.senderjobs import run_senders, sender_names
+from playground.swarm.senderjobs import run_senders
 from playground.swarm.senders import MergedLoad
 from playground.swarm.settings import LOCAL_REGISTRY, require_manager
 from playground.swarm.stack import Stack, pushed_image, stack_from_config
@@ -293,11 +293,17 @@ def measure(
         )
         watch = None
         if run.swarm.lose is not None:
-            watch = LossWatch(run, run.swarm.lose, senders=sender_names(run.swarm.senders))
+            watch = LossWatch(run, run.swarm.lose)
             watch.start()
         try:
             app_on = placed.get(stack.app, [])
-            merged, where = run_senders(run, target=target, image=stage.sender, app_on=app_on)
+            merged, where = run_senders(
+                run,
+                target=target,
+                image=stage.sender,
+                app_on=app_on,
+                started=None if watch is None else watch.senders_started,
+            )
         except BaseException:
             if watch is not None:
                 watch.finish(t0_wall=None)

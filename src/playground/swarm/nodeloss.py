@@ -53,15 +53,6 @@ def tasks(run: SwarmRun) -> list[Task]:
     return found
 
 
-def _running_senders(run: SwarmRun, senders: list[str]) -> bool:
-    """Every sender's task has started (a sender not yet created: not yet)."""
-    argv = ["docker", "service", "ps", *senders, "--format", "{{.CurrentState}}"]
-    proc = run.on_swarm.run(argv, check=False, quiet=True)
-    states = [x for x in proc.stdout.splitlines() if x.strip()]
-    started = proc.returncode == 0 and len(states) >= len(senders)
-    return started and all(s.startswith(("Running", "Complete")) for s in states)
-
-
 @dataclass
 class LossWatch:
     """The loss made on a thread of its own while the senders run, and what followed read
@@ -69,7 +60,8 @@ class LossWatch:
 
     run: SwarmRun
     plan: LossPlan
-    senders: list[str]
+    #: Set once every sender is running (:func:`playground.swarm.senderjobs.run_senders`).
+    senders_started: threading.Event = field(default_factory=threading.Event)
     lost_wall: float | None = None
     marked_s: float | None = None
     on_it: list[str] = field(default_factory=list)
@@ -85,8 +77,8 @@ class LossWatch:
 
     def _watch(self) -> None:
         try:
-            while not _running_senders(self.run, self.senders):
-                if self._stop.wait(0.5):
+            while not self.senders_started.wait(0.5):
+                if self._stop.is_set():
                     return
             if self._stop.wait(self.plan.at_s):
                 return

@@ -19,7 +19,7 @@ from playground.incident.analysis import GeneratorOutput, generator_output
 from playground.incident.storyresults import StoryRun, StoryTarget, TargetSpread
 from playground.swarm.engine import SwarmRun
 from playground.swarm.live import Stage, deploy_command, measure, pushed_stack, staged
-from playground.swarm.senderjobs import sender_services
+from playground.swarm.senderjobs import on_its_engine, sender_jobs
 from playground.swarm.stack import Stack
 
 
@@ -80,8 +80,8 @@ def one(
         # The stack's shape first: a node lost under the repeat withholds its verdict.
         entry.swarm = replace(measured.shape, stack_file=str(shown))
         app_on = entry.swarm.placement.get(stack.app, [])
-        senders = sender_services(base, target=target, image=stage.sender, app_on=app_on)
-        entry.commands += [shlex.join(argv) for argv in senders]
+        senders = sender_jobs(base, target=target, image=stage.sender, app_on=app_on)
+        entry.commands += [shlex.join(on_its_engine(job, job.argv)) for job in senders]
         entry = reading.figures(entry, generator_output(measured.merged.result))
     except DockerError as exc:
         entry.error = str(exc)

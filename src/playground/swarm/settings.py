@@ -70,7 +70,7 @@ class SwarmSettings:
     engines: bool = False  # on the three engines of compose/swarmnodes.yml, with their registry
     lose: LossPlan | None = None  # a worker lost mid-run (--engines only)
     #: The nodes the senders may go to, one each in turn (--engines: the manager and the
-    #: workers that are not to be lost); empty: wherever Swarm puts them.
+    #: workers that are not to be lost); empty: the one engine of a single-node swarm.
     sender_nodes: tuple[str, ...] = ()
 
     @property
@@ -79,13 +79,13 @@ class SwarmSettings:
         (on the manager) shares no node with the app."""
         return "node.role==worker" if self.engines else None
 
-    def sender_constraint(self, sender: int, *, app_on: Sequence[str] = ()) -> str | None:
-        """Where sender `sender` runs: its node in turn, the nodes without a replica of the
-        app (`app_on`) taken first; or anywhere."""
+    def sender_node(self, sender: int, *, app_on: Sequence[str] = ()) -> str | None:
+        """The node whose engine runs sender `sender`: its node in turn, the nodes without a
+        replica of the app (`app_on`) taken first; None: the one engine there is."""
         if not self.sender_nodes:
             return None
         nodes = sorted(self.sender_nodes, key=lambda n: n in app_on)  # stable: order kept
-        return f"node.hostname=={nodes[sender % len(nodes)]}"
+        return nodes[sender % len(nodes)]
 
 
 def swarm_settings(
