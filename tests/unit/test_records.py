@@ -322,6 +322,12 @@ def test_every_committed_record_reads_back_to_the_same_bytes() -> None:
         assert records.dumps(kinds.load_record(path)) == path.read_text(), path.name
 
 
+def test_every_committed_record_was_written_from_its_runs_results() -> None:
+    """The pages' figures rest on kept results: no record is copied from a page's table."""
+    found = {p.name: kinds.load_record(p).source for p in records.RECORDS_DIR.glob("*.json")}
+    assert found and {name for name, source in found.items() if source != records.RECORDED} == set()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -23,6 +23,8 @@ from tests.unit.test_docs import RUN_ID, runs_table
 from tests.unit.test_story_odds import STORY
 
 BLOCK = re.compile(r"<!-- kept: ([\w-]+) ([A-Z ]+) -->\n(.*?)\n<!-- /kept -->", re.S)
+#: A figure's number, without its unit: `1.4` of `1.4 ms`, `9,822` of `9,822`.
+NUMBER = re.compile(r"-?[\d.,]*\d")
 HEADER = (
     "| target | held | goodput/s during | visits served during | time to recover | attempts/visit |",
     "|---|---|---|---|---|---|",
@@ -32,8 +34,8 @@ HEADER = (
 def spread(values: Sequence[float], fmt: Callable[[float], str]) -> str:
     """The median, and the range where the repeats differ: `72% (49-82)`."""
     middle = fmt(statistics.median(values))
-    low, high = fmt(min(values)), fmt(max(values))
-    return middle if low == high else f"{middle} ({low.rstrip('%s ')}-{high.rstrip('%s ')})"
+    low, high = (NUMBER.match(fmt(v))[0] for v in (min(values), max(values)))  # type: ignore[index]
+    return middle if low == high else f"{middle} ({low}-{high})"
 
 
 def recovered(found: Sequence[TargetRecord], after_s: float) -> str:
@@ -149,11 +151,72 @@ def cross_check_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
     return rows
 
 
+def footprint_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """What serving cost each target beside the users' figures, a row per target: the median
+    over its trusted repeats, with the range where they differ."""
+    rows = [
+        "| target | 499s | calls for nobody, of calls | threads before → peak | peak memory "
+        "| send lag p99 | send lag max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    found = [t for r in kept for t in r.targets if t.valid is True and t.footprint]
+    for name in dict.fromkeys(t.name for t in found):
+        mine = [t for t in found if t.name == name]
+        f = [t.footprint for t in mine if t.footprint]
+
+        def figure(values: Sequence[float | None], fmt: Callable[[float], str]) -> str:
+            known = [v for v in values if v is not None]
+            return spread(known, fmt) if known else "-"
+
+        def count(x: float) -> str:
+            return f"{x:,.0f}"
+
+        def ms(x: float) -> str:
+            return f"{1000 * x:.1f} ms"
+
+        rows.append(
+            f"| {name} | {figure([x.nginx_499 for x in f], count)} "
+            f"| {figure([x.calls_for_nobody for x in f], count)} of "
+            f"{figure([x.upstream_calls for x in f], count)} "
+            f"| {figure([x.threads_before for x in f], count)} → "
+            f"{figure([x.threads_peak for x in f], count)} "
+            f"| {figure([x.memory_peak_mb for x in f], lambda x: f'{x:.0f} MB')} "
+            f"| {figure([t.send_lag_p99_s for t in mine], ms)} "
+            f"| {figure([t.send_lag_max_s for t in mine], ms)} |"
+        )
+    return rows
+
+
+def lag_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
+    """The generator's schedule, a row per measurement: its send lag and how many tries it
+    took, beside the share of the visits served during the incident."""
+    rows = [
+        "| run | target | repeat | send lag p99 | send lag max | tries | visits served during |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in kept:
+        for t in r.targets:
+            lag = [
+                "-" if v is None else f"{1000 * v:.1f} ms"
+                for v in (t.send_lag_p99_s, t.send_lag_max_s)
+            ]
+            tries = "-" if t.tries is None else f"{t.tries} ({'valid' if t.valid else 'invalid'})"
+            served = (
+                "-" if t.visits_served_during is None else f"{100 * t.visits_served_during:.0f}%"
+            )
+            rows.append(
+                f"| {r.run_id} | {t.name} | {t.repeat} | {lag[0]} | {lag[1]} | {tries} | {served} |"
+            )
+    return rows
+
+
 #: The kinds of kept table, by the first word of the block's name; the rest are incident tables.
 TABLES: dict[str, Callable[[Sequence[runrecords.RunRecord]], list[str]]] = {
     "sweep": sweep_table,
     "closed": closed_loop_table,
     "cross": cross_check_table,
+    "footprint": footprint_table,
+    "lag": lag_table,
 }
 
 
@@ -173,13 +236,18 @@ def blocks(text: str) -> list[tuple[str, list[runrecords.RunRecord], list[str]]]
     return found
 
 
+PAGES = sorted(STORY.parent.glob("*.md"))
+
+
 def test_each_kept_table_is_its_runs_records_written_again() -> None:
-    found = blocks(STORY.read_text(encoding="utf-8"))
-    assert {name for name, _, _ in found} >= {"through-the-incident"}, "a table lost its markers"
-    for name, kept, lines in found:
-        assert all(r.source == runrecords.RECORDED for r in kept), f"{name}: a transcribed run"
+    found = [(page, *b) for page in PAGES for b in blocks(page.read_text(encoding="utf-8"))]
+    names = {name for _, name, _, _ in found}
+    assert names >= {"through-the-incident", "contenders"}, "a table lost its markers"
+    for page, name, kept, lines in found:
+        where = f"{page.name}, {name}"
+        assert all(r.source == runrecords.RECORDED for r in kept), f"{where}: a transcribed run"
         expected = table_for(name, kept)
-        assert lines == expected, f"{name}:\n" + "\n".join(expected)
+        assert lines == expected, f"{where}:\n" + "\n".join(expected)
 
 
 def test_the_table_changes_with_its_record() -> None:
@@ -234,3 +302,57 @@ def test_a_sweep_table_is_its_steps_in_order_and_moves_with_them() -> None:
     assert lines[3].startswith("| b | 20 | 19.6 |") and lines[3].endswith("| 1 of 1 |")
     fell = replace(record, sweep=[step("a", 20.0, 19.6), step("a", 40.0, 20.0), record.sweep[2]])
     assert table_for("sweep-goodput", [fell]) != lines
+
+
+def _measured(name: str, repeat: int, *, calls: int, lag_s: float) -> TargetRecord:
+    return TargetRecord(
+        name=name,
+        repeat=repeat,
+        visits_served_during=0.5,
+        send_lag_p99_s=lag_s,
+        send_lag_max_s=2 * lag_s,
+        valid=True,
+        tries=1,
+        footprint=runrecords.Footprint(
+            threads_before=51,
+            threads_peak=132.0,
+            memory_peak_mb=116.2,
+            nginx_499=calls + 300,
+            upstream_calls=12_113,
+            calls_for_nobody=calls,
+        ),
+    )
+
+
+def test_a_footprint_table_is_its_repeats_medians_and_moves_with_them() -> None:
+    record = runrecords.RunRecord(
+        run_id="20261203-000000-story",
+        targets=[
+            _measured("a", 1, calls=10_044, lag_s=0.0014),
+            _measured("a", 2, calls=9_000, lag_s=0.0016),
+            _measured("b", 1, calls=0, lag_s=0.0017),
+        ],
+    )
+    lines = table_for("footprint", [record])
+    assert lines[2] == (
+        "| a | 9,822 (9,300-10,344) | 9,522 (9,000-10,044) of 12,113 | 51 → 132 | 116 MB "
+        "| 1.5 ms (1.4-1.6) | 3.0 ms (2.8-3.2) |"
+    )
+    assert lines[3].startswith("| b | 300 | 0 of 12,113 |")
+    fewer = replace(record, targets=[*record.targets[:2], _measured("b", 1, calls=5, lag_s=0.0017)])
+    assert table_for("footprint", [fewer]) != lines
+
+
+def test_a_lag_table_is_a_row_per_measurement_with_its_tries() -> None:
+    record = runrecords.RunRecord(
+        run_id="20261203-000000-story",
+        targets=[
+            _measured("a", 1, calls=1, lag_s=0.0044),
+            replace(_measured("a", 2, calls=1, lag_s=0.0047), tries=2),
+        ],
+    )
+    lines = table_for("lag", [record])
+    assert lines[2:] == [
+        "| 20261203-000000-story | a | 1 | 4.4 ms | 8.8 ms | 1 (valid) | 50% |",
+        "| 20261203-000000-story | a | 2 | 4.7 ms | 9.4 ms | 2 (valid) | 50% |",
+    ]

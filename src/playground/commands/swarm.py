@@ -79,7 +79,7 @@ def add_parser(sub: Subparsers) -> None:
         "--senders",
         type=int,
         default=2,
-        help="open-loop senders, each at rate/senders, on any node (default 2)",
+        help="open-loop senders, each at rate/senders (default 2)",
     )
     p.add_argument(
         "--repeat",

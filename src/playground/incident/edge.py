@@ -109,11 +109,20 @@ class Repeat:
         return served is not None and not held.served_enough(served)
 
 
-def repeats(records: Sequence[RunRecord], *, target: str, incident_delay: float) -> list[Repeat]:
+def repeats(
+    records: Sequence[RunRecord],
+    *,
+    target: str,
+    incident_delay: float,
+    runs: Sequence[str] | None = None,
+) -> list[Repeat]:
     """Every repeat of `target` at `incident_delay` (the story's other settings as they are by
-    default) that kept its schedule and has its candidates, in the order measured."""
+    default) that kept its schedule and has its candidates, in the order measured; only those
+    of `runs` where it names them."""
     found = []
     for r in records:
+        if runs is not None and r.run_id not in runs:
+            continue
         s = r.story_settings()
         extra = {k for k in r.settings if k != "incident_delay"}
         if extra or not math.isclose(s.incident_delay, incident_delay):
@@ -184,29 +193,41 @@ def table(found: Sequence[Repeat], *, label: str) -> list[str]:
 
 @dataclass(frozen=True)
 class EdgeSetting:
-    """A setting at a pool's edge whose repeats the page tabulates, and its table's name."""
+    """A setting at a pool's edge whose repeats the page tabulates, its table's name, and the
+    runs whose repeats it counts (the page names them)."""
 
     table: str
     target: str
     incident_delay: float
     label: str
+    runs: tuple[str, ...]
+
+    def repeats(self, records: Sequence[RunRecord]) -> list[Repeat]:
+        return repeats(
+            records, target=self.target, incident_delay=self.incident_delay, runs=self.runs
+        )
+
+
+def _at(table: str, target: str, delay: float, *runs: str) -> EdgeSetting:
+    return EdgeSetting(table, target, delay, f"{target} 2 x 64 at {delay:g} s", runs)
 
 
 #: The settings docs/predict.md tabulates ("What decides a collapse"), the story's defaults
-#: otherwise (60 visits/s, 2 x 64 threads, users who wait 4 s and reload twice).
+#: otherwise (60 visits/s, 2 x 64 threads, users who wait 4 s and reload twice), each with
+#: the runs the page names (EG and EH; EU; ES; FM; FI; FJ).
 EDGE_SETTINGS = (
-    EdgeSetting("mechanism-gthread", "gunicorn-threads", 2.0, "gunicorn-threads 2 x 64 at 2 s"),
-    EdgeSetting("mechanism-uwsgi", "uwsgi-threads", 2.2, "uwsgi-threads 2 x 64 at 2.2 s"),
-    EdgeSetting(
-        "mechanism-gthread-1.7", "gunicorn-threads", 1.7, "gunicorn-threads 2 x 64 at 1.7 s"
+    _at(
+        "mechanism-gthread",
+        "gunicorn-threads",
+        2.0,
+        "20261128-135224-story",
+        "20261128-170208-story",
     ),
-    EdgeSetting(
-        "mechanism-gthread-1.74", "gunicorn-threads", 1.74, "gunicorn-threads 2 x 64 at 1.74 s"
-    ),
-    EdgeSetting(
-        "mechanism-gthread-1.8", "gunicorn-threads", 1.8, "gunicorn-threads 2 x 64 at 1.8 s"
-    ),
-    EdgeSetting("mechanism-uwsgi-2.25", "uwsgi-threads", 2.25, "uwsgi-threads 2 x 64 at 2.25 s"),
+    _at("mechanism-uwsgi", "uwsgi-threads", 2.2, "20261128-142802-story"),
+    _at("mechanism-gthread-1.7", "gunicorn-threads", 1.7, "20261128-151053-story"),
+    _at("mechanism-gthread-1.74", "gunicorn-threads", 1.74, "20261129-083747-story"),
+    _at("mechanism-gthread-1.8", "gunicorn-threads", 1.8, "20261129-044232-story"),
+    _at("mechanism-uwsgi-2.25", "uwsgi-threads", 2.25, "20261129-051012-story"),
 )
 
 
@@ -214,7 +235,7 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
     """Each edge setting's table, by its name, from every record that has its repeats."""
     out = {}
     for s in EDGE_SETTINGS:
-        found = repeats(records, target=s.target, incident_delay=s.incident_delay)
+        found = s.repeats(records)
         out[s.table] = table(found, label=s.label) if found else [f"{s.label}: no repeats."]
     return out
 
@@ -223,8 +244,7 @@ def share_predicts(records: Sequence[RunRecord]) -> bool:
     """Whether the measured repeats back a rule on the busiest worker's share: at gthread's
     edge (the first of :data:`EDGE_SETTINGS`), the share of the requests each worker began
     before the incident orders held from collapsed, its AUC's interval wholly above a half."""
-    s = EDGE_SETTINGS[0]
-    found = repeats(records, target=s.target, incident_delay=s.incident_delay)
+    found = EDGE_SETTINGS[0].repeats(records)
     values = [
         (r.target.mechanism.busiest_share_begun_before, r.collapsed)
         for r in found

@@ -218,9 +218,14 @@ def read(target: Target, settings: StorySettings) -> Files:
     return files
 
 
+def covers(target: Target) -> bool:
+    """Whether the model runs `target`: uWSGI's and Gunicorn's thread pools and gevent workers."""
+    return target.server in SERVERS and target.model in ("threads", "gevent")
+
+
 def system_for(target: Target, settings: StorySettings) -> System:
     """The target as the model runs it; a target the model does not cover is refused."""
-    if target.server not in SERVERS or target.model not in ("threads", "gevent"):
+    if not covers(target):
         raise UsageError(
             f"{target.name}: the model covers uWSGI's and Gunicorn's thread pools and gevent "
             f"workers, not {target.server} ({target.model})"

@@ -41,7 +41,7 @@ from playground.incident.calibration import plot_calibration
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
 from playground.predict import run as model
-from playground.predict.system import system_for
+from playground.predict.system import covers, system_for
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "predict.md"
 #: The calibration plot the page shows, drawn from the same records as its score table.
@@ -174,7 +174,8 @@ def _label(k: Key) -> str:
 
 
 def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
-    """Each target at each run's settings with its measured k of n (collapsed of measured)."""
+    """Each target the model runs, at each run's settings, with its measured k of n (collapsed of
+    measured)."""
     found: dict[Key, list[bool]] = {}
     for record in records:
         for t in record.targets:
@@ -184,6 +185,8 @@ def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
     for k, outcomes in sorted(found.items()):
         s = StorySettings(**json.loads(k[1]))
         (resolved,) = resolve_story([k[0]])
+        if not covers(resolved):  # a contender the model does not run: nothing to score
+            continue
         system = system_for(resolved, s)
         out[k] = scoring.Setting(
             label=_label(k),
