@@ -151,6 +151,20 @@ def cross_check_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
     return rows
 
 
+def _figure(values: Sequence[float | None], fmt: Callable[[float], str]) -> str:
+    """The median and range of the known values, or a dash where none is known."""
+    known = [v for v in values if v is not None]
+    return spread(known, fmt) if known else "-"
+
+
+def _count(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def _ms(x: float) -> str:
+    return f"{1000 * x:.1f} ms"
+
+
 def footprint_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
     """What serving cost each target beside the users' figures, a row per target: the median
     over its trusted repeats, with the range where they differ."""
@@ -163,26 +177,15 @@ def footprint_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
     for name in dict.fromkeys(t.name for t in found):
         mine = [t for t in found if t.name == name]
         f = [t.footprint for t in mine if t.footprint]
-
-        def figure(values: Sequence[float | None], fmt: Callable[[float], str]) -> str:
-            known = [v for v in values if v is not None]
-            return spread(known, fmt) if known else "-"
-
-        def count(x: float) -> str:
-            return f"{x:,.0f}"
-
-        def ms(x: float) -> str:
-            return f"{1000 * x:.1f} ms"
-
         rows.append(
-            f"| {name} | {figure([x.nginx_499 for x in f], count)} "
-            f"| {figure([x.calls_for_nobody for x in f], count)} of "
-            f"{figure([x.upstream_calls for x in f], count)} "
-            f"| {figure([x.threads_before for x in f], count)} → "
-            f"{figure([x.threads_peak for x in f], count)} "
-            f"| {figure([x.memory_peak_mb for x in f], lambda x: f'{x:.0f} MB')} "
-            f"| {figure([t.send_lag_p99_s for t in mine], ms)} "
-            f"| {figure([t.send_lag_max_s for t in mine], ms)} |"
+            f"| {name} | {_figure([x.nginx_499 for x in f], _count)} "
+            f"| {_figure([x.calls_for_nobody for x in f], _count)} of "
+            f"{_figure([x.upstream_calls for x in f], _count)} "
+            f"| {_figure([x.threads_before for x in f], _count)} → "
+            f"{_figure([x.threads_peak for x in f], _count)} "
+            f"| {_figure([x.memory_peak_mb for x in f], lambda x: f'{x:.0f} MB')} "
+            f"| {_figure([t.send_lag_p99_s for t in mine], _ms)} "
+            f"| {_figure([t.send_lag_max_s for t in mine], _ms)} |"
         )
     return rows
 
@@ -196,10 +199,7 @@ def lag_table(kept: Sequence[runrecords.RunRecord]) -> list[str]:
     ]
     for r in kept:
         for t in r.targets:
-            lag = [
-                "-" if v is None else f"{1000 * v:.1f} ms"
-                for v in (t.send_lag_p99_s, t.send_lag_max_s)
-            ]
+            lag = ["-" if v is None else _ms(v) for v in (t.send_lag_p99_s, t.send_lag_max_s)]
             tries = "-" if t.tries is None else f"{t.tries} ({'valid' if t.valid else 'invalid'})"
             served = (
                 "-" if t.visits_served_during is None else f"{100 * t.visits_served_during:.0f}%"
