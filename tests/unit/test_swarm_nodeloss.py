@@ -166,3 +166,28 @@ def test_the_compact_record_keeps_no_verdict_for_a_withheld_repeat_and_names_the
     assert kept[0].stack is not None
     assert "flask_app on worker1, worker2, 1 sender(s) on manager" in kept[0].stack
     assert kept[0].stack.endswith("worker1 drained at 25.2 s with flask_app.1 on it")
+
+
+class _Recorder:
+    """Stands in for this machine's docker: keeps each command it is given."""
+
+    def __init__(self) -> None:
+        self.argvs: list[list[str]] = []
+
+    def run(self, argv: list[str], **_: object) -> None:
+        self.argvs.append(argv)
+
+
+def test_a_senders_node_runs_at_the_senders_weight_and_goes_back_even_on_an_interrupt():
+    docker = _Recorder()
+    with pytest.raises(KeyboardInterrupt):
+        with engines.weighted(docker, ["worker2", "manager", "manager"], shares=262144):  # type: ignore[arg-type]
+            assert docker.argvs == [
+                ["docker", "update", "--cpu-shares", "262144", engines.container("manager")],
+                ["docker", "update", "--cpu-shares", "262144", engines.container("worker2")],
+            ]
+            raise KeyboardInterrupt
+    assert docker.argvs[2:] == [
+        ["docker", "update", "--cpu-shares", "1024", engines.container("manager")],
+        ["docker", "update", "--cpu-shares", "1024", engines.container("worker2")],
+    ]

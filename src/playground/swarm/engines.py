@@ -14,7 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +30,8 @@ SWARM_PORT = 2377
 #: Where each node's engine takes commands over TCP, on the nodes' network (entrypoint.sh).
 ENGINE_PORT = 2375
 POLL_S = 1.0
+#: Docker's default CPU weight (`--cpu-shares`), where a node's container goes back after a run.
+DEFAULT_CPU_SHARES = 1024
 
 
 def container(node: str) -> str:
@@ -149,6 +151,23 @@ def for_run(docker: Docker, *, info: Callable[[str], None]) -> Iterator[Docker]:
         yield manager_engine(docker)
     finally:
         down(docker)
+
+
+@contextmanager
+def weighted(docker: Docker, nodes: Iterable[str], *, shares: int) -> Iterator[None]:
+    """The containers of `nodes` at CPU weight `shares` on this machine's engine while the
+    block runs, then back at Docker's default, an interrupt included. A weight ranks a
+    container only among its siblings: a sender at the largest weight inside its node still
+    waits behind the other nodes whenever its node does, so the node it runs on is raised too."""
+    found = sorted(set(nodes))
+    try:
+        for node in found:
+            docker.run(["docker", "update", "--cpu-shares", str(shares), container(node)])
+        yield
+    finally:
+        for node in found:
+            back = ["docker", "update", "--cpu-shares", str(DEFAULT_CPU_SHARES), container(node)]
+            docker.run(back, check=False, quiet=True, shielded=True)
 
 
 def down(docker: Docker) -> None:

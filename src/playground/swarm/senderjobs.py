@@ -141,7 +141,8 @@ def run_senders(
     started: threading.Event | None = None,
 ) -> tuple[MergedLoad, list[str]]:
     """K sender containers on the stack's network, on the nodes the settings give (apart from
-    the app's, `app_on`, where there are others) or on the one engine; `started` is set once
+    the app's, `app_on`, where there are others; each such node's container at the senders'
+    weight while they run) or on the one engine; `started` is set once
     every one is running; each sender's JSON read from its log, then merged; and the node each
     ran on."""
     jobs = sender_jobs(run, target=target, image=image, app_on=app_on)
@@ -149,12 +150,14 @@ def run_senders(
     # within a second of each other rather than one pull apart.
     for job in {job.node: job for job in jobs if job.node is not None}.values():
         _docker(run, job).run(on_its_engine(job, ["docker", "pull", "--quiet", image]))
+    nodes = [job.node for job in jobs if job.node is not None]
     try:
-        for job in jobs:
-            _docker(run, job).run(on_its_engine(job, job.argv))
-        if started is not None:
-            started.set()
-        parts = [_sender_output(run, job) for job in jobs]
+        with engines.weighted(run.docker, nodes, shares=GENERATOR_CPU_SHARES):
+            for job in jobs:
+                _docker(run, job).run(on_its_engine(job, job.argv))
+            if started is not None:
+                started.set()
+            parts = [_sender_output(run, job) for job in jobs]
         where = [job.node or _engine_name(run) for job in jobs]
     finally:
         for job in jobs:
