@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 
 from playground.core.odds import Z95, Frequency
 from playground.incident import held
-from playground.incident.mechanism import Mechanism
+from playground.incident.mechanism import MODEL_FIGURES, Mechanism
 from playground.incident.runrecords import RunRecord, TargetRecord
 
 
@@ -136,7 +136,7 @@ def repeats(
 
 
 #: The candidates in the page's order, each with what it reads in a word.
-CANDIDATES = tuple(f.name for f in fields(Mechanism))
+CANDIDATES = tuple(f.name for f in fields(Mechanism) if f.name not in MODEL_FIGURES)
 
 
 def rows(found: Sequence[Repeat]) -> list[tuple[str, Auc | None, str, str, str]]:

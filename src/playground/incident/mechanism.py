@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from playground.core.jsonmodel import doc
+from playground.incident import acceptload
 from playground.incident.captured import AccessRecord, AppTiming, UpstreamCall
 
 #: The incident's first seconds: users give up after 4 s and reload 1 s later, so until then
@@ -76,6 +77,26 @@ class Mechanism:
     listen_queue_max_onset: int | None = doc("largest kernel accept queue seen at the onset")
     nginx_active_max_onset: int | None = doc("most connections nginx held at the onset")
     steal_share: float | None = doc("the host's steal over the run, a share of its CPU time")
+    accept_slope: float | None = doc(
+        "two workers: how the log-odds that the busiest takes the next connection move per "
+        "10 connections of its lead in connections held, from the warm-up's end to the "
+        "incident's (incident/acceptload.py); a figure for the model, not a candidate",
+        omit_none=True,
+    )
+    lead_before: float | None = doc(
+        "two workers: the busiest's mean lead in connections held over the other's, before "
+        "the incident; a figure for the model, not a candidate",
+        omit_none=True,
+    )
+    lead_max: int | None = doc(
+        "two workers: the busiest's largest lead in connections held over the other's, from "
+        "the warm-up's end to the incident's; a figure for the model, not a candidate",
+        omit_none=True,
+    )
+
+
+#: The figures of :class:`Mechanism` the model reads, not candidates: they span the incident.
+MODEL_FIGURES = ("accept_slope", "lead_before", "lead_max")
 
 
 def _median_ms(values: Sequence[float]) -> float | None:
@@ -160,10 +181,12 @@ def candidates(
     sent: Sequence[tuple[int, float]],
     steal_share: float | None,
     incident_delay: float | None = None,
+    incident_s: float | None = None,
 ) -> Mechanism:
     """The candidates of one repeat. `rows` are its per-second rows (StorySecond), `sent`
     each attempt's (attempt number, seconds since the generator's start it was sent),
-    `incident_delay` the third party's time during the incident (None: not read)."""
+    `incident_delay` the third party's time during the incident (None: not read),
+    `incident_s` how long it lasted (None: no accept slope)."""
     start = onset.start_s
     before = (onset.wall(BEFORE_FROM_S), onset.wall(start))
     at = (onset.wall(start), onset.wall(start + ONSET_S))
@@ -175,6 +198,7 @@ def candidates(
     waits = thread_waits(timings, access)
     lo, hi = math.ceil(start), math.ceil(start + ONSET_S)
     onset_rows = list(rows[lo:hi])
+    accepts = _accept_load(timings, rows, onset, incident_s=incident_s)
     before_rows = list(rows[int(BEFORE_FROM_S) : int(start)])
     return Mechanism(
         busiest_share_begun_before=busiest_begun(timings, *before),
@@ -203,7 +227,35 @@ def candidates(
         listen_queue_max_onset=_largest(onset_rows, "listen_queue"),
         nginx_active_max_onset=_largest(onset_rows, "nginx_active"),
         steal_share=None if steal_share is None else round(steal_share, 4),
+        accept_slope=accepts[0],
+        lead_before=accepts[1],
+        lead_max=accepts[2],
     )
+
+
+def _accept_load(
+    timings: Sequence[AppTiming],
+    rows: Sequence[object],
+    onset: Onset,
+    *,
+    incident_s: float | None,
+) -> tuple[float | None, float | None, int | None]:
+    """The accept slope, the lead before the incident and the largest lead
+    (incident/acceptload.py)."""
+    pids = acceptload.pair(timings, lo=onset.wall(BEFORE_FROM_S), hi=onset.wall(onset.start_s))
+    if incident_s is None or pids is None:
+        return None, None, None
+    held = [getattr(r, "worker_connections", None) for r in rows]
+    lo, start = int(BEFORE_FROM_S), math.ceil(onset.start_s)
+
+    def seconds(hi: int) -> list[acceptload.Bin]:
+        return acceptload.bins(held, timings, pids, t0_wall=onset.t0_wall, lo=lo, hi=hi)
+
+    lead = acceptload.lead_before(seconds(start))
+    if lead is None:
+        return None, None, None
+    spanned = seconds(math.floor(onset.start_s + incident_s))
+    return acceptload.slope(spanned, reference=lead), lead, max(b.lead for b in spanned)
 
 
 def _largest(rows: Sequence[object], name: str) -> int | None:

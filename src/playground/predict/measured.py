@@ -22,6 +22,7 @@ the repeats that score the model are measured after the model's commit.
 from __future__ import annotations
 
 import functools
+import math
 import random
 import statistics
 from dataclasses import dataclass
@@ -114,3 +115,12 @@ def draw_share(rng: random.Random, *, workers: int, front: str = "nginx") -> flo
     values = shares(front)
     share = rng.choice(values) + rng.gauss(0.0, bandwidth(values))
     return min(1.0, max(1.0 / workers, share))
+
+
+def drawn_spread(counted: int, front: str = "nginx") -> float:
+    """How far the model's busiest shares would move between its draws if each were counted
+    as a repeat's is, over `counted` connections: the fit run's shares' own spread, the kernel
+    density's bandwidth and the model's per-connection choice, added in squares."""
+    values = shares(front)
+    p = statistics.fmean(values)
+    return math.sqrt(statistics.stdev(values) ** 2 + bandwidth(values) ** 2 + p * (1 - p) / counted)

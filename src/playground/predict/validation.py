@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from pathlib import Path
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
 from playground.incident import (
+    acceptload,
     edge,
     edgescore,
     held,
@@ -36,10 +38,12 @@ from playground.incident import (
     recoveryscore,
     runrecords,
     scoring,
+    sharenoise,
 )
 from playground.incident.calibration import plot_calibration
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
 from playground.incident.settings import StorySettings
+from playground.predict import measured as fit
 from playground.predict import run as model
 from playground.predict.system import covers, system_for
 
@@ -211,7 +215,30 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
         "edge-scores": scores,
         "edge-summary": edgescore.summary(scored) + recoveryscore.summary(recovery),
         "edge-recovery": recoveryscore.tables(edgescore.SCORED, records, predictions),
+        "share-noise": [*sharenoise.table(records), "", *_drawn_shares(records)],
+        "accept-load": acceptload.table(_record(records, acceptload.MEASURED_RUN)),
+        "steal-split": sharenoise.steal_table(records),
     }
+
+
+def _record(records: Sequence[RunRecord], run_id: str) -> RunRecord:
+    found = [r for r in records if r.run_id == run_id]
+    if not found:
+        raise runrecords.RecordError(f"no record of run {run_id} in docs/runs/")
+    return found[0]
+
+
+def _drawn_shares(records: Sequence[RunRecord]) -> list[str]:
+    """The model's draws of the busiest share, spread as a repeat's count would show them."""
+    found = edge.EDGE_SETTINGS[0].repeats(records)
+    counted = sharenoise.spread(found, records).counted
+    values = fit.shares()
+    return [
+        f"The model's shares, each counted over {counted} connections as a repeat's is, would "
+        f"spread by {fit.drawn_spread(counted):.3f}: the fit run's {len(values)} shares' "
+        f"{statistics.stdev(values):.3f}, the kernel density's {fit.bandwidth(values):.3f} "
+        "and the model's own choice per connection, added in squares."
+    ]
 
 
 def calibration_png(records: Sequence[RunRecord], path: Path) -> None:

@@ -38,6 +38,7 @@ def from_texts(
     rows: Sequence[object],
     steal_share: float | None,
     incident_delay: float,
+    incident_s: float | None = None,
 ) -> Mechanism | None:
     """A measurement's candidates from its logs' texts (`texts`: timing, access, calls), the
     same for the runner and for a stored run; None without the app's timing log."""
@@ -53,6 +54,7 @@ def from_texts(
         sent=[(a.attempt, a.sent) for a in output.attempts],
         steal_share=steal_share,
         incident_delay=incident_delay,
+        incident_s=incident_s,
     )
 
 
@@ -71,6 +73,7 @@ def mechanism_of(run: StoryRun, t: StoryTarget, raw: Path) -> Mechanism | None:
         rows=t.seconds,
         steal_share=None if t.steal is None else t.steal.share,
         incident_delay=run.story.incident_delay,
+        incident_s=t.incident.seconds,
     )
 
 

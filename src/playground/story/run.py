@@ -297,6 +297,7 @@ def measure_incident(
             rows=rows,
             steal_share=None if stolen is None else stolen.share,
             incident_delay=settings.incident_delay,
+            incident_s=incident.seconds,
         ),
         incident=incident,
         adds_up=analysis.check_adds_up(output.attempts, rows),
