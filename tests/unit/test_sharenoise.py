@@ -76,7 +76,11 @@ def test_the_steal_table_moves_a_repeat_to_the_band_of_its_steal():
         for r in records
     ]
     after = sharenoise.steal_table(moved)
-    count = {row.split(" | ")[0]: int(row.split(" | ")[1]) for row in made[2:]}
-    count_after = {row.split(" | ")[0]: int(row.split(" | ")[1]) for row in after[2:]}
+    count = {
+        row.split(" | ")[0]: int(row.split(" | ")[1]) for row in made[2:] if row.startswith("| ")
+    }
+    count_after = {
+        row.split(" | ")[0]: int(row.split(" | ")[1]) for row in after[2:] if row.startswith("| ")
+    }
     assert count_after["| 0-0.5 %"] == count["| 0-0.5 %"] - 1
     assert count_after["| 10-100 %"] == count.get("| 10-100 %", 0) + 1

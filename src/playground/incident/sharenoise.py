@@ -117,8 +117,8 @@ def steal_table(records: Sequence[RunRecord]) -> list[str]:
         if m.steal_share is not None and m.busiest_share_begun_before is not None
     ]
     lines = [
-        "| the host's steal over the repeat | repeats | runs | busiest share before: median "
-        f"(range) | under {EVEN_BELOW:g} |",
+        "| the host's steal over the repeat | repeats | busiest share before: median "
+        f"(range) | under {EVEN_BELOW:g} | runs |",
         "|---|---|---|---|---|",
     ]
     for lo, hi in STEAL_BANDS:
@@ -127,8 +127,9 @@ def steal_table(records: Sequence[RunRecord]) -> list[str]:
             continue
         shares = [share for share, _ in band]
         lines.append(
-            f"| {100 * lo:g}-{100 * hi:g} % | {len(band)} | {len({run for _, run in band})} "
+            f"| {100 * lo:g}-{100 * hi:g} % | {len(band)} "
             f"| {statistics.median(shares):.3f} ({min(shares):.3f}-{max(shares):.3f}) "
-            f"| {sum(s < EVEN_BELOW for s in shares)} |"
+            f"| {sum(s < EVEN_BELOW for s in shares)} "
+            f"| {', '.join(sorted({run for _, run in band}))} |"
         )
     return lines
