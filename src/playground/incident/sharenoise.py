@@ -29,6 +29,11 @@ from playground.incident.runrecords import RunRecord
 EVEN_BELOW = 0.6
 
 
+def counting_sd(p: float, n: int) -> float:
+    """The spread counting alone gives a share `p` of `n` connections: sqrt(p (1 - p) / n)."""
+    return math.sqrt(p * (1 - p) / n)
+
+
 @dataclass(frozen=True)
 class Spread:
     """The busiest shares before the incident of one setting's trusted repeats."""
@@ -49,8 +54,7 @@ class Spread:
         """What counting alone gives at the usual repeats' mean share: sqrt(p (1 - p) / n)."""
         if not self.usual:
             return None
-        p = statistics.fmean(self.usual)
-        return math.sqrt(p * (1 - p) / self.counted)
+        return counting_sd(statistics.fmean(self.usual), self.counted)
 
     def beyond(self) -> float | None:
         """The spread left once counting's is taken away (0 where counting covers it all)."""

@@ -28,7 +28,7 @@ import statistics
 from dataclasses import dataclass
 
 from playground.core import records
-from playground.incident import runrecords
+from playground.incident import runrecords, sharenoise
 from playground.incident.mechanism import Mechanism
 
 
@@ -122,5 +122,5 @@ def drawn_spread(counted: int, front: str = "nginx") -> float:
     as a repeat's is, over `counted` connections: the fit run's shares' own spread, the kernel
     density's bandwidth and the model's per-connection choice, added in squares."""
     values = shares(front)
-    p = statistics.fmean(values)
-    return math.sqrt(statistics.stdev(values) ** 2 + bandwidth(values) ** 2 + p * (1 - p) / counted)
+    counting = sharenoise.counting_sd(statistics.fmean(values), counted)
+    return math.sqrt(statistics.stdev(values) ** 2 + bandwidth(values) ** 2 + counting**2)
