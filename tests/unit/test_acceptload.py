@@ -49,7 +49,10 @@ def test_a_second_takes_what_each_held_and_what_each_accepted_in_it():
     found = acceptload.bins(held, timings, pids, t0_wall=t0, lo=0, hi=3)
     # second 0: 7 took 1, 9 took 0; second 1: 7 took 4 - 6 + 2 = 0, 9 took 3 - 2 + 1 = 2;
     # second 2: its next second was not sampled.
-    assert found == [Bin(lead=3, busiest=1, taken=1), Bin(lead=4, busiest=0, taken=2)]
+    assert found == [
+        Bin(lead=3, busiest=1, taken=1, second=0, busiest_ended=0, other_ended=0, fullest=6),
+        Bin(lead=4, busiest=0, taken=2, second=1, busiest_ended=2, other_ended=1, fullest=6),
+    ]
     assert acceptload.pair(timings[1:3], lo=t0, hi=t0 + 1) is None  # one process only
 
 

@@ -14,7 +14,7 @@ from playground.predict import draws, oddsmap
 from playground.predict.run import simulate
 
 #: Short phases that put gthread at its edge: some draws hold, some collapse.
-SHORT = StorySettings(before_s=5, incident_s=15, after_s=5, incident_delay=2.2)
+SHORT = StorySettings(before_s=5, incident_s=15, after_s=5, incident_delay=2.1)
 
 
 @pytest.fixture(scope="module")

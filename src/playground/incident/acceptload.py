@@ -45,6 +45,10 @@ class Bin:
     lead: int  # the busiest worker's connections held less the other's, as the second began
     busiest: int  # connections the busiest worker accepted in the second
     taken: int  # connections both accepted in it
+    second: int = 0  # the run's second
+    busiest_ended: int = 0  # requests the busiest worker ended in it (its answers)
+    other_ended: int = 0  # requests the other ended in it
+    fullest: int = 0  # the most either held, as the second began or ended
 
 
 def pair(timings: Sequence[AppTiming], *, lo: float, hi: float) -> tuple[int, int] | None:
@@ -77,9 +81,12 @@ def bins(
         now, then = held[t], held[t + 1]
         if not now or not then or len(now) != 2 or len(then) != 2:
             continue
-        took = [max(0, then[w] - now[w] + ended[(order[w], t)]) for w in (0, 1)]
+        gave = [ended[(order[w], t)] for w in (0, 1)]
+        took = [max(0, then[w] - now[w] + gave[w]) for w in (0, 1)]
         if sum(took):
-            found.append(Bin(now[busiest] - now[other], took[busiest], sum(took)))
+            lead = now[busiest] - now[other]
+            most = max(*now, *then)
+            found.append(Bin(lead, took[busiest], sum(took), t, gave[busiest], gave[other], most))
     return found
 
 

@@ -265,27 +265,23 @@ def _scored(
 
 
 #: The settings the page scores, each with its story run and the model's run (run labels as
-#: docs/predict.md's runs table gives them).
+#: docs/predict.md's runs table gives them). Behind nginx, gthread's workers lose connections
+#: while they answer (acceptbusy.py), which changed every draw of a gthread pool of two or more
+#: workers behind nginx: only repeats measured after that change score those. uWSGI, one
+#: worker and HAProxy draw as before, so their repeats stand.
 SCORED = tuple(
     _scored(*row)
     for row in (
-        ("gunicorn-threads", (2, 64), 1.7, "20261128-151053-story", "20261128-154450-predict"),
-        ("gunicorn-threads", (2, 64), 1.72, "20261203-151939-story", "20261203-151858-predict"),
-        ("gunicorn-threads", (2, 64), 1.74, "20261129-083747-story", "20261129-081529-predict"),
-        ("gunicorn-threads", (2, 64), 1.8, "20261129-044232-story", "20261129-041411-predict"),
         ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
         ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
         ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
-        ("gunicorn-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
         ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
-        *(
-            (f"gunicorn-threads+{remedy}", shape, 2.0, run, "20261129-010310-predict")
-            for remedy, shape, run in (
-                ("gunicorn-bounded-queue", (2, 64), "20261128-212240-story"),
-                ("one-worker", (1, 128), "20261128-214012-story"),
-                ("threads-2x", (2, 128), "20261128-215741-story"),
-                ("deadline", (2, 64), "20261129-003827-story"),
-            )
+        (
+            "gunicorn-threads+one-worker",
+            (1, 128),
+            2.0,
+            "20261128-214012-story",
+            "20261129-010310-predict",
         ),
         # Behind HAProxy the model draws the split from run EY, so only repeats measured
         # after that change score it (runs FH and FS; the model's draws runs FE and FR).

@@ -25,9 +25,10 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from playground.core.jsonmodel import doc
-from playground.incident import acceptload
+from playground.incident import acceptbusy, acceptload
 from playground.incident.captured import AccessRecord, AppTiming, UpstreamCall
 
 #: The incident's first seconds: users give up after 4 s and reload 1 s later, so until then
@@ -93,10 +94,16 @@ class Mechanism:
         "the warm-up's end to the incident's; a figure for the model, not a candidate",
         omit_none=True,
     )
+    accept_busy_ms: float | None = doc(
+        "two workers: how long each answer a worker gives keeps it from taking a new "
+        "connection, ms, fitted over the seconds from the incident to the run's end "
+        "(incident/acceptbusy.py); a figure for the model, not a candidate",
+        omit_none=True,
+    )
 
 
 #: The figures of :class:`Mechanism` the model reads, not candidates: they span the incident.
-MODEL_FIGURES = ("accept_slope", "lead_before", "lead_max")
+MODEL_FIGURES = ("accept_slope", "lead_before", "lead_max", "accept_busy_ms")
 
 
 def _median_ms(values: Sequence[float]) -> float | None:
@@ -227,9 +234,7 @@ def candidates(
         listen_queue_max_onset=_largest(onset_rows, "listen_queue"),
         nginx_active_max_onset=_largest(onset_rows, "nginx_active"),
         steal_share=None if steal_share is None else round(steal_share, 4),
-        accept_slope=accepts[0],
-        lead_before=accepts[1],
-        lead_max=accepts[2],
+        **accepts,
     )
 
 
@@ -239,12 +244,13 @@ def _accept_load(
     onset: Onset,
     *,
     incident_s: float | None,
-) -> tuple[float | None, float | None, int | None]:
+) -> dict[str, Any]:
     """The accept slope, the lead before the incident and the largest lead
-    (incident/acceptload.py)."""
+    (incident/acceptload.py), and the busy time per answer (incident/acceptbusy.py), by
+    Mechanism's names; none where there are not two workers."""
     pids = acceptload.pair(timings, lo=onset.wall(BEFORE_FROM_S), hi=onset.wall(onset.start_s))
     if incident_s is None or pids is None:
-        return None, None, None
+        return {}
     held = [getattr(r, "worker_connections", None) for r in rows]
     lo, start = int(BEFORE_FROM_S), math.ceil(onset.start_s)
 
@@ -253,9 +259,14 @@ def _accept_load(
 
     lead = acceptload.lead_before(seconds(start))
     if lead is None:
-        return None, None, None
+        return {}
     spanned = seconds(math.floor(onset.start_s + incident_s))
-    return acceptload.slope(spanned, reference=lead), lead, max(b.lead for b in spanned)
+    return {
+        "accept_slope": acceptload.slope(spanned, reference=lead),
+        "lead_before": lead,
+        "lead_max": max(b.lead for b in spanned),
+        "accept_busy_ms": acceptbusy.busy_per_answer(seconds(len(held)), start=start),
+    }
 
 
 def _largest(rows: Sequence[object], name: str) -> int | None:

@@ -13,7 +13,13 @@ from a run that scores it (docs/predict.md, "What decides a collapse"):
   workers moves the split (:data:`FRONTS`): nginx connecting itself, one worker began 0.66-0.72
   of the requests; HAProxy between them, 0.51-0.57, so each front draws from its own fit run;
 - the app's CPU per request under the story's load, per thread-pool server: the median over
-  the fit run's repeats of the app's CPU over its answers before the incident.
+  the fit run's repeats of the app's CPU over its answers before the incident;
+- how long each answer a gthread worker gives keeps it from taking a new connection
+  (:mod:`playground.incident.acceptbusy`): the median over the repeats of its own fit runs
+  (:data:`BUSY_FIT_RUNS`), each fitted over the seconds from the incident on, where the
+  busiest worker's answers a second change most. The share drawn is the one measured before
+  the incident, at the fit runs' load; the model turns it into the kernel's preference where
+  both workers are free (:func:`preference`) and lets the answers move it from there.
 
 The fit runs (:data:`FIT_RUNS`) are the pools at their edge, measured with their candidates;
 the repeats that score the model are measured after the model's commit.
@@ -28,7 +34,7 @@ import statistics
 from dataclasses import dataclass
 
 from playground.core import records
-from playground.incident import runrecords, sharenoise
+from playground.incident import acceptbusy, runrecords, sharenoise
 from playground.incident.mechanism import Mechanism
 
 
@@ -58,6 +64,11 @@ FIT_RUNS = {
     "uwsgi-threads": "20261128-142802-story",
     "gunicorn-threads+haproxy": "20261128-221552-story",
 }
+#: The runs the busy time per answer is fitted on, gthread behind nginx past its edge, where
+#: the busiest worker's answers a second go from its threads' pace during the incident to
+#: three times that after it: `.venv/bin/playground story gunicorn-threads --incident-delay 1.8
+#: --repeat 3 --no-build` and the same at `--incident-delay 2`, alone on the machine.
+BUSY_FIT_RUNS = ("20261204-012743-story", "20261204-013541-story")
 #: What connects to Gunicorn's workers, and the fit run's target whose split it draws from:
 #: nginx itself, or HAProxy between nginx and the app (:attr:`.system.System.front`).
 FRONTS = {"nginx": "gunicorn-threads", "haproxy": "gunicorn-threads+haproxy"}
@@ -124,3 +135,40 @@ def drawn_spread(counted: int, front: str = "nginx") -> float:
     values = shares(front)
     counting = sharenoise.counting_sd(statistics.fmean(values), counted)
     return math.sqrt(statistics.stdev(values) ** 2 + bandwidth(values) ** 2 + counting**2)
+
+
+@functools.cache
+def accept_busy_s() -> float:
+    """How long each answer keeps a gthread worker from accepting, s: the median over the
+    trusted repeats of :data:`BUSY_FIT_RUNS`."""
+    found = []
+    for run in BUSY_FIT_RUNS:
+        record = runrecords.load(records.RECORDS_DIR / f"{run}.json")
+        found += [
+            t.mechanism.accept_busy_ms
+            for t in record.targets
+            if t.valid and t.mechanism and t.mechanism.accept_busy_ms is not None
+        ]
+    return statistics.median(found) / 1000
+
+
+def preference(share: float, busy_s: float, workers: int) -> float:
+    """The kernel's preference for the busiest of two workers where both are free, from the
+    share it took before the incident at the fit runs' load, where it gave share x rate
+    answers a second and the other the rest; with other than two workers, the share."""
+    if workers != 2:
+        return share
+    rate = fit_rate()
+    return acceptbusy.preference(share, busy_s * share * rate)
+
+
+@functools.cache
+def fit_rate() -> float:
+    """The visits a second the shares' fit runs were measured at (each front's the same)."""
+    rates = {
+        runrecords.load(records.RECORDS_DIR / f"{FIT_RUNS[t]}.json").story_settings().rate
+        for t in FRONTS.values()
+    }
+    if len(rates) != 1:
+        raise ValueError(f"the fit runs of the split were measured at different rates: {rates}")
+    return rates.pop()

@@ -8,8 +8,11 @@
   as soon as there is one, so the model runs it as the pool as it is.
 - **Gunicorn gthread**: each worker accepts while it holds fewer than `worker_connections`
   connections, whatever its threads, and queues them first in first out inside itself; which
-  worker accepts is the kernel's choice (the busiest takes `busiest_share`, the rest share
-  what is left); connections no worker accepts wait in the kernel's backlog.
+  worker accepts is the kernel's choice (the busiest takes `busiest_preference`, the rest
+  share what is left) among those whose main thread is free: each answer a worker gives keeps
+  its main thread busy `accept_busy_s` (:mod:`playground.incident.acceptbusy`), and a worker
+  busy then loses the connection to one that is not, or where none is free, the first to be;
+  connections no worker accepts wait in the kernel's backlog.
   With `reuse_port` each worker has a socket of its own, with a backlog of its own: the kernel
   hands each new connection to one socket by a hash of its addresses (uniform over the
   sockets, whatever the workers' load; a retransmitted SYN has the same addresses, so the same
@@ -57,17 +60,20 @@ class Server:
     idle: list[int] = field(default_factory=list)  # free threads or greenlets per worker
     inside: list[deque[Connection]] = field(default_factory=list)  # gthread's own FIFO
     queue_spans: list[tuple[float, float]] = field(default_factory=list)  # in the backlog
+    acceptor_free: list[float] = field(default_factory=list)  # gthread: main thread free at
 
     def __post_init__(self) -> None:
         n = self.system.workers
         self.held, self.idle = [0] * n, [self.system.per_worker] * n
         self.inside = [deque() for _ in range(n)]
+        self.acceptor_free = [0.0] * n
         self.backlogs = [deque() for _ in range(n if self.system.reuse_port else 1)]
         # Read once: the pick below runs for every connection of every draw.
         self._workers = range(n)
         self._gthread = self.gthread
         self._limit = self.system.worker_connections or 0
-        share = self.system.busiest_share
+        self._busy = self.system.accept_busy_s or 0.0
+        share = self.system.busiest_preference
         self._weights = (
             None
             if share is None
@@ -96,7 +102,7 @@ class Server:
             c.socket = self.rng.randrange(self.system.workers)
         return c.socket
 
-    def _pick(self, socket: int) -> int | None:
+    def _pick(self, socket: int, now: float) -> int | None:
         """The worker that accepts a new connection from the socket now; None: none does."""
         ready = self._ready()
         if self.system.reuse_port:
@@ -109,7 +115,11 @@ class Server:
         # random.choices(ready, weights)[0] as the standard library draws it (the same one
         # random() and the same arithmetic), without its checks: the model's hottest line.
         cum = list(accumulate(weights[w] for w in ready))
-        return ready[bisect(cum, self.rng.random() * (cum[-1] + 0.0), 0, len(ready) - 1)]
+        w = ready[bisect(cum, self.rng.random() * (cum[-1] + 0.0), 0, len(ready) - 1)]
+        if w == 0 and self.acceptor_free[0] > now:
+            # The busiest worker's main thread is at an answer: another takes the connection.
+            return ready[1 + self.rng.randrange(len(ready) - 1)] if ready[0] == 0 else ready[0]
+        return w
 
     def _take(self, c: Connection, w: int, now: float) -> None:
         c.worker = w
@@ -126,7 +136,7 @@ class Server:
         c.queued = now
         socket = self._socket(c)
         backlog = self.backlogs[socket]
-        w = self._pick(socket) if not backlog else None
+        w = self._pick(socket, now) if not backlog else None
         if w is not None:
             self._take(c, w, now)
             return True
@@ -140,6 +150,8 @@ class Server:
         w = c.worker
         self.held[w] -= 1
         self.idle[w] += 1
+        if self._busy:
+            self.acceptor_free[w] = max(now, self.acceptor_free[w]) + self._busy
         if self.inside[w]:
             self.idle[w] -= 1
             nxt = self.inside[w].popleft()
@@ -147,7 +159,7 @@ class Server:
             self.start(nxt)
         socket = w if self.system.reuse_port else 0
         backlog = self.backlogs[socket]
-        while backlog and (taker := self._pick(socket)) is not None:
+        while backlog and (taker := self._pick(socket, now)) is not None:
             waiting = backlog.popleft()
             self.queue_spans.append((waiting.queued, now))
             self._take(waiting, taker, now)

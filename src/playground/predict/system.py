@@ -85,6 +85,18 @@ class System:
     breaker: tuple[int, float] | None  # CIRCUIT_BREAKER failures, reset s
     reuse_port: bool = False  # Gunicorn: each worker its own socket, the kernel's hash picks
     haproxy: HAProxy | None = None  # HAProxy between nginx and the app
+    # gthread behind nginx: how long each answer keeps its worker from accepting (measured
+    # there, where connections arrive whatever the answers; HAProxy connects the next request
+    # as an answer frees a slot, which the fit runs did not measure: None behind it).
+    accept_busy_s: float | None = None
+
+    @property
+    def busiest_preference(self) -> float | None:
+        """gthread: the kernel's preference for the busiest worker where every worker's main
+        thread is free, from `busiest_share`, the share it took at the fit runs' load."""
+        if self.busiest_share is None:
+            return None
+        return measured.preference(self.busiest_share, self.accept_busy_s or 0.0, self.workers)
 
     @property
     def pool(self) -> int:
@@ -269,4 +281,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
         breaker=(int(b[0]), b[1]) if (b := _pair(env.get("CIRCUIT_BREAKER"))) else None,
         reuse_port=reuse_port,
         haproxy=files.haproxy,
+        accept_busy_s=measured.accept_busy_s()
+        if gunicorn and target.model == "threads" and not files.haproxy
+        else None,
     )
