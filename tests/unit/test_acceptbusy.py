@@ -105,3 +105,15 @@ def test_seconds_where_a_worker_was_at_its_limit_are_left_out():
         for b in found
     ]
     assert acceptbusy.busy_per_answer(capped, start=20) == pytest.approx(3.0, abs=0.1)
+
+
+def test_the_shares_taken_in_a_phase_leave_out_the_seconds_near_the_limit():
+    found = [
+        Bin(0, 7, 10, 0, 0, 0, 5),
+        Bin(0, 6, 10, 1, 0, 0, 5),
+        Bin(0, 0, 10, 2, 0, 0, acceptbusy.WORKER_CONNECTIONS),  # a worker at its limit
+        Bin(0, 5, 10, 3, 0, 0, 5),
+    ]
+    assert acceptbusy.taken_between(found, 0, 2) == 0.65
+    assert acceptbusy.taken_between(found, 2) == 0.5
+    assert acceptbusy.taken_between(found, 4) is None

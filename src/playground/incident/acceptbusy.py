@@ -23,9 +23,14 @@ fix the preference and those after it, where the answers change, the busy time.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from playground.incident.acceptload import Bin
+
+if TYPE_CHECKING:  # runrecords reads Mechanism, whose figures come from this module
+    from playground.incident.runrecords import RunRecord
 
 #: The busy times searched, ms per answer: 0 to 10 in steps of 0.05.
 GRID_MS = tuple(round(0.05 * i, 2) for i in range(201))
@@ -64,12 +69,24 @@ def _log_likelihood(found: Sequence[Bin], s0: float, busy_s: float) -> float:
     return total
 
 
+def _kept(found: Sequence[Bin]) -> list[Bin]:
+    return [b for b in found if b.fullest < NEAR_FULL * WORKER_CONNECTIONS]
+
+
+def taken_between(found: Sequence[Bin], lo: int, hi: int | None = None) -> float | None:
+    """The busiest worker's share of the connections taken in the seconds [lo, hi), those
+    where a worker was near its limit left out; None where none were taken."""
+    seconds = [b for b in _kept(found) if lo <= b.second and (hi is None or b.second < hi)]
+    taken = sum(b.taken for b in seconds)
+    return round(sum(b.busiest for b in seconds) / taken, 3) if taken else None
+
+
 def busy_per_answer(found: Sequence[Bin], *, start: int) -> float | None:
     """One repeat's busy time per answer, ms (on :data:`GRID_MS`): the preference from the
     seconds before `start` (the incident's), the busy time from those after, leaving out the
     seconds where a worker was near its limit; None with fewer than :data:`FEWEST_SECONDS`
     seconds before, or after it with the busiest answering :data:`QUICKER` than before."""
-    kept = [b for b in found if b.fullest < NEAR_FULL * WORKER_CONNECTIONS]
+    kept = _kept(found)
     before = [b for b in kept if b.second < start]
     after = [b for b in kept if b.second >= start]
     taken = sum(b.taken for b in before)
@@ -85,3 +102,49 @@ def busy_per_answer(found: Sequence[Bin], *, start: int) -> float | None:
         return _log_likelihood(after, preference(share, s * e0), s)
 
     return max(GRID_MS, key=fit)
+
+
+def table(found: Sequence[RunRecord], *, rate: float) -> list[str]:
+    """Per trusted repeat of the fit runs `found`: its share before, its busy time per answer,
+    the app's CPU per request then, and what followed; then the median busy time, said as the
+    share it leaves the busiest worker at its pace before the incident (its share of `rate`
+    visits a second) and at twice that, as after one."""
+    lines = [
+        "| run | repeat | share begun before | taken before | taken during | taken after "
+        "| busy per answer, ms | the app's CPU per request before, ms | visits served during "
+        "| back within |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    busy, shares = [], []
+    for record in found:
+        for t in record.targets:
+            m = t.mechanism
+            if not t.valid or m is None or m.accept_busy_ms is None:
+                continue
+            busy.append(m.accept_busy_ms)
+            shares.append(m.busiest_share_begun_before or 0.0)
+            served = "-" if t.visits_served_during is None else f"{t.visits_served_during:.0%}"
+            back = "past the run" if t.recovery_s is None else f"{t.recovery_s:g} s"
+            lines.append(
+                f"| {record.run_id} | {t.repeat} | {m.busiest_share_begun_before} "
+                f"| {_or_dash(m.accept_share_before)} | {_or_dash(m.accept_share_during)} "
+                f"| {_or_dash(m.accept_share_after)} "
+                f"| {m.accept_busy_ms:g} | {m.cpu_ms_per_request_before} | {served} | {back} |"
+            )
+    if busy:
+        b, s = statistics.median(busy), statistics.median(shares)
+        pace = s * rate
+        s0 = preference(s, b / 1000 * pace)
+        lines += [
+            "",
+            f"Median busy time over {len(busy)} repeats: {b:g} ms per answer "
+            f"({min(busy):g}-{max(busy):g}). At a share of {s:.3f} before the incident the "
+            f"busiest worker gives {pace:.0f} answers a second and the kernel would give it "
+            f"{s0:.3f} of the new connections were it never busy; at twice that pace, as once "
+            f"the third party is quick again, it takes {taken_share(s0, 2 * b / 1000 * pace):.3f}.",
+        ]
+    return lines
+
+
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"

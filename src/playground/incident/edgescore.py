@@ -272,6 +272,10 @@ def _scored(
 SCORED = tuple(
     _scored(*row)
     for row in (
+        # gthread behind nginx, measured after the busy time per answer entered the model:
+        # runs GX and GY, the model's draws runs GZ and HA.
+        ("gunicorn-threads", (2, 64), 1.7, "20261204-020119-story", "20261204-025913-predict"),
+        ("gunicorn-threads", (2, 64), 2.0, "20261204-022626-story", "20261204-025935-predict"),
         ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
         ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
         ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),

@@ -94,6 +94,21 @@ class Mechanism:
         "the warm-up's end to the incident's; a figure for the model, not a candidate",
         omit_none=True,
     )
+    accept_share_before: float | None = doc(
+        "two workers: the busiest's share of the connections both accepted from the warm-up's "
+        "end to the incident, seconds where one held near its limit left out "
+        "(incident/acceptbusy.py); a figure for the model, not a candidate",
+        omit_none=True,
+    )
+    accept_share_during: float | None = doc(
+        "two workers: the same during the incident; a figure for the model, not a candidate",
+        omit_none=True,
+    )
+    accept_share_after: float | None = doc(
+        "two workers: the same from the incident's end to the run's; a figure for the model, "
+        "not a candidate",
+        omit_none=True,
+    )
     accept_busy_ms: float | None = doc(
         "two workers: how long each answer a worker gives keeps it from taking a new "
         "connection, ms, fitted over the seconds from the incident to the run's end "
@@ -103,7 +118,15 @@ class Mechanism:
 
 
 #: The figures of :class:`Mechanism` the model reads, not candidates: they span the incident.
-MODEL_FIGURES = ("accept_slope", "lead_before", "lead_max", "accept_busy_ms")
+MODEL_FIGURES = (
+    "accept_slope",
+    "lead_before",
+    "lead_max",
+    "accept_share_before",
+    "accept_share_during",
+    "accept_share_after",
+    "accept_busy_ms",
+)
 
 
 def _median_ms(values: Sequence[float]) -> float | None:
@@ -260,12 +283,16 @@ def _accept_load(
     lead = acceptload.lead_before(seconds(start))
     if lead is None:
         return {}
-    spanned = seconds(math.floor(onset.start_s + incident_s))
+    end = math.floor(onset.start_s + incident_s)
+    spanned, whole = seconds(end), seconds(len(held))
     return {
         "accept_slope": acceptload.slope(spanned, reference=lead),
         "lead_before": lead,
         "lead_max": max(b.lead for b in spanned),
-        "accept_busy_ms": acceptbusy.busy_per_answer(seconds(len(held)), start=start),
+        "accept_share_before": acceptbusy.taken_between(whole, lo, start),
+        "accept_share_during": acceptbusy.taken_between(whole, start, end),
+        "accept_share_after": acceptbusy.taken_between(whole, end),
+        "accept_busy_ms": acceptbusy.busy_per_answer(whole, start=start),
     }
 
 

@@ -30,10 +30,12 @@ from pathlib import Path
 from playground.core.odds import Frequency
 from playground.core.scenarios import resolve_story
 from playground.incident import (
+    acceptbusy,
     acceptload,
     edge,
     edgescore,
     held,
+    pinnedshares,
     predictrecord,
     recoveryscore,
     runrecords,
@@ -218,6 +220,10 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
         "share-noise": [*sharenoise.table(records), "", *_drawn_shares(records)],
         "accept-load": acceptload.table(_record(records, acceptload.MEASURED_RUN)),
         "steal-split": sharenoise.steal_table(records),
+        "pinned-shares": pinnedshares.table(predictions),
+        "accept-busy": acceptbusy.table(
+            [_record(records, r) for r in fit.BUSY_FIT_RUNS], rate=fit.fit_rate()
+        ),
     }
 
 
