@@ -280,6 +280,14 @@ SCORED = tuple(
         ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
         ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
         ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
+        # `deadline` behind nginx, measured after it too: run HC, the model's draws run HD.
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            2.0,
+            "20261204-033712-story",
+            "20261204-033639-predict",
+        ),
         (
             "gunicorn-threads+one-worker",
             (1, 128),
