@@ -9,10 +9,10 @@
 - **Gunicorn gthread**: each worker accepts while it holds fewer than `worker_connections`
   connections, whatever its threads, and queues them first in first out inside itself; which
   worker accepts is the kernel's choice (the busiest takes `busiest_preference`, the rest
-  share what is left) among those whose main thread is free: each answer a worker gives keeps
-  its main thread busy `accept_busy_s` (:mod:`playground.incident.acceptbusy`), and a worker
-  busy then loses the connection to one that is not, or where none is free, the first to be;
-  connections no worker accepts wait in the kernel's backlog.
+  share what is left), except that each answer a worker gives keeps its main thread busy
+  `accept_busy_s` (:mod:`playground.incident.acceptbusy`), and a connection the kernel gives
+  the busiest worker while its main thread is busy goes to another ready worker; connections
+  no worker accepts wait in the kernel's backlog.
   With `reuse_port` each worker has a socket of its own, with a backlog of its own: the kernel
   hands each new connection to one socket by a hash of its addresses (uniform over the
   sockets, whatever the workers' load; a retransmitted SYN has the same addresses, so the same
@@ -60,7 +60,7 @@ class Server:
     idle: list[int] = field(default_factory=list)  # free threads or greenlets per worker
     inside: list[deque[Connection]] = field(default_factory=list)  # gthread's own FIFO
     queue_spans: list[tuple[float, float]] = field(default_factory=list)  # in the backlog
-    acceptor_free: list[float] = field(default_factory=list)  # gthread: main thread free at
+    acceptor_free: list[float] = field(default_factory=list)  # when each main thread is free
 
     def __post_init__(self) -> None:
         n = self.system.workers
@@ -118,7 +118,7 @@ class Server:
         w = ready[bisect(cum, self.rng.random() * (cum[-1] + 0.0), 0, len(ready) - 1)]
         if w == 0 and self.acceptor_free[0] > now:
             # The busiest worker's main thread is at an answer: another takes the connection.
-            return ready[1 + self.rng.randrange(len(ready) - 1)] if ready[0] == 0 else ready[0]
+            return ready[1 + self.rng.randrange(len(ready) - 1)]  # ready is in order: 0 first
         return w
 
     def _take(self, c: Connection, w: int, now: float) -> None:
