@@ -59,6 +59,24 @@ def running_on() -> list[str]:
     return [node for node, state in tasks() if state == "Running"]
 
 
+def test_a_node_is_not_healthy_before_its_engine_answers():
+    """`up --wait` goes on once every node is healthy, and `swarm init` follows at once: the
+    health check must fail while the node's engine is not up (`docker info --format` exits 0
+    then, and a swarm init once ran into an engine that was not there yet)."""
+    sh("docker", "compose", "-f", engines.COMPOSE, "build", "manager", timeout=900)
+    config = sh("docker", "compose", "-f", engines.COMPOSE, "config", "--format", "json").stdout
+    node = json.loads(config)["services"][engines.MANAGER]
+    kind, program, *args = node["healthcheck"]["test"]
+    assert kind == "CMD"
+    no_engine = subprocess.run(
+        ["docker", "run", "--rm", "--entrypoint", program, node["image"], *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert no_engine.returncode != 0, no_engine.stdout + no_engine.stderr
+
+
 def test_three_engines_share_one_service_and_a_drained_node_hands_it_on():
     assert not any(mine().values()), f"engines left from before: {mine()}"
     docker = Docker(root=ROOT)
