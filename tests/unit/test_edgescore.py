@@ -153,3 +153,24 @@ def test_the_plots_near_points_share_one_list_of_labels_and_far_ones_do_not():
         ["c: 3 of 12, P 0.60"],
     ]
     assert len(calibration._labels([near, replace(nearby, draws=Frequency(20, 100))])) == 2
+
+
+def test_no_label_of_the_pages_calibration_plot_is_drawn_over_another():
+    """The plot as the page shows it, from the records: each label's box on the canvas
+    overlaps no other label's (two settings measured at the same frequency once did)."""
+    from playground.incident import calibration, predictrecord, runrecords
+
+    scored = edgescore.points(edgescore.SCORED, runrecords.load_all(), predictrecord.load_all())
+    fig = calibration.figure(scored)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    (ax,) = fig.axes
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts]
+    assert len(boxes) >= 2
+    over = [
+        (a, b)
+        for i, (a, box) in enumerate(boxes)
+        for b, other in boxes[i + 1 :]
+        if box.overlaps(other)
+    ]
+    assert not over, over

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from playground.core.charting import new_figure, save_png
 from playground.incident.edgescore import TARGET, Point
 
@@ -23,9 +25,9 @@ def _errors(value: float, interval: tuple[float, float]) -> list[list[float]]:
 
 #: Points closer than this on both axes share one list of labels, so none is drawn over another.
 NEAR = 0.1
-#: Points with a P under LEFT sit at the left edge; their labels rise LEFT_RISE points.
+#: Points with a P under LEFT sit at the left edge; their labels rise above those of the
+#: bottom row further along.
 LEFT = 0.2
-LEFT_RISE = 22
 #: Labels of points on the bottom row further along each rise a line (LINE points) above the
 #: one to their left, so that one running left does not cross one running right.
 LINE = 11
@@ -49,6 +51,11 @@ def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
 
 def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     """Predicted against measured, one point per setting, written as a PNG."""
+    save_png(figure(scored), path, dpi=100)
+
+
+def figure(scored: Sequence[Point]) -> Figure:
+    """The calibration plot: predicted against measured, one point per setting."""
     fig = new_figure(figsize=(7.0, 7.0))
     ax = fig.subplots()
     ax.fill_between(
@@ -78,14 +85,18 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
         # along the bottom, whose label runs towards it; those further along step up a line.
         rise = 6
         if low and p < LEFT:
-            rise = LEFT_RISE
+            rise += LINE * len(bottom)
         elif p in bottom:
             rise += LINE * bottom.index(p)
+        # In the upper half, a label further along a row of points steps down a line for each
+        # point to its left, so that it passes under their labels rather than over them.
+        row = sorted(q for q, other in labels if not low and abs(other - share) < NEAR)
+        drop = -6 - LINE * row.index(p) if row else -6
         ax.annotate(
             "\n".join(names),
             (p, share),
             textcoords="offset points",
-            xytext=(-8 if right else 8, rise if low else -6),
+            xytext=(-8 if right else 8, rise if low else drop),
             ha="right" if right else "left",
             va="bottom" if low else "top",
             fontsize=7,
@@ -99,4 +110,4 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc="center right", fontsize=8)
     fig.tight_layout()
-    save_png(fig, path, dpi=100)
+    return fig

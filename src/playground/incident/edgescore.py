@@ -248,10 +248,11 @@ def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
 #: model's commit, alone on the machine, and the model's 96 draws at each
 #: (`.venv/bin/playground predict TARGET --incident-delay D --json`).
 def _scored(
-    target: str, shape: tuple[int, int], delay: float, measured: str, model: str
+    target: str, shape: tuple[int, int], delay: float, measured: str | tuple[str, ...], model: str
 ) -> ScoredSetting:
     """One row of :data:`SCORED`: the story's 60 visits/s, the pool `shape` (workers,
-    threads), the third party's `delay` in the incident, and the two runs."""
+    threads), the third party's `delay` in the incident, the story run or runs whose repeats
+    count, and the model's run."""
     workers, threads = shape
     return ScoredSetting(
         label=f"{target} {workers} x {threads} at {delay:g} s",
@@ -259,7 +260,7 @@ def _scored(
         pool=workers * threads,
         rate=60.0,
         incident_delay=delay,
-        measured=(measured,),
+        measured=(measured,) if isinstance(measured, str) else measured,
         model=model,
     )
 
@@ -273,19 +274,35 @@ SCORED = tuple(
     _scored(*row)
     for row in (
         # gthread behind nginx, measured after the busy time per answer entered the model:
-        # runs GX and GY, the model's draws runs GZ and HA.
+        # runs GX, HI and GY, the model's draws runs GZ, HG and HA.
         ("gunicorn-threads", (2, 64), 1.7, "20261204-020119-story", "20261204-025913-predict"),
+        ("gunicorn-threads", (2, 64), 1.8, "20261204-052052-story", "20261204-045036-predict"),
         ("gunicorn-threads", (2, 64), 2.0, "20261204-022626-story", "20261204-025935-predict"),
         ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
         ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
         ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
         ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
-        # `deadline` behind nginx, measured after it too: run HC, the model's draws run HD.
+        # `deadline` behind nginx, measured after it too: runs HH and HK at 1.7 s and 1.8 s,
+        # runs HC and HJ at 2 s; the model's draws runs HE, HF and HD.
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            1.7,
+            "20261204-045551-story",
+            "20261204-044930-predict",
+        ),
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            1.8,
+            "20261204-055413-story",
+            "20261204-045004-predict",
+        ),
         (
             "gunicorn-threads+deadline",
             (2, 64),
             2.0,
-            "20261204-033712-story",
+            ("20261204-033712-story", "20261204-054549-story"),
             "20261204-033639-predict",
         ),
         (
