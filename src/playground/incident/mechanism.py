@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.core.jsonmodel import doc
-from playground.incident import acceptbusy, acceptload
+from playground.incident import acceptbusy, acceptload, threadturn
 from playground.incident.captured import AccessRecord, AppTiming, UpstreamCall
 
 #: The incident's first seconds: users give up after 4 s and reload 1 s later, so until then
@@ -109,6 +109,12 @@ class Mechanism:
         "not a candidate",
         omit_none=True,
     )
+    thread_turn_ms: float | None = doc(
+        "uWSGI's pool: a thread's time per request beyond the incident's delay while every "
+        "thread was busy and a connection waited, ms (incident/threadturn.py); a figure for "
+        "the model, not a candidate",
+        omit_none=True,
+    )
     accept_busy_ms: float | None = doc(
         "two workers: how long each answer a worker gives keeps it from taking a new "
         "connection, ms, fitted over the seconds from the incident to the run's end "
@@ -126,6 +132,7 @@ MODEL_FIGURES = (
     "accept_share_during",
     "accept_share_after",
     "accept_busy_ms",
+    "thread_turn_ms",
 )
 
 
@@ -171,6 +178,10 @@ class Onset:
 
     def wall(self, seconds: float) -> float:
         return self.t0_wall + seconds
+
+    def span(self, incident_s: float) -> dict[str, float]:
+        """The incident's place on the rows' clock, by :mod:`.threadturn`'s names."""
+        return {"t0_wall": self.t0_wall, "start_s": self.start_s, "incident_s": incident_s}
 
 
 def hold_parts(
@@ -258,7 +269,27 @@ def candidates(
         nginx_active_max_onset=_largest(onset_rows, "nginx_active"),
         steal_share=None if steal_share is None else round(steal_share, 4),
         **accepts,
+        **_thread_turn(timings, rows, onset, incident_s=incident_s, delay=incident_delay),
     )
+
+
+def _thread_turn(
+    timings: Sequence[AppTiming],
+    rows: Sequence[object],
+    onset: Onset,
+    *,
+    incident_s: float | None,
+    delay: float | None,
+) -> dict[str, Any]:
+    """A full uWSGI pool's time per request beyond the delay (incident/threadturn.py), by
+    Mechanism's name; none without the incident's length and delay."""
+    if incident_s is None or delay is None:
+        return {}
+    return {
+        "thread_turn_ms": threadturn.turn_beyond_ms(
+            timings, rows, **onset.span(incident_s), incident_delay=delay
+        )
+    }
 
 
 def _accept_load(

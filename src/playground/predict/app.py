@@ -128,6 +128,9 @@ class App:
     def respond(self, rid: str, *, waited_since: float, worker: int) -> Process:
         """The app's answer to one request: a status, or DEGRADED (the breaker's lesser page)."""
         w, clock, s = self.workers[worker], self.clock, self.system
+        if s.turn_beyond_s is not None and s.turn_beyond_s > s.cpu_s:
+            # The thread's time between two views and its waits for the GIL (measured).
+            yield s.turn_beyond_s - s.cpu_s
         # The request's Python, after whatever Python the process has yet to run (FIFO).
         w.gil_free = max(clock.now, w.gil_free) + s.cpu_s
         yield w.gil_free - clock.now

@@ -19,7 +19,11 @@ from a run that scores it (docs/predict.md, "What decides a collapse"):
   (:data:`BUSY_FIT_RUNS`), each fitted over the seconds from the incident on, where the
   busiest worker's answers a second change most. The share drawn is the one measured before
   the incident, at the fit runs' load; the model turns it into the kernel's preference where
-  both workers are free (:func:`preference`) and lets the answers move it from there.
+  both workers are free (:func:`preference`) and lets the answers move it from there;
+- how long a thread of a full uWSGI pool holds each request beyond the delay it asked for
+  (:mod:`playground.incident.threadturn`): the call's overhead, the app's CPU and its waits
+  for the GIL, and uWSGI's accept and parse between two views, per repeat of its fit run
+  (:data:`TURN_FIT_RUNS`), drawn per simulated repeat as the share is.
 
 The fit runs (:data:`FIT_RUNS`) are the pools at their edge, measured with their candidates;
 the repeats that score the model are measured after the model's commit.
@@ -69,6 +73,10 @@ FIT_RUNS = {
 #: three times that after it: `.venv/bin/playground story gunicorn-threads --incident-delay 1.8
 #: --repeat 3 --no-build` and the same at `--incident-delay 2`, alone on the machine.
 BUSY_FIT_RUNS = ("20261204-012743-story", "20261204-013541-story")
+#: The runs a thread's time beyond the delay is measured on, by server and model: uWSGI's pool
+#: at 2.28 s, full from the incident's third second to its end, `.venv/bin/playground story
+#: uwsgi-threads --incident-delay 2.28 --repeat 3 --no-build -q`, alone on the machine.
+TURN_FIT_RUNS = {("uWSGI", "threads"): ("20261204-101821-story",)}
 #: What connects to Gunicorn's workers, and the fit run's target whose split it draws from:
 #: nginx itself, or HAProxy between nginx and the app (:attr:`.system.System.front`).
 FRONTS = {"nginx": "gunicorn-threads", "haproxy": "gunicorn-threads+haproxy"}
@@ -150,6 +158,34 @@ def accept_busy_s() -> float:
             if t.valid and t.mechanism and t.mechanism.accept_busy_ms is not None
         ]
     return statistics.median(found) / 1000
+
+
+@functools.cache
+def turns_beyond_s(server: str, model: str) -> tuple[float, ...]:
+    """A thread's time per request beyond the delay, s, per trusted repeat of the server's
+    :data:`TURN_FIT_RUNS`; none where no run measured it."""
+    found: list[float] = []
+    for run in TURN_FIT_RUNS.get((server, model), ()):
+        record = runrecords.load(records.RECORDS_DIR / f"{run}.json")
+        found += [
+            t.mechanism.thread_turn_ms / 1000
+            for t in record.targets
+            if t.valid and t.mechanism and t.mechanism.thread_turn_ms is not None
+        ]
+    return tuple(found)
+
+
+def turn_beyond_s(server: str, model: str, seed: int | None) -> float | None:
+    """The model's time beyond the delay for one run, s: drawn from the measured ones (a
+    Gaussian kernel, Silverman's bandwidth, at least 0) for a draw's system seed, their median
+    for a run without one; None where no run measured it."""
+    values = list(turns_beyond_s(server, model))
+    if not values:
+        return None
+    if seed is None:
+        return statistics.median(values)
+    rng = random.Random(f"turn:{seed}")
+    return max(0.0, rng.choice(values) + rng.gauss(0.0, bandwidth(values)))
 
 
 def preference(share: float, busy_s: float, workers: int) -> float:

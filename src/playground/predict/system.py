@@ -5,8 +5,8 @@ server's environment, the kernel's `tcp_abort_on_overflow`, nginx's lines under
 story/remedies/), with the servers' own defaults where a file sets nothing (Gunicorn's
 `gunicorn.conf.py`, nginx's documentation). Two figures are the playground's measurements, not
 the servers' code, each read from the records of the runs that fit the model
-(:mod:`.measured`): how unevenly Gunicorn's workers take connections and the app's CPU per
-request under the story's load. Nothing here is fitted to a story row's outcome.
+(:mod:`.measured`): how unevenly Gunicorn's workers take connections, the app's CPU per
+request under the story's load, and a full uWSGI pool's time per request beyond the delay. Nothing here is fitted to a story row's outcome.
 
 Three remedies change where connections wait rather than the app, and are read the same way:
 HAProxy's stage between nginx and the app (:class:`HAProxy`, from the `haproxy` service's
@@ -89,6 +89,10 @@ class System:
     # there, where connections arrive whatever the answers; HAProxy connects the next request
     # as an answer frees a slot, which the fit runs did not measure: None behind it).
     accept_busy_s: float | None = None
+    # uWSGI's threads: a thread's time per request beyond the delay it asked for, measured in a
+    # full pool (:func:`.measured.turn_beyond_s`); the thread is held for what of it the app's
+    # CPU does not account for. None: the CPU alone (no run measured it).
+    turn_beyond_s: float | None = None
 
     @property
     def busiest_preference(self) -> float | None:
@@ -284,4 +288,5 @@ def system_for(target: Target, settings: StorySettings) -> System:
         accept_busy_s=measured.accept_busy_s()
         if gunicorn and target.model == "threads" and not files.haproxy
         else None,
+        turn_beyond_s=measured.turn_beyond_s(target.server, target.model, settings.system_seed),
     )
