@@ -123,11 +123,16 @@ def test_predicts_error_lines_give_the_targets_scored_settings_and_nothing_witho
 
 
 def test_no_run_that_fits_the_model_scores_it():
-    """Fit and score never share a run: the model's fit runs (predict.measured) stay out of
-    every scored setting's measured runs."""
+    """Fit and score never share a run: the model's fit runs (predict.measured: the split's,
+    the busy time's and the uWSGI thread's time per request) stay out of every scored
+    setting's measured runs."""
     from playground.predict import measured
 
-    fit = set(measured.FIT_RUNS.values())
+    fit = {
+        *measured.FIT_RUNS.values(),
+        *measured.BUSY_FIT_RUNS,
+        *(run for runs in measured.TURN_FIT_RUNS.values() for run in runs),
+    }
     scored = {run for s in edgescore.SCORED for run in s.measured}
     assert fit and scored and not fit & scored
 

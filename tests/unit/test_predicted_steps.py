@@ -277,4 +277,4 @@ def test_a_measured_target_gets_the_models_odds_over_its_draws_beside_it():
     row = next(line for line in markdown(run).splitlines() if "| predicted |" in line)
     assert f"P(collapse) {p.collapsed_draws / beside.DRAWS:.2f}, its {beside.DRAWS} draws'" in row
     # beside the draws' interval, the model's error where uWSGI's threads were scored
-    assert "uwsgi-threads 2 x 64 at 2 s: P " in markdown(run)
+    assert "uwsgi-threads 2 x 64 at 2.28 s: P " in markdown(run)

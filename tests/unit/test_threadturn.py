@@ -7,8 +7,9 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from playground.core import records
 from playground.core.scenarios import resolve_story
-from playground.incident import threadturn
+from playground.incident import runrecords, threadturn
 from playground.incident.captured import AppTiming
 from playground.incident.settings import StorySettings
 from playground.predict import measured
@@ -101,3 +102,22 @@ def test_the_model_holds_a_uwsgi_thread_for_the_measured_turn_and_serves_less_fo
     assert with_turn is not None and without is not None
     assert with_turn.goodput_during < without.goodput_during - 1
     assert with_turn.visits_served_during < without.visits_served_during - 0.01
+
+
+def test_the_pages_table_is_the_fit_runs_turns_and_moves_with_them():
+    (run,) = measured.TURN_FIT_RUNS[("uWSGI", "threads")]
+    record = runrecords.load(records.RECORDS_DIR / f"{run}.json")
+    turns = sorted(t.mechanism.thread_turn_ms for t in record.targets if t.mechanism)
+    lines = threadturn.table([record], cpu_ms=2.5)
+    assert f"Median over 3 repeats: {turns[1]:g} ms" in lines[-1]
+    assert sum(line.startswith(f"| {run} ") for line in lines) == 3
+    longer = replace(
+        record,
+        targets=[
+            replace(
+                t, mechanism=replace(t.mechanism, thread_turn_ms=t.mechanism.thread_turn_ms + 5)
+            )
+            for t in record.targets
+        ],
+    )
+    assert f"{turns[1] + 5:g} ms" in threadturn.table([longer], cpu_ms=2.5)[-1]

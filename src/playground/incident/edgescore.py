@@ -268,8 +268,10 @@ def _scored(
 #: The settings the page scores, each with its story run and the model's run (run labels as
 #: docs/predict.md's runs table gives them). Behind nginx, gthread's workers lose connections
 #: while they answer (acceptbusy.py), which changed every draw of a gthread pool of two or more
-#: workers behind nginx: only repeats measured after that change score those. uWSGI, one
-#: worker and HAProxy draw as before, so their repeats stand.
+#: workers behind nginx: only repeats measured after that change score those. A uWSGI thread
+#: holds each request for a measured time beyond the delay (threadturn.py), which changed
+#: every draw of uWSGI's pool: only repeats measured after that change score it. One worker
+#: and HAProxy draw as before, so their repeats stand.
 SCORED = tuple(
     _scored(*row)
     for row in (
@@ -278,10 +280,11 @@ SCORED = tuple(
         ("gunicorn-threads", (2, 64), 1.7, "20261204-020119-story", "20261204-025913-predict"),
         ("gunicorn-threads", (2, 64), 1.8, "20261204-052052-story", "20261204-045036-predict"),
         ("gunicorn-threads", (2, 64), 2.0, "20261204-022626-story", "20261204-025935-predict"),
-        ("uwsgi-threads", (2, 64), 2.25, "20261129-051012-story", "20261129-041434-predict"),
-        ("uwsgi-threads", (2, 64), 2.28, "20261129-090252-story", "20261129-082039-predict"),
-        ("uwsgi-threads", (2, 64), 2.3, "20261128-153042-story", "20261128-154503-predict"),
-        ("uwsgi-threads", (2, 64), 2.0, "20261128-170208-story", "20261128-182228-predict"),
+        # uWSGI's pool, measured after a thread's time per request entered the model: runs
+        # HQ, HP and HR; the model's draws runs HM, HN and HO.
+        ("uwsgi-threads", (2, 64), 2.25, "20261204-111011-story", "20261204-104433-predict"),
+        ("uwsgi-threads", (2, 64), 2.28, "20261204-104508-story", "20261204-104444-predict"),
+        ("uwsgi-threads", (2, 64), 2.3, "20261204-113518-story", "20261204-104455-predict"),
         # `deadline` behind nginx, measured after it too: runs HH and HK at 1.7 s and 1.8 s,
         # runs HC and HJ at 2 s; the model's draws runs HE, HF and HD.
         (

@@ -22,9 +22,14 @@ what it does before.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from playground.incident.captured import AppTiming
+
+if TYPE_CHECKING:  # runrecords reads Mechanism, whose figures come from this module
+    from playground.incident.runrecords import RunRecord
 
 #: Full seconds in a row needed for a figure: fewer, and the count's rounding dominates.
 FEWEST_SECONDS = 5
@@ -84,3 +89,39 @@ def turn_beyond_ms(
         return None
     between = (cores * (b - a) - inside) / len(begun)
     return round(1000 * (sum(begun) / len(begun) + between - incident_delay), 2)
+
+
+def table(found: Sequence[RunRecord], *, cpu_ms: float) -> list[str]:
+    """Per trusted repeat of the fit runs `found`: its turn beyond the delay, the app's CPU per
+    request before the incident and what followed; then the median turn, said as the answers
+    a second it leaves the pool against `cpu_ms`, what the model held a thread for before."""
+    lines = [
+        "| run | delay | repeat | a thread's time per request beyond the delay, ms "
+        "| the app's CPU per request before, ms | visits served during |",
+        "|---|---|---|---|---|---|",
+    ]
+    turns, delays = [], set()
+    for record in found:
+        delay = record.story_settings().incident_delay
+        pool = record.story_settings().workers * record.story_settings().threads
+        for t in record.targets:
+            m = t.mechanism
+            if not t.valid or m is None or m.thread_turn_ms is None:
+                continue
+            turns.append(m.thread_turn_ms)
+            delays.add((delay, pool))
+            served = "-" if t.visits_served_during is None else f"{t.visits_served_during:.0%}"
+            lines.append(
+                f"| {record.run_id} | {delay:g} s | {t.repeat} | {m.thread_turn_ms:g} "
+                f"| {m.cpu_ms_per_request_before} | {served} |"
+            )
+    if turns and len(delays) == 1:
+        (delay, pool), turn = delays.pop(), statistics.median(turns)
+        lines += [
+            "",
+            f"Median over {len(turns)} repeats: {turn:g} ms ({min(turns):g}-{max(turns):g}), "
+            f"where the app's CPU alone, {cpu_ms:.2f} ms, held a thread in the model: at {delay:g} "
+            f"s the pool of {pool} answers {pool / (delay + turn / 1000):.2f} requests a second, "
+            f"not {pool / (delay + cpu_ms / 1000):.2f}.",
+        ]
+    return lines

@@ -41,6 +41,7 @@ from playground.incident import (
     runrecords,
     scoring,
     sharenoise,
+    threadturn,
 )
 from playground.incident.calibration import plot_calibration
 from playground.incident.runrecords import ModelRow, RunRecord, TargetRecord
@@ -223,6 +224,10 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
         "pinned-shares": pinnedshares.table(predictions),
         "accept-busy": acceptbusy.table(
             [_record(records, r) for r in fit.BUSY_FIT_RUNS], rate=fit.fit_rate()
+        ),
+        "thread-turn": threadturn.table(
+            [_record(records, r) for r in fit.TURN_FIT_RUNS[("uWSGI", "threads")]],
+            cpu_ms=1000 * fit.cpu_per_request_s("uWSGI", "threads"),
         ),
     }
 
