@@ -179,10 +179,6 @@ class Onset:
     def wall(self, seconds: float) -> float:
         return self.t0_wall + seconds
 
-    def span(self, incident_s: float) -> dict[str, float]:
-        """The incident's place on the rows' clock, by :mod:`.threadturn`'s names."""
-        return {"t0_wall": self.t0_wall, "start_s": self.start_s, "incident_s": incident_s}
-
 
 def hold_parts(
     timings: Sequence[AppTiming], calls: Sequence[UpstreamCall]
@@ -287,7 +283,12 @@ def _thread_turn(
         return {}
     return {
         "thread_turn_ms": threadturn.turn_beyond_ms(
-            timings, rows, **onset.span(incident_s), incident_delay=delay
+            timings,
+            rows,
+            t0_wall=onset.t0_wall,
+            start_s=onset.start_s,
+            incident_s=incident_s,
+            incident_delay=delay,
         )
     }
 

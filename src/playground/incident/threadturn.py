@@ -5,9 +5,9 @@ While every thread of the pool is in a request and a connection waits in the ker
 ends one request takes the next at once, so the pool ends `cores / turn` requests a second,
 `turn` being a thread's whole time per request: the delay the app asked of the third party,
 the call's overhead, the app's CPU and its waits for the process's GIL among 64 threads, and
-uWSGI's own accept and parse between two views. Counting the views that end in such seconds
-of the incident gives the turn; less the incident's delay, the time beyond it, which the
-model holds each thread for (:mod:`playground.predict.measured`). The app's own log cannot
+uWSGI's own accept and parse between two views. The app's log gives it as a view's mean time
+plus the threads' time outside any view (:func:`turn_beyond_ms`); less the incident's delay,
+the time beyond it, which the model holds each thread for (:mod:`playground.predict.measured`). The app's own log cannot
 give it per thread (it names the process, not the thread), and the median times a thread
 holds a request inside the view (:mod:`.mechanism`) leave out what happens between two views.
 
@@ -66,8 +66,9 @@ def turn_beyond_ms(
     incident_delay: float,
 ) -> float | None:
     """A thread's time per request beyond the incident's delay, ms, over the longest run of
-    full seconds of the incident before the first user timed out (`rows`: its per-second rows, second t at `t0_wall` + t);
-    None where the pool was never full that long, or the rows have no uWSGI stats.
+    full seconds of the incident before the first user timed out (`rows`: its per-second
+    rows, second t at `t0_wall` + t); None where the pool was never full that long, or the
+    rows have no uWSGI stats.
 
     The turn is a view's mean time plus the time between two views: the threads' time outside
     any view over those seconds (the pool's thread-seconds less the views' within them), per
@@ -100,23 +101,23 @@ def table(found: Sequence[RunRecord], *, cpu_ms: float) -> list[str]:
         "| the app's CPU per request before, ms | visits served during |",
         "|---|---|---|---|---|---|",
     ]
-    turns, delays = [], set()
+    turns, shapes = [], set()
     for record in found:
-        delay = record.story_settings().incident_delay
-        pool = record.story_settings().workers * record.story_settings().threads
+        s = record.story_settings()
+        delay, pool = s.incident_delay, s.workers * s.threads
         for t in record.targets:
             m = t.mechanism
             if not t.valid or m is None or m.thread_turn_ms is None:
                 continue
             turns.append(m.thread_turn_ms)
-            delays.add((delay, pool))
+            shapes.add((delay, pool))
             served = "-" if t.visits_served_during is None else f"{t.visits_served_during:.0%}"
             lines.append(
                 f"| {record.run_id} | {delay:g} s | {t.repeat} | {m.thread_turn_ms:g} "
                 f"| {m.cpu_ms_per_request_before} | {served} |"
             )
-    if turns and len(delays) == 1:
-        (delay, pool), turn = delays.pop(), statistics.median(turns)
+    if turns and len(shapes) == 1:
+        (delay, pool), turn = shapes.pop(), statistics.median(turns)
         lines += [
             "",
             f"Median over {len(turns)} repeats: {turn:g} ms ({min(turns):g}-{max(turns):g}), "

@@ -74,8 +74,9 @@ FIT_RUNS = {
 #: --repeat 3 --no-build` and the same at `--incident-delay 2`, alone on the machine.
 BUSY_FIT_RUNS = ("20261204-012743-story", "20261204-013541-story")
 #: The runs a thread's time beyond the delay is measured on, by server and model: uWSGI's pool
-#: at 2.28 s, full from the incident's third second to its end, `.venv/bin/playground story
-#: uwsgi-threads --incident-delay 2.28 --repeat 3 --no-build -q`, alone on the machine.
+#: at 2.28 s, full from the incident's third second until users gave up,
+#: `.venv/bin/playground story uwsgi-threads --incident-delay 2.28 --repeat 3 --no-build -q`,
+#: alone on the machine.
 TURN_FIT_RUNS = {("uWSGI", "threads"): ("20261204-101821-story",)}
 #: What connects to Gunicorn's workers, and the fit run's target whose split it draws from:
 #: nginx itself, or HAProxy between nginx and the app (:attr:`.system.System.front`).
@@ -128,12 +129,16 @@ def bandwidth(values: list[float]) -> float:
     return float(0.9 * spread * len(values) ** -0.2)
 
 
+def kernel_draw(rng: random.Random, values: list[float]) -> float:
+    """One value from a Gaussian kernel around `values`: one of them, moved by Silverman's
+    bandwidth."""
+    return rng.choice(values) + rng.gauss(0.0, bandwidth(values))
+
+
 def draw_share(rng: random.Random, *, workers: int, front: str = "nginx") -> float:
     """One run's busiest share: a measured one behind the same front, moved by the kernel,
     between 1 / workers (an even split) and 1."""
-    values = shares(front)
-    share = rng.choice(values) + rng.gauss(0.0, bandwidth(values))
-    return min(1.0, max(1.0 / workers, share))
+    return min(1.0, max(1.0 / workers, kernel_draw(rng, shares(front))))
 
 
 def drawn_spread(counted: int, front: str = "nginx") -> float:
@@ -184,8 +189,7 @@ def turn_beyond_s(server: str, model: str, seed: int | None) -> float | None:
         return None
     if seed is None:
         return statistics.median(values)
-    rng = random.Random(f"turn:{seed}")
-    return max(0.0, rng.choice(values) + rng.gauss(0.0, bandwidth(values)))
+    return max(0.0, kernel_draw(random.Random(f"turn:{seed}"), values))
 
 
 def preference(share: float, busy_s: float, workers: int) -> float:

@@ -3,10 +3,12 @@
 The numbers come from the target's compose file and its remedy's override (the app's and the
 server's environment, the kernel's `tcp_abort_on_overflow`, nginx's lines under
 story/remedies/), with the servers' own defaults where a file sets nothing (Gunicorn's
-`gunicorn.conf.py`, nginx's documentation). Two figures are the playground's measurements, not
+`gunicorn.conf.py`, nginx's documentation). Four figures are the playground's measurements, not
 the servers' code, each read from the records of the runs that fit the model
 (:mod:`.measured`): how unevenly Gunicorn's workers take connections, the app's CPU per
-request under the story's load, and a full uWSGI pool's time per request beyond the delay. Nothing here is fitted to a story row's outcome.
+request under the story's load, how long each answer keeps a gthread worker from accepting,
+and a full uWSGI pool's time per request beyond the delay.
+Nothing here is fitted to a story row's outcome.
 
 Three remedies change where connections wait rather than the app, and are read the same way:
 HAProxy's stage between nginx and the app (:class:`HAProxy`, from the `haproxy` service's
