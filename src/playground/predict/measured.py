@@ -78,6 +78,13 @@ BUSY_FIT_RUNS = ("20261204-012743-story", "20261204-013541-story")
 #: `.venv/bin/playground story uwsgi-threads --incident-delay 2.28 --repeat 3 --no-build -q`,
 #: alone on the machine.
 TURN_FIT_RUNS = {("uWSGI", "threads"): ("20261204-101821-story",)}
+#: The runs that show how gthread's two workers share a full pool behind HAProxy: its fit run
+#: (run EY, at 2 s) and `.venv/bin/playground story gunicorn-threads+haproxy --incident-delay
+#: 2.1 --repeat 3 --no-build -q`, alone on the machine. In every repeat the busiest worker held
+#: near half the connections once the pool filled, whatever share it began before, so the model
+#: hands a connection behind HAProxy to a worker with a free thread where one has one
+#: (:mod:`.servers`). Behind nginx the busiest worker held as much as it began (the fit run).
+FREE_THREAD_RUNS = ("20261128-221552-story", "20261204-133731-story")
 #: What connects to Gunicorn's workers, and the fit run's target whose split it draws from:
 #: nginx itself, or HAProxy between nginx and the app (:attr:`.system.System.front`).
 FRONTS = {"nginx": "gunicorn-threads", "haproxy": "gunicorn-threads+haproxy"}

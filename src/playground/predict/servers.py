@@ -13,6 +13,11 @@
   `accept_busy_s` (:mod:`playground.incident.acceptbusy`), and a connection the kernel gives
   the busiest worker while its main thread is busy goes to another ready worker; connections
   no worker accepts wait in the kernel's backlog.
+  Behind HAProxy (`to_free_thread`) a new connection goes to a worker with a free thread
+  where one has one, by the kernel's preference where both have: there the workers hold near
+  even shares of the connections once the pool is full, whatever the split before
+  (:data:`.measured.FREE_THREAD_RUNS`), where a fixed split would queue the busiest worker's
+  surplus beside the other's free threads.
   With `reuse_port` each worker has a socket of its own, with a backlog of its own: the kernel
   hands each new connection to one socket by a hash of its addresses (uniform over the
   sockets, whatever the workers' load; a retransmitted SYN has the same addresses, so the same
@@ -73,6 +78,7 @@ class Server:
         self._gthread = self.gthread
         self._limit = self.system.worker_connections or 0
         self._busy = self.system.accept_busy_s or 0.0
+        self._to_free = self.system.to_free_thread
         share = self.system.busiest_preference
         self._weights = (
             None
@@ -109,6 +115,8 @@ class Server:
             return socket if socket in ready else None
         if not ready:
             return None
+        if self._to_free:
+            ready = [w for w in ready if self.idle[w] > 0] or ready
         weights = self._weights
         if weights is None or len(ready) == 1:
             return max(ready, key=self.idle.__getitem__)

@@ -95,6 +95,9 @@ class System:
     # full pool (:func:`.measured.turn_beyond_s`); the thread is held for what of it the app's
     # CPU does not account for. None: the CPU alone (no run measured it).
     turn_beyond_s: float | None = None
+    # gthread behind HAProxy: a new connection goes to a worker with a free thread where one
+    # has one (:mod:`.servers`; measured, :data:`.measured.FREE_THREAD_RUNS`).
+    to_free_thread: bool = False
 
     @property
     def busiest_preference(self) -> float | None:
@@ -291,4 +294,5 @@ def system_for(target: Target, settings: StorySettings) -> System:
         if gunicorn and target.model == "threads" and not files.haproxy
         else None,
         turn_beyond_s=measured.turn_beyond_s(target.server, target.model, settings.system_seed),
+        to_free_thread=gunicorn and target.model == "threads" and files.haproxy is not None,
     )

@@ -35,6 +35,7 @@ from playground.incident import (
     edge,
     edgescore,
     held,
+    heldsplit,
     pinnedshares,
     predictrecord,
     recoveryscore,
@@ -224,6 +225,12 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
         "pinned-shares": pinnedshares.table(predictions),
         "accept-busy": acceptbusy.table(
             [_record(records, r) for r in fit.BUSY_FIT_RUNS], rate=fit.fit_rate()
+        ),
+        "held-split": heldsplit.table(
+            [
+                (_record(records, fit.FIT_RUNS["gunicorn-threads"]), "gunicorn-threads"),
+                *((_record(records, r), "gunicorn-threads+haproxy") for r in fit.FREE_THREAD_RUNS),
+            ]
         ),
         "thread-turn": threadturn.table(
             [_record(records, r) for r in fit.TURN_FIT_RUNS[("uWSGI", "threads")]],
