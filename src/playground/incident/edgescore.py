@@ -270,8 +270,9 @@ def _scored(
 #: while they answer (acceptbusy.py), which changed every draw of a gthread pool of two or more
 #: workers behind nginx: only repeats measured after that change score those. A uWSGI thread
 #: holds each request for a measured time beyond the delay (threadturn.py), which changed
-#: every draw of uWSGI's pool: only repeats measured after that change score it. One worker
-#: and HAProxy draw as before, so their repeats stand.
+#: every draw of uWSGI's pool: only repeats measured after that change score it. Behind
+#: HAProxy a worker with a free thread takes the next connection, which changed every draw
+#: there: the same. One worker draws as before, so its repeats stand.
 SCORED = tuple(
     _scored(*row)
     for row in (
@@ -315,30 +316,29 @@ SCORED = tuple(
             "20261128-214012-story",
             "20261129-010310-predict",
         ),
-        # Behind HAProxy the model draws the split from run EY, so only repeats measured
-        # after that change score it (runs FH and FS; the model's draws runs FE and FR).
-        (
-            "gunicorn-threads+haproxy",
-            (2, 64),
-            2.0,
-            "20261129-041452-story",
-            "20261129-041357-predict",
-        ),
-        (
-            "gunicorn-threads+haproxy",
-            (2, 64),
-            2.1,
-            "20261129-093006-story",
-            "20261129-092913-predict",
-        ),
-        # Just past Little's line (128 / 2.2 = 58 a second for 60): run FZ, the model's draws
-        # run FY.
+        # Behind HAProxy a worker with a free thread takes the next connection in the model
+        # (measured.FREE_THREAD_RUNS), which changed every draw there: only repeats measured
+        # after that change score it (runs HW, HY and HX; the model's draws runs HT, HU, HV).
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.2,
-            "20261129-125520-story",
-            "20261129-125506-predict",
+            "20261204-134917-story",
+            "20261204-134850-predict",
+        ),
+        (
+            "gunicorn-threads+haproxy",
+            (2, 64),
+            2.25,
+            "20261204-144339-story",
+            "20261204-134858-predict",
+        ),
+        (
+            "gunicorn-threads+haproxy",
+            (2, 64),
+            2.3,
+            "20261204-141627-story",
+            "20261204-134907-predict",
         ),
     )
 )
