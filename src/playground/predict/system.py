@@ -254,6 +254,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
     files = read(target, settings)
     env, nginx = files.env, files.nginx
     gunicorn = target.server == "Gunicorn"
+    gthread = gunicorn and target.model == "threads"
     remedy = remedies.remedy_of(target)
     workers, threads = (settings.workers, settings.threads)
     if remedy is not None:
@@ -290,9 +291,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
         breaker=(int(b[0]), b[1]) if (b := _pair(env.get("CIRCUIT_BREAKER"))) else None,
         reuse_port=reuse_port,
         haproxy=files.haproxy,
-        accept_busy_s=measured.accept_busy_s()
-        if gunicorn and target.model == "threads" and not files.haproxy
-        else None,
+        accept_busy_s=measured.accept_busy_s() if gthread and not files.haproxy else None,
         turn_beyond_s=measured.turn_beyond_s(target.server, target.model, settings.system_seed),
-        to_free_thread=gunicorn and target.model == "threads" and files.haproxy is not None,
+        to_free_thread=gthread and files.haproxy is not None,
     )
