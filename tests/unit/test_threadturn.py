@@ -1,5 +1,6 @@
-"""A full uWSGI pool's time per request beyond the delay (incident/threadturn.py), and the
-model's threads that hold each request for it (predict/app.py, predict/measured.py)."""
+"""A full pool's time per request beyond the delay (incident/threadturn.py), uWSGI's and
+Gunicorn's behind HAProxy, and the model's threads that hold each request for it
+(predict/app.py, predict/measured.py)."""
 
 from __future__ import annotations
 
@@ -105,11 +106,11 @@ def test_the_model_holds_a_uwsgi_thread_for_the_measured_turn_and_serves_less_fo
 
 
 def test_the_pages_table_is_the_fit_runs_turns_and_moves_with_them():
-    (run,) = measured.TURN_FIT_RUNS[("uWSGI", "threads")]
+    (run,) = measured.TURN_FIT_RUNS[("uWSGI", "threads", "nginx")]
     record = runrecords.load(records.RECORDS_DIR / f"{run}.json")
     turns = sorted(t.mechanism.thread_turn_ms for t in record.targets if t.mechanism)
-    lines = threadturn.table([record], cpu_ms=2.5)
-    assert f"Median over 3 repeats: {turns[1]:g} ms" in lines[-1]
+    lines = threadturn.table([record], cpu_ms={"uwsgi-threads": 2.5})
+    assert f"uwsgi-threads: median over 3 repeats {turns[1]:g} ms" in lines[-1]
     assert sum(line.startswith(f"| {run} ") for line in lines) == 3
     longer = replace(
         record,
@@ -120,4 +121,56 @@ def test_the_pages_table_is_the_fit_runs_turns_and_moves_with_them():
             for t in record.targets
         ],
     )
-    assert f"{turns[1] + 5:g} ms" in threadturn.table([longer], cpu_ms=2.5)[-1]
+    assert f"{turns[1] + 5:g} ms" in threadturn.table([longer], cpu_ms={"uwsgi-threads": 2.5})[-1]
+
+
+@dataclass
+class GunicornRow:
+    """A second of Gunicorn's samples: connections per worker and nginx's, no uWSGI stats."""
+
+    worker_connections: list[int] | None = None
+    nginx_active: int | None = 20
+    timeouts: int = 0
+
+
+@pytest.mark.parametrize("between", [0.0, 0.02])
+def test_behind_haproxy_gunicorns_pool_is_full_while_each_worker_holds_its_threads(between):
+    """Two workers of 2 threads each, every thread back to back: where each worker holds its
+    threads' worth of connections and nginx holds more than the pool, the turn is read; where
+    one worker holds fewer than its threads (nginx alone: the split), or nothing waits, it is
+    not."""
+    timings = _pool(view=1.003, between=between, until=45.0)
+    kwargs = dict(t0_wall=0.0, start_s=10.0, incident_s=30.0, incident_delay=1.0, per_worker=2)
+    full = [GunicornRow(worker_connections=[2, 2], nginx_active=7) for _ in range(60)]
+    got = threadturn.turn_beyond_ms(timings, full, **kwargs)
+    assert got == pytest.approx(1000 * (0.003 + between), abs=0.5)
+    split = [GunicornRow(worker_connections=[6, 1], nginx_active=7) for _ in range(60)]
+    assert threadturn.turn_beyond_ms(timings, split, **kwargs) is None
+    nothing_waits = [GunicornRow(worker_connections=[2, 2], nginx_active=4) for _ in range(60)]
+    assert threadturn.turn_beyond_ms(timings, nothing_waits, **kwargs) is None
+    assert threadturn.turn_beyond_ms(timings, full, **{**kwargs, "per_worker": None}) is None
+
+
+def test_the_model_holds_a_gthread_thread_behind_haproxy_for_its_turn_and_tips_earlier():
+    """Behind HAProxy the fit run measured a turn of some 45 ms where the app's CPU is 3 ms:
+    at 2.25 s, where the fit run's three repeats collapsed, the model's pool with the turn
+    collapses, and with the CPU alone it holds; behind nginx gthread keeps no turn."""
+    target = resolve_story(["gunicorn-threads+haproxy"])[0]
+    settings = StorySettings(incident_delay=2.25, system_seed=1)
+    system = system_for(target, settings)
+    found = measured.turns_beyond_s("Gunicorn", "threads", "haproxy")
+    assert len(found) == 3 and system.turn_beyond_s is not None
+    assert system.turn_beyond_s > 10 * system.cpu_s
+    assert measured.turns_beyond_s("Gunicorn", "threads", "nginx") == ()
+
+    with_turn = predict_target(target, settings).summary
+    original = measured.TURN_FIT_RUNS
+    try:
+        measured.TURN_FIT_RUNS = {}
+        measured.turns_beyond_s.cache_clear()
+        without = predict_target(target, settings).summary
+    finally:
+        measured.TURN_FIT_RUNS = original
+        measured.turns_beyond_s.cache_clear()
+    assert with_turn is not None and without is not None
+    assert with_turn.visits_served_during < 0.95 <= without.visits_served_during

@@ -110,9 +110,9 @@ class Mechanism:
         omit_none=True,
     )
     thread_turn_ms: float | None = doc(
-        "uWSGI's pool: a thread's time per request beyond the incident's delay while every "
-        "thread was busy and a connection waited, ms (incident/threadturn.py); a figure for "
-        "the model, not a candidate",
+        "uWSGI's pool, or Gunicorn's behind HAProxy: a thread's time per request beyond the "
+        "incident's delay while every thread was busy and a connection waited, ms "
+        "(incident/threadturn.py); a figure for the model, not a candidate",
         omit_none=True,
     )
     accept_busy_ms: float | None = doc(
@@ -219,11 +219,13 @@ def candidates(
     steal_share: float | None,
     incident_delay: float | None = None,
     incident_s: float | None = None,
+    per_worker: int | None = None,
 ) -> Mechanism:
     """The candidates of one repeat. `rows` are its per-second rows (StorySecond), `sent`
     each attempt's (attempt number, seconds since the generator's start it was sent),
     `incident_delay` the third party's time during the incident (None: not read),
-    `incident_s` how long it lasted (None: no accept slope)."""
+    `incident_s` how long it lasted (None: no accept slope), `per_worker` each worker's
+    threads (None: a turn only where uWSGI's stats count them)."""
     start = onset.start_s
     before = (onset.wall(BEFORE_FROM_S), onset.wall(start))
     at = (onset.wall(start), onset.wall(start + ONSET_S))
@@ -247,15 +249,7 @@ def candidates(
         hold_beyond_onset_ms=_median_ms([w + c for b, w, c in parts if within(b, at)]),
         app_work_onset_ms=_median_ms([w for b, w, _ in parts if within(b, at)]),
         call_overhead_onset_ms=_median_ms([c for b, _, c in parts if within(b, at)]),
-        upstream_beyond_onset_ms=None
-        if incident_delay is None
-        else _median_ms(
-            [
-                c.answered_wall - c.arrived_wall - incident_delay
-                for c in calls
-                if within(c.arrived_wall, at)
-            ]
-        ),
+        upstream_beyond_onset_ms=_upstream_beyond(calls, at, incident_delay),
         thread_wait_p90_before_s=_p90([w for t, w in waits if within(t, before)]),
         thread_wait_p90_onset_s=_p90([w for t, w in waits if within(t, at)]),
         cpu_ms_per_request_before=_cpu_per_request(before_rows, ok_only=True),
@@ -265,7 +259,19 @@ def candidates(
         nginx_active_max_onset=_largest(onset_rows, "nginx_active"),
         steal_share=None if steal_share is None else round(steal_share, 4),
         **accepts,
-        **_thread_turn(timings, rows, onset, incident_s=incident_s, delay=incident_delay),
+        **_thread_turn(timings, rows, onset, incident_s, incident_delay, per_worker),
+    )
+
+
+def _upstream_beyond(
+    calls: Sequence[UpstreamCall], at: tuple[float, float], delay: float | None
+) -> float | None:
+    """The third party's median time beyond the delay over the calls that arrived `at` (a
+    wall-clock span), ms; None where the delay is not known."""
+    if delay is None:
+        return None
+    return _median_ms(
+        [c.answered_wall - c.arrived_wall - delay for c in calls if at[0] <= c.arrived_wall < at[1]]
     )
 
 
@@ -273,11 +279,11 @@ def _thread_turn(
     timings: Sequence[AppTiming],
     rows: Sequence[object],
     onset: Onset,
-    *,
     incident_s: float | None,
     delay: float | None,
+    per_worker: int | None,
 ) -> dict[str, Any]:
-    """A full uWSGI pool's time per request beyond the delay (incident/threadturn.py), by
+    """A full pool's time per request beyond the delay (incident/threadturn.py), by
     Mechanism's name; none without the incident's length and delay."""
     if incident_s is None or delay is None:
         return {}
@@ -289,6 +295,7 @@ def _thread_turn(
             start_s=onset.start_s,
             incident_s=incident_s,
             incident_delay=delay,
+            per_worker=per_worker,
         )
     }
 

@@ -20,10 +20,12 @@ from a run that scores it (docs/predict.md, "What decides a collapse"):
   busiest worker's answers a second change most. The share drawn is the one measured before
   the incident, at the fit runs' load; the model turns it into the kernel's preference where
   both workers are free (:func:`preference`) and lets the answers move it from there;
-- how long a thread of a full uWSGI pool holds each request beyond the delay it asked for
+- how long a thread of a full pool holds each request beyond the delay it asked for
   (:mod:`playground.incident.threadturn`): the call's overhead, the app's CPU and its waits
-  for the GIL, and uWSGI's accept and parse between two views, per repeat of its fit run
-  (:data:`TURN_FIT_RUNS`), drawn per simulated repeat as the share is.
+  for the GIL, and whatever keeps a thread out of a view between two (uWSGI's accept and
+  parse; behind HAProxy, the hop back to the next connection and one worker's idle threads
+  beside the other's queue), per repeat of its fit run (:data:`TURN_FIT_RUNS`), drawn per
+  simulated repeat as the share is.
 
 The fit runs (:data:`FIT_RUNS`) are the pools at their edge, measured with their candidates;
 the repeats that score the model are measured after the model's commit.
@@ -73,11 +75,18 @@ FIT_RUNS = {
 #: three times that after it: `.venv/bin/playground story gunicorn-threads --incident-delay 1.8
 #: --repeat 3 --no-build` and the same at `--incident-delay 2`, alone on the machine.
 BUSY_FIT_RUNS = ("20261204-012743-story", "20261204-013541-story")
-#: The runs a thread's time beyond the delay is measured on, by server and model: uWSGI's pool
-#: at 2.28 s, full from the incident's third second until users gave up,
-#: `.venv/bin/playground story uwsgi-threads --incident-delay 2.28 --repeat 3 --no-build -q`,
-#: alone on the machine.
-TURN_FIT_RUNS = {("uWSGI", "threads"): ("20261204-101821-story",)}
+#: The runs a thread's time beyond the delay is measured on, by server, model and front, each
+#: alone on the machine: uWSGI's pool at 2.28 s, full from the incident's third second until
+#: users gave up, `.venv/bin/playground story uwsgi-threads --incident-delay 2.28 --repeat 3
+#: --no-build -q`; Gunicorn's threads behind HAProxy at 2.25 s, full from the incident's
+#: third second until users gave up, `.venv/bin/playground story gunicorn-threads+haproxy
+#: --incident-delay 2.25 --repeat 3 --no-build -q`. Behind nginx alone Gunicorn's pool is
+#: never full as one (one worker queues beside the other's free threads): its model has the
+#: split and the busy time per answer instead.
+TURN_FIT_RUNS = {
+    ("uWSGI", "threads", "nginx"): ("20261204-101821-story",),
+    ("Gunicorn", "threads", "haproxy"): ("20261204-164746-story",),
+}
 #: The runs that show how gthread's two workers share a full pool behind HAProxy: its fit run
 #: (run EY, at 2 s) and `.venv/bin/playground story gunicorn-threads+haproxy --incident-delay
 #: 2.1 --repeat 3 --no-build -q`, alone on the machine. In every repeat the busiest worker held
@@ -173,11 +182,11 @@ def accept_busy_s() -> float:
 
 
 @functools.cache
-def turns_beyond_s(server: str, model: str) -> tuple[float, ...]:
+def turns_beyond_s(server: str, model: str, front: str = "nginx") -> tuple[float, ...]:
     """A thread's time per request beyond the delay, s, per trusted repeat of the server's
-    :data:`TURN_FIT_RUNS`; none where no run measured it."""
+    :data:`TURN_FIT_RUNS` behind `front` (:data:`FRONTS`); none where no run measured it."""
     found: list[float] = []
-    for run in TURN_FIT_RUNS.get((server, model), ()):
+    for run in TURN_FIT_RUNS.get((server, model, front), ()):
         record = runrecords.load(records.RECORDS_DIR / f"{run}.json")
         found += [
             t.mechanism.thread_turn_ms / 1000
@@ -187,11 +196,11 @@ def turns_beyond_s(server: str, model: str) -> tuple[float, ...]:
     return tuple(found)
 
 
-def turn_beyond_s(server: str, model: str, seed: int | None) -> float | None:
-    """The model's time beyond the delay for one run, s: drawn from the measured ones (a
-    Gaussian kernel, Silverman's bandwidth, at least 0) for a draw's system seed, their median
-    for a run without one; None where no run measured it."""
-    values = list(turns_beyond_s(server, model))
+def turn_beyond_s(server: str, model: str, seed: int | None, front: str = "nginx") -> float | None:
+    """The model's time beyond the delay for one run behind `front`, s: drawn from the
+    measured ones (a Gaussian kernel, Silverman's bandwidth, at least 0) for a draw's system
+    seed, their median for a run without one; None where no run measured it."""
+    values = list(turns_beyond_s(server, model, front))
     if not values:
         return None
     if seed is None:

@@ -255,6 +255,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
     env, nginx = files.env, files.nginx
     gunicorn = target.server == "Gunicorn"
     gthread = gunicorn and target.model == "threads"
+    front = "haproxy" if files.haproxy else "nginx"
     remedy = remedies.remedy_of(target)
     workers, threads = (settings.workers, settings.threads)
     if remedy is not None:
@@ -274,7 +275,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
         else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
         busiest_share=(
-            measured.fixed_share("haproxy" if files.haproxy else "nginx")
+            measured.fixed_share(front)
             if settings.busiest_share is None
             else settings.busiest_share
         )
@@ -292,6 +293,8 @@ def system_for(target: Target, settings: StorySettings) -> System:
         reuse_port=reuse_port,
         haproxy=files.haproxy,
         accept_busy_s=measured.accept_busy_s() if gthread and not files.haproxy else None,
-        turn_beyond_s=measured.turn_beyond_s(target.server, target.model, settings.system_seed),
+        turn_beyond_s=measured.turn_beyond_s(
+            target.server, target.model, settings.system_seed, front
+        ),
         to_free_thread=gthread and files.haproxy is not None,
     )

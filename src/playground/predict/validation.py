@@ -233,8 +233,11 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
             ]
         ),
         "thread-turn": threadturn.table(
-            [_record(records, r) for r in fit.TURN_FIT_RUNS[("uWSGI", "threads")]],
-            cpu_ms=1000 * fit.cpu_per_request_s("uWSGI", "threads"),
+            [_record(records, r) for runs in fit.TURN_FIT_RUNS.values() for r in runs],
+            cpu_ms={
+                "uwsgi-threads": 1000 * fit.cpu_per_request_s("uWSGI", "threads"),
+                "gunicorn-threads+haproxy": 1000 * fit.cpu_per_request_s("Gunicorn", "threads"),
+            },
         ),
     }
 

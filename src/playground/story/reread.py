@@ -39,9 +39,11 @@ def from_texts(
     steal_share: float | None,
     incident_delay: float,
     incident_s: float | None = None,
+    per_worker: int | None = None,
 ) -> Mechanism | None:
     """A measurement's candidates from its logs' texts (`texts`: timing, access, calls), the
-    same for the runner and for a stored run; None without the app's timing log."""
+    same for the runner and for a stored run (`per_worker`: each worker's threads); None
+    without the app's timing log."""
     timings = parse_timing_log(texts.get("timing", ""))
     if not timings:
         return None
@@ -55,6 +57,7 @@ def from_texts(
         steal_share=steal_share,
         incident_delay=incident_delay,
         incident_s=incident_s,
+        per_worker=per_worker,
     )
 
 
@@ -74,6 +77,7 @@ def mechanism_of(run: StoryRun, t: StoryTarget, raw: Path) -> Mechanism | None:
         steal_share=None if t.steal is None else t.steal.share,
         incident_delay=run.story.incident_delay,
         incident_s=t.incident.seconds,
+        per_worker=t.per_worker,
     )
 
 

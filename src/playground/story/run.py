@@ -298,6 +298,7 @@ def measure_incident(
             steal_share=None if stolen is None else stolen.share,
             incident_delay=settings.incident_delay,
             incident_s=incident.seconds,
+            per_worker=entry.per_worker,
         ),
         incident=incident,
         adds_up=analysis.check_adds_up(output.attempts, rows),
