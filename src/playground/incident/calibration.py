@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from playground.core.charting import new_figure, save_png
@@ -25,6 +26,10 @@ def _errors(value: float, interval: tuple[float, float]) -> list[list[float]]:
 
 #: Points closer than this on both axes share one list of labels, so none is drawn over another.
 NEAR = 0.1
+#: A stack of more labels than this in the upper right is written in the lower right instead.
+TALL = 3
+#: Where such a stack's first line hangs from, on the measured axis.
+TALL_AT = 0.45
 #: Points with a P under LEFT sit at the left edge; their labels rise above those of the
 #: bottom row further along.
 LEFT = 0.2
@@ -54,6 +59,40 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     save_png(figure(scored), path, dpi=100)
 
 
+def _write_labels(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> None:
+    """Each place's labels beside its point, pointing inward, none over another."""
+    bottom = sorted(p for p, share in labels if share < NEAR and p >= LEFT)
+    for (p, share), names in labels.items():
+        right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
+        # A stack at the left edge starts higher, leaving a line below it for a point further
+        # along the bottom, whose label runs towards it; those further along step up a line.
+        rise = 6
+        if low and p < LEFT:
+            rise += LINE * len(bottom)
+        elif p in bottom:
+            rise += LINE * bottom.index(p)
+        # In the upper half, a label further along a row of points steps down a line for each
+        # point to its left, so that it passes under their labels rather than over them.
+        row = sorted(q for q, other in labels if not low and abs(other - share) < NEAR)
+        drop = -6 - LINE * row.index(p) if row else -6
+        if right and not low and len(names) > TALL:
+            # A tall stack in the upper right would run down over the labels below it: it is
+            # written in the lower right, where no calibrated point falls, under its point
+            # and joined to it by a line.
+            ax.plot([p, p], [share, TALL_AT], color="tab:gray", linewidth=0.8)
+            ax.text(p, TALL_AT, "\n".join(names), ha="right", va="top", fontsize=7)
+            continue
+        ax.annotate(
+            "\n".join(names),
+            (p, share),
+            textcoords="offset points",
+            xytext=(-8 if right else 8, rise if low else drop),
+            ha="right" if right else "left",
+            va="bottom" if low else "top",
+            fontsize=7,
+        )
+
+
 def figure(scored: Sequence[Point]) -> Figure:
     """The calibration plot: predicted against measured, one point per setting."""
     fig = new_figure(figsize=(7.0, 7.0))
@@ -77,30 +116,7 @@ def figure(scored: Sequence[Point]) -> Figure:
             fmt="o",
             capsize=3,
         )
-    labels = _labels(scored)
-    bottom = sorted(p for p, share in labels if share < NEAR and p >= LEFT)
-    for (p, share), names in labels.items():
-        right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
-        # A stack at the left edge starts higher, leaving a line below it for a point further
-        # along the bottom, whose label runs towards it; those further along step up a line.
-        rise = 6
-        if low and p < LEFT:
-            rise += LINE * len(bottom)
-        elif p in bottom:
-            rise += LINE * bottom.index(p)
-        # In the upper half, a label further along a row of points steps down a line for each
-        # point to its left, so that it passes under their labels rather than over them.
-        row = sorted(q for q, other in labels if not low and abs(other - share) < NEAR)
-        drop = -6 - LINE * row.index(p) if row else -6
-        ax.annotate(
-            "\n".join(names),
-            (p, share),
-            textcoords="offset points",
-            xytext=(-8 if right else 8, rise if low else drop),
-            ha="right" if right else "left",
-            va="bottom" if low else "top",
-            fontsize=7,
-        )
+    _write_labels(ax, _labels(scored))
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("the model's P(collapse) (its draws' 95 % interval)")

@@ -271,8 +271,9 @@ def _scored(
 #: workers behind nginx: only repeats measured after that change score those. A uWSGI thread
 #: holds each request for a measured time beyond the delay (threadturn.py), which changed
 #: every draw of uWSGI's pool: only repeats measured after that change score it. Behind
-#: HAProxy a worker with a free thread takes the next connection, which changed every draw
-#: there: the same. One worker draws as before, so its repeats stand.
+#: HAProxy a worker with a free thread takes the next connection and a thread holds each
+#: request for its measured time, which changed every draw there: the same. One worker draws
+#: as before, so its repeats stand.
 SCORED = tuple(
     _scored(*row)
     for row in (
@@ -316,29 +317,29 @@ SCORED = tuple(
             "20261128-214012-story",
             "20261129-010310-predict",
         ),
-        # Behind HAProxy a worker with a free thread takes the next connection in the model
-        # (measured.FREE_THREAD_RUNS), which changed every draw there: only repeats measured
-        # after that change score it (runs HW, HY and HX; the model's draws runs HT, HU, HV).
+        # Behind HAProxy a thread holds each request for its measured time in the model
+        # (measured.TURN_FIT_RUNS), which changed every draw there: only repeats measured
+        # after that change score it (runs IA, IB and IF; the model's draws runs IC, ID, IE).
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.2,
-            "20261204-134917-story",
-            "20261204-134850-predict",
+            "20261204-170243-story",
+            "20261204-175734-predict",
         ),
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.25,
-            "20261204-144339-story",
-            "20261204-134858-predict",
+            "20261204-173007-story",
+            "20261204-175745-predict",
         ),
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.3,
-            "20261204-141627-story",
-            "20261204-134907-predict",
+            "20261204-175913-story",
+            "20261204-175757-predict",
         ),
     )
 )
