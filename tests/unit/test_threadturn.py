@@ -75,6 +75,22 @@ def test_the_turn_is_read_before_the_first_user_gave_up():
     assert got == pytest.approx(20.0, abs=1.0)
 
 
+def _with_and_without_turns(target, settings):
+    """The model's summaries of one run of `target`: with the measured turns, and with no fit
+    run of any turn (the app's CPU alone holds a thread beyond the delay)."""
+    with_turn = predict_target(target, settings).summary
+    original = measured.TURN_FIT_RUNS
+    try:
+        measured.TURN_FIT_RUNS = {}
+        measured.turns_beyond_s.cache_clear()
+        without = predict_target(target, settings).summary
+    finally:
+        measured.TURN_FIT_RUNS = original
+        measured.turns_beyond_s.cache_clear()
+    assert with_turn is not None and without is not None
+    return with_turn, without
+
+
 def test_the_model_holds_a_uwsgi_thread_for_the_measured_turn_and_serves_less_for_it():
     """uWSGI's fit run measured a turn above the app's CPU, so the model's pool answers fewer
     a second at the edge and serves fewer of the visits during the incident than with the CPU
@@ -91,16 +107,7 @@ def test_the_model_holds_a_uwsgi_thread_for_the_measured_turn_and_serves_less_fo
     assert min(measured_turns) - 0.005 < min(drawn) and max(drawn) < max(measured_turns) + 0.005
     assert system_for(resolve_story(["gunicorn-threads"])[0], settings).turn_beyond_s is None
 
-    with_turn = predict_target(target, settings).summary
-    original = measured.TURN_FIT_RUNS
-    try:
-        measured.TURN_FIT_RUNS = {}
-        measured.turns_beyond_s.cache_clear()
-        without = predict_target(target, settings).summary
-    finally:
-        measured.TURN_FIT_RUNS = original
-        measured.turns_beyond_s.cache_clear()
-    assert with_turn is not None and without is not None
+    with_turn, without = _with_and_without_turns(target, settings)
     assert with_turn.goodput_during < without.goodput_during - 1
     assert with_turn.visits_served_during < without.visits_served_during - 0.01
 
@@ -163,14 +170,5 @@ def test_the_model_holds_a_gthread_thread_behind_haproxy_for_its_turn_and_tips_e
     assert system.turn_beyond_s > 10 * system.cpu_s
     assert measured.turns_beyond_s("Gunicorn", "threads", "nginx") == ()
 
-    with_turn = predict_target(target, settings).summary
-    original = measured.TURN_FIT_RUNS
-    try:
-        measured.TURN_FIT_RUNS = {}
-        measured.turns_beyond_s.cache_clear()
-        without = predict_target(target, settings).summary
-    finally:
-        measured.TURN_FIT_RUNS = original
-        measured.turns_beyond_s.cache_clear()
-    assert with_turn is not None and without is not None
+    with_turn, without = _with_and_without_turns(target, settings)
     assert with_turn.visits_served_during < 0.95 <= without.visits_served_during
