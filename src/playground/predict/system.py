@@ -292,9 +292,9 @@ def system_for(target: Target, settings: StorySettings) -> System:
         breaker=(int(b[0]), b[1]) if (b := _pair(env.get("CIRCUIT_BREAKER"))) else None,
         reuse_port=reuse_port,
         haproxy=files.haproxy,
-        accept_busy_s=measured.accept_busy_s() if gthread and not files.haproxy else None,
+        accept_busy_s=measured.accept_busy_s() if gthread and front == "nginx" else None,
         turn_beyond_s=measured.turn_beyond_s(
             target.server, target.model, settings.system_seed, front
         ),
-        to_free_thread=gthread and files.haproxy is not None,
+        to_free_thread=gthread and front == "haproxy",
     )
