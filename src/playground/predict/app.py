@@ -111,22 +111,27 @@ class App:
             for _ in range(s.workers)
         ]
 
-    @property
-    def read_timeout(self) -> float:
-        wait = self.delay + UPSTREAM_GRACE_S
+    def read_timeout(self, asked: float) -> float:
+        wait = asked + UPSTREAM_GRACE_S
         limit = self.system.upstream_timeout
         return wait if limit is None else min(wait, limit)
 
-    def _call(self, rid: str) -> Generator[float, None, bool]:
-        """One call: True if the answer came within the read timeout."""
+    def _call(self, rid: str, asked: float) -> Generator[float, None, bool]:
+        """One call asking for `asked` seconds: True if the answer came within the read
+        timeout. The third party takes what it takes for the users' delay, less the
+        difference (a health check asks for none: the incident's extra alone)."""
         now = self.clock.now
-        took = self.took(now)
+        took = self.took(now) - self.delay + asked
+        timeout = self.read_timeout(asked)
         self.calls.append(Call(rid, now, now + took))
-        yield min(took, self.read_timeout)
-        return took <= self.read_timeout
+        yield min(took, timeout)
+        return took <= timeout
 
-    def respond(self, rid: str, *, waited_since: float, worker: int) -> Process:
-        """The app's answer to one request: a status, or DEGRADED (the breaker's lesser page)."""
+    def respond(
+        self, rid: str, *, waited_since: float, worker: int, asked: float | None = None
+    ) -> Process:
+        """The app's answer to one request asking for `asked` seconds (by default the users'
+        delay): a status, or DEGRADED (the breaker's lesser page)."""
         w, clock, s = self.workers[worker], self.clock, self.system
         if s.turn_beyond_s is not None and s.turn_beyond_s > s.cpu_s:
             # The thread's time between two views and its waits for the GIL (measured).
@@ -146,7 +151,7 @@ class App:
                     return REFUSED
             if w.breaker is not None and w.breaker.refuses(clock.now):
                 return DEGRADED
-            ok = yield from self._call(rid)
+            ok = yield from self._call(rid, self.delay if asked is None else asked)
             if w.breaker is not None:
                 w.breaker.result(ok, clock.now)
             if ok:

@@ -51,6 +51,7 @@ class Connection:
     started: float | None = None  # when a thread or greenlet took it
     worker: int = 0
     socket: int | None = None  # with reuse_port: the worker whose socket the hash chose
+    asked: float | None = None  # the delay it asks for, where not the users' (a health check)
 
 
 @dataclass

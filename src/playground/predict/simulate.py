@@ -28,6 +28,7 @@ from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
 from playground.predict.clock import Clock, Process
 from playground.predict.haproxy import Queue
+from playground.predict.healthchecks import EXEC_S, Check
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
 
@@ -58,6 +59,7 @@ class Open:
     intended: float
     rid: str
     counted: bool = False  # nginx counts it among its connections (limit_conn)
+    check: Check | None = None  # a health check's request, not a user's
     nginx_done: bool = False
     user_done: bool = False
 
@@ -99,6 +101,7 @@ class Simulation:
         self.haproxy = Queue(system.haproxy) if system.haproxy else None
         self.conns: dict[str, Connection] = {}  # waiting in HAProxy's queue
         self.ended = ended
+        self.checks_rng = random.Random(rng.random())
 
     def _after(self, delay: float, fn: Callable[..., None], *args: Any) -> None:
         self.clock.after(max(0.0, delay), fn, *args)
@@ -109,7 +112,9 @@ class Simulation:
 
     def _thread(self, c: Connection) -> Process:
         began = self.clock.now
-        answer = yield from self.app.respond(c.rid, waited_since=c.arrived, worker=c.worker)
+        answer = yield from self.app.respond(
+            c.rid, waited_since=c.arrived, worker=c.worker, asked=c.asked
+        )
         self.records.spans["busy"].append((began, self.clock.now))
         self.server.finish(c, self.clock.now)
         self._nginx_end(self.opened[c.rid], answer)
@@ -146,7 +151,7 @@ class Simulation:
             return
         self.active += 1
         a.counted = True
-        conn = Connection(rid=a.rid, arrived=self.clock.now)
+        conn = Connection(rid=a.rid, arrived=self.clock.now, asked=self._asked(a))
         if self.haproxy is not None:
             self._haproxy(a, conn)
         else:
@@ -188,9 +193,32 @@ class Simulation:
         if self.haproxy is not None and self.haproxy.closed(a.rid):
             del self.conns[a.rid]
         code = OK if status == DEGRADED else int(status)
-        self.records.access.append(AccessRecord(now, code, now - a.intended, a.rid))
+        if a.check is None or a.check.entry == "nginx":
+            self.records.access.append(AccessRecord(now, code, now - a.intended, a.rid))
         if status != GONE:
             self._user_end(a, status)
+
+    # --- Docker's health checks (:mod:`.healthchecks`) ------------------------------------
+    def _asked(self, a: Open) -> float | None:
+        """The delay a request asks for where it is not the users' (a check's `?delay=0`)."""
+        return None if a.check is None else 0.0
+
+    def _check(self, check: Check, n: int) -> None:
+        """A check's request where it enters, while the users send; the next one starts the
+        interval (and Docker's start of it) after this one ends or gives up."""
+        if self.clock.now >= self.s.duration:
+            return
+        a = Open(-1, n, self.clock.now, f"check.{check.entry}.{n}", check=check)
+        self.opened[a.rid] = a
+        self._after(check.timeout_s, self._give_up, a)
+        if check.entry == "nginx":
+            self._nginx(a)
+            return
+        conn = Connection(rid=a.rid, arrived=self.clock.now, asked=self._asked(a))
+        if check.entry == "haproxy" and self.haproxy is not None:
+            self._haproxy(a, conn)
+        else:
+            self._connect(a, conn, SYN_RETRY_S)
 
     # --- the users ------------------------------------------------------------------------
     def _send(self, visit: int, n: int, intended: float) -> None:
@@ -208,6 +236,9 @@ class Simulation:
         if a.user_done:
             return
         a.user_done = True
+        if a.check is not None:
+            self._after(EXEC_S + a.check.interval_s, self._check, a.check, a.n + 1)
+            return
         if status is None:
             outcome, code = "timeout", 0
         else:
@@ -236,6 +267,10 @@ class Simulation:
         verdict needs), without the per-second samples of the servers."""
         for visit, start in enumerate(arrivals):
             self._after(start, self._send, visit, 1, start)
+        for check in self.system.checks:  # each at its own phase, as the containers started
+            self._after(
+                self.checks_rng.uniform(0, EXEC_S + check.interval_s), self._check, check, 1
+            )
         self.clock.run()
         r = self.records
         if self.clock.stopped or not sampled:

@@ -34,7 +34,7 @@ from playground.core import remedies
 from playground.core.errors import UsageError
 from playground.core.target import Target
 from playground.incident.settings import StorySettings
-from playground.predict import measured
+from playground.predict import healthchecks, measured
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -98,6 +98,8 @@ class System:
     # gthread behind HAProxy: a new connection goes to a worker with a free thread where one
     # has one (:mod:`.servers`; measured, :data:`.measured.FREE_THREAD_RUNS`).
     to_free_thread: bool = False
+    # Docker's health checks that reach the app (:mod:`.healthchecks`), from the compose files.
+    checks: tuple[healthchecks.Check, ...] = ()
 
     @property
     def busiest_preference(self) -> float | None:
@@ -218,13 +220,17 @@ class Files:
     abort: bool  # the kernel's tcp_abort_on_overflow
     nginx: str  # nginx's extra lines (story/remedies/*.conf)
     haproxy: HAProxy | None  # HAProxy between nginx and the app
+    checks: tuple[healthchecks.Check, ...]  # Docker's health checks that reach the app
 
 
 def read(target: Target, settings: StorySettings) -> Files:
-    """The app's environment, the kernel's abort-on-overflow, nginx's extra lines and HAProxy,
-    merged over the target's compose file and its overrides as Compose merges them."""
-    files = Files(env={}, abort=False, nginx="", haproxy=None)
+    """The app's environment, the kernel's abort-on-overflow, nginx's extra lines, HAProxy and
+    the health checks, merged over the target's compose file and its overrides as Compose
+    merges them."""
     story = settings.compose_env()
+    paths = [ROOT / rel for rel in (target.compose_file, *target.overrides)]
+    checks = healthchecks.read(paths, lambda v: _substitute(v, story), _compose)
+    files = Files(env={}, abort=False, nginx="", haproxy=None, checks=checks)
     project = (ROOT / target.compose_file).parent
     for rel in (target.compose_file, *target.overrides):
         path = ROOT / rel
@@ -297,4 +303,5 @@ def system_for(target: Target, settings: StorySettings) -> System:
             target.server, target.model, settings.system_seed, front
         ),
         to_free_thread=gthread and front == "haproxy",
+        checks=files.checks,
     )
