@@ -124,14 +124,15 @@ def test_predicts_error_lines_give_the_targets_scored_settings_and_nothing_witho
 
 def test_no_run_that_fits_the_model_scores_it():
     """Fit and score never share a run: the model's fit runs (predict.measured: the split's,
-    the busy time's and the uWSGI thread's time per request) stay out of every scored
-    setting's measured runs."""
-    from playground.predict import measured
+    the busy time's and a full pool's time per request; predict.healthchecks: Docker's start
+    of a check) stay out of every scored setting's measured runs."""
+    from playground.predict import healthchecks, measured
 
     fit = {
         *measured.FIT_RUNS.values(),
         *measured.BUSY_FIT_RUNS,
         *(run for runs in measured.TURN_FIT_RUNS.values() for run in runs),
+        healthchecks.EXEC_FIT_RUN,
     }
     scored = {run for s in edgescore.SCORED for run in s.measured}
     assert fit and scored and not fit & scored

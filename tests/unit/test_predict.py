@@ -28,10 +28,11 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "playground"
 
 
 def _pool(workers: int, threads: int, **changes):
-    """uWSGI's pool as the model runs it, with nothing of the app's own: no CPU, no remedy."""
+    """uWSGI's pool as the model runs it, with nothing of the app's own: no CPU, no remedy, no
+    health checks (requests of their own beside the queue's users)."""
     (target,) = resolve_story(["uwsgi-threads"])
     s = StorySettings(workers=workers, threads=threads)
-    return replace(system_for(target, s), cpu_s=0.0, listen=10**9, **changes)
+    return replace(system_for(target, s), cpu_s=0.0, listen=10**9, checks=(), **changes)
 
 
 def _open_loop(

@@ -66,8 +66,11 @@ def test_haproxys_queue_passes_maxconn_and_queues_the_rest_in_order():
 
 def _overloaded(haproxy: HAProxy | None, *, timeout: float = 10.0, name: str = "gunicorn-threads"):
     """2 x 2 threads (Gunicorn's by default), the third party at 1 s, 8 visits/s (twice what
-    they serve), users who do not reload; the most connections the app held at once."""
-    system = replace(_system(name), workers=2, per_worker=2, cpu_s=0.0, turn_beyond_s=None)
+    they serve), users who do not reload, no health checks; the most connections the app held
+    at once."""
+    system = replace(
+        _system(name), workers=2, per_worker=2, cpu_s=0.0, turn_beyond_s=None, checks=()
+    )
     system = replace(system, haproxy=haproxy)
     s = StorySettings(rate=8.0, timeout=timeout, max_attempts=1, before_s=30, incident_s=1)
     s = replace(s, after_s=0)

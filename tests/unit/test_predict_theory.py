@@ -34,9 +34,10 @@ NEVER_CUT_S = 1e6
 
 def _system(name: str, settings: StorySettings) -> System:
     """A target as the model runs it, without the app's CPU (a constant under the process's
-    GIL: service would no longer be the third party's time alone)."""
+    GIL: service would no longer be the third party's time alone) and without Docker's health
+    checks (arrivals of their own: the users' would no longer be the queue's only ones)."""
     (target,) = resolve_story([name])
-    return replace(system_for(target, settings), cpu_s=0.0)
+    return replace(system_for(target, settings), cpu_s=0.0, checks=())
 
 
 def _patient(*, rate: float, seconds: float, seed: int) -> StorySettings:

@@ -157,8 +157,13 @@ def tables(
     """The Brier scores of the model and the five references, then each setting's row."""
     scored = points(settings, records, predictions)
     lines = scoring.brier_table(scores(scored), sum(x.setting.collapsed.n for x in scored))
-    lines += [
-        "",
+    return [*lines, "", *rows(scored)]
+
+
+def rows(scored: Sequence[Point]) -> list[str]:
+    """Each setting's row: measured k of n, the model's P with its draws' interval, how far
+    off, and Little's law's verdict."""
+    lines = [
         "| setting | collapsed, measured | the model's P(collapse) (its draws' 95 %) | off by "
         "| Little's law |",
         "|---|---|---|---|---|",
@@ -250,7 +255,7 @@ def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
 def _scored(
     target: str, shape: tuple[int, int], delay: float, measured: str | tuple[str, ...], model: str
 ) -> ScoredSetting:
-    """One row of :data:`SCORED`: the story's 60 visits/s, the pool `shape` (workers,
+    """One row of :data:`SCORED` or :data:`EARLIER`: the story's 60 visits/s, the pool `shape` (workers,
     threads), the third party's `delay` in the incident, the story run or runs whose repeats
     count, and the model's run."""
     workers, threads = shape
@@ -265,81 +270,93 @@ def _scored(
     )
 
 
-#: The settings the page scores, each with its story run and the model's run (run labels as
-#: docs/predict.md's runs table gives them). Behind nginx, gthread's workers lose connections
-#: while they answer (acceptbusy.py), which changed every draw of a gthread pool of two or more
-#: workers behind nginx: only repeats measured after that change score those. A uWSGI thread
-#: holds each request for a measured time beyond the delay (threadturn.py), which changed
-#: every draw of uWSGI's pool: only repeats measured after that change score it. Behind
-#: HAProxy a worker with a free thread takes the next connection and a thread holds each
-#: request for its measured time, which changed every draw there: the same. One worker draws
-#: as before, so its repeats stand.
-SCORED = tuple(
+#: The settings measured before Docker's health checks entered the model
+#: (:mod:`playground.predict.healthchecks`), which changed every draw of every target: the
+#: page sets the model's P now beside what they measured, and does not score it on them. Each
+#: was measured after the model's commit of its day: behind nginx, gthread's after the busy
+#: time per answer entered the model; uWSGI's after a thread's time per request did; behind
+#: HAProxy after a worker with a free thread took the next connection and a thread held each
+#: request for its measured time; one worker as it was.
+EARLIER = tuple(
     _scored(*row)
     for row in (
         # gthread behind nginx, measured after the busy time per answer entered the model:
-        # runs GX, HI and GY, the model's draws runs GZ, HG and HA.
-        ("gunicorn-threads", (2, 64), 1.7, "20261204-020119-story", "20261204-025913-predict"),
-        ("gunicorn-threads", (2, 64), 1.8, "20261204-052052-story", "20261204-045036-predict"),
-        ("gunicorn-threads", (2, 64), 2.0, "20261204-022626-story", "20261204-025935-predict"),
+        # runs GX, HI and GY.
+        ("gunicorn-threads", (2, 64), 1.7, "20261204-020119-story", "20261204-215827-predict"),
+        ("gunicorn-threads", (2, 64), 1.8, "20261204-052052-story", "20261204-215841-predict"),
+        ("gunicorn-threads", (2, 64), 2.0, "20261204-022626-story", "20261204-215856-predict"),
         # uWSGI's pool, measured after a thread's time per request entered the model: runs
-        # HQ, HP and HR; the model's draws runs HM, HN and HO.
-        ("uwsgi-threads", (2, 64), 2.25, "20261204-111011-story", "20261204-104433-predict"),
-        ("uwsgi-threads", (2, 64), 2.28, "20261204-104508-story", "20261204-104444-predict"),
-        ("uwsgi-threads", (2, 64), 2.3, "20261204-113518-story", "20261204-104455-predict"),
+        # HQ, HP and HR.
+        ("uwsgi-threads", (2, 64), 2.25, "20261204-111011-story", "20261204-215917-predict"),
+        ("uwsgi-threads", (2, 64), 2.28, "20261204-104508-story", "20261204-215929-predict"),
+        ("uwsgi-threads", (2, 64), 2.3, "20261204-113518-story", "20261204-215941-predict"),
         # `deadline` behind nginx, measured after it too: runs HH and HK at 1.7 s and 1.8 s,
-        # runs HC and HJ at 2 s; the model's draws runs HE, HF and HD.
+        # runs HC and HJ at 2 s.
         (
             "gunicorn-threads+deadline",
             (2, 64),
             1.7,
             "20261204-045551-story",
-            "20261204-044930-predict",
+            "20261204-215954-predict",
         ),
         (
             "gunicorn-threads+deadline",
             (2, 64),
             1.8,
             "20261204-055413-story",
-            "20261204-045004-predict",
+            "20261204-220006-predict",
         ),
         (
             "gunicorn-threads+deadline",
             (2, 64),
             2.0,
             ("20261204-033712-story", "20261204-054549-story"),
-            "20261204-033639-predict",
+            "20261204-220019-predict",
         ),
         (
             "gunicorn-threads+one-worker",
             (1, 128),
             2.0,
             "20261128-214012-story",
-            "20261129-010310-predict",
+            "20261204-220033-predict",
         ),
         # Behind HAProxy a thread holds each request for its measured time in the model
         # (measured.TURN_FIT_RUNS), which changed every draw there: only repeats measured
-        # after that change score it (runs IA, IB and IF; the model's draws runs IC, ID, IE).
+        # after that change score it (runs IA, IB and IF).
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.2,
             "20261204-170243-story",
-            "20261204-175734-predict",
+            "20261204-220044-predict",
         ),
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.25,
             "20261204-173007-story",
-            "20261204-175745-predict",
+            "20261204-220056-predict",
         ),
         (
             "gunicorn-threads+haproxy",
             (2, 64),
             2.3,
             "20261204-175913-story",
-            "20261204-175757-predict",
+            "20261204-220110-predict",
         ),
+    )
+)
+
+#: The settings the page scores: repeats measured after Docker's health checks entered the
+#: model (:mod:`playground.predict.healthchecks`), each with its story run and the model's
+#: draws there (run labels as docs/predict.md's runs table gives them).
+SCORED = tuple(
+    _scored(*row)
+    for row in (
+        # uWSGI's pool about its step: runs II and IH; the model's draws runs IM and IN.
+        ("uwsgi-threads", (2, 64), 2.25, "20261204-213332-story", "20261204-215917-predict"),
+        ("uwsgi-threads", (2, 64), 2.28, "20261204-210832-story", "20261204-215929-predict"),
+        # gthread behind nginx where its repeats split: run IX; the model's draws run IJ.
+        ("gunicorn-threads", (2, 64), 1.7, "20261204-220225-story", "20261204-215827-predict"),
     )
 )

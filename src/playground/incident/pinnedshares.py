@@ -10,11 +10,11 @@ from playground.incident.predictrecord import PredictedTarget, PredictRecord
 #: The predictions docs/predict.md reads (run HB), one a share, each with 20 draws of
 #: gunicorn-threads, gunicorn-threads+deadline and gunicorn-threads+haproxy.
 RUNS = (
-    "20261204-175811-predict",
-    "20261204-175822-predict",
-    "20261204-175834-predict",
-    "20261204-175846-predict",
-    "20261204-175858-predict",
+    "20261204-220124-predict",
+    "20261204-220135-predict",
+    "20261204-220146-predict",
+    "20261204-220158-predict",
+    "20261204-220212-predict",
 )
 #: The targets, by the names the records keep, and their columns' headings.
 COLUMNS = {

@@ -119,9 +119,10 @@ class App:
     def _call(self, rid: str, asked: float) -> Generator[float, None, bool]:
         """One call asking for `asked` seconds: True if the answer came within the read
         timeout. The third party takes what it takes for the users' delay, less the
-        difference (a health check asks for none: the incident's extra alone)."""
+        difference (a health check asks for none: the incident's extra alone), and never
+        less than nothing."""
         now = self.clock.now
-        took = self.took(now) - self.delay + asked
+        took = max(0.0, self.took(now) - self.delay + asked)
         timeout = self.read_timeout(asked)
         self.calls.append(Call(rid, now, now + took))
         yield min(took, timeout)

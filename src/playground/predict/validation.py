@@ -219,6 +219,7 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
         "edge-scores": scores,
         "edge-summary": edgescore.summary(scored) + recoveryscore.summary(recovery),
         "edge-recovery": recoveryscore.tables(edgescore.SCORED, records, predictions),
+        "edge-earlier": edgescore.rows(edgescore.points(edgescore.EARLIER, records, predictions)),
         "share-noise": [*sharenoise.table(records), "", *_drawn_shares(records)],
         "accept-load": acceptload.table(_record(records, acceptload.MEASURED_RUN)),
         "steal-split": sharenoise.steal_table(records),
