@@ -41,6 +41,12 @@ class Check:
     entry: str  # nginx, haproxy or app (:data:`ENTRIES`)
     interval_s: float  # from one check's end to the next one's start, less EXEC_S
     timeout_s: float  # the check gives up on its answer then (its connection closes)
+    asked_s: float = 0.0  # the delay it asks the third party for (`GET /?delay=0`)
+
+    @property
+    def gap_s(self) -> float:
+        """From one check's end to the next one's start: the interval and Docker's start."""
+        return self.interval_s + EXEC_S
 
 
 def _duration(text: str) -> float:
@@ -52,7 +58,7 @@ def _duration(text: str) -> float:
     return sum(float(n) * units[u] for n, u in parts)
 
 
-def check_of(name: str, service: dict[str, Any], expand: Any) -> Check | None:
+def check_of(name: str, service: dict[str, Any], expand: Callable[[Any], str]) -> Check | None:
     """The check `service` runs (`expand`: the compose file's "${NAME:-default}" substitution);
     None where it has none, disables it, or is not a service whose checks reach the app."""
     spec = service.get("healthcheck")

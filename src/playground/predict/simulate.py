@@ -28,7 +28,7 @@ from playground.predict import schedule
 from playground.predict.app import DEGRADED, OK, App
 from playground.predict.clock import Clock, Process
 from playground.predict.haproxy import Queue
-from playground.predict.healthchecks import EXEC_S, Check
+from playground.predict.healthchecks import Check
 from playground.predict.servers import Connection, Server
 from playground.predict.system import NGINX_TIMEOUT_S, System
 
@@ -199,9 +199,10 @@ class Simulation:
             self._user_end(a, status)
 
     # --- Docker's health checks (:mod:`.healthchecks`) ------------------------------------
-    def _asked(self, a: Open) -> float | None:
-        """The delay a request asks for where it is not the users' (a check's `?delay=0`)."""
-        return None if a.check is None else 0.0
+    @staticmethod
+    def _asked(a: Open) -> float | None:
+        """The delay a request asks for where it is not the users' (a check's)."""
+        return None if a.check is None else a.check.asked_s
 
     def _check(self, check: Check, n: int) -> None:
         """A check's request where it enters, while the users send; the next one starts the
@@ -237,7 +238,7 @@ class Simulation:
             return
         a.user_done = True
         if a.check is not None:
-            self._after(EXEC_S + a.check.interval_s, self._check, a.check, a.n + 1)
+            self._after(a.check.gap_s, self._check, a.check, a.n + 1)
             return
         if status is None:
             outcome, code = "timeout", 0
@@ -268,9 +269,7 @@ class Simulation:
         for visit, start in enumerate(arrivals):
             self._after(start, self._send, visit, 1, start)
         for check in self.system.checks:  # each at its own phase, as the containers started
-            self._after(
-                self.checks_rng.uniform(0, EXEC_S + check.interval_s), self._check, check, 1
-            )
+            self._after(self.checks_rng.uniform(0, check.gap_s), self._check, check, 1)
         self.clock.run()
         r = self.records
         if self.clock.stopped or not sampled:
