@@ -9,6 +9,9 @@ dash (:data:`EM_DASH`).
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
+
 #: An unknown figure in the story's report, the incident's findings and the run records.
 DASH = "-"
 #: An unknown figure in the bench's and the faults' reports.
@@ -27,3 +30,14 @@ def num(value: float | int | None, digits: int = 1, unit: str = "") -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}{unit}"
     return f"{value}{unit}"
+
+
+def median_range(values: Sequence[float], digits: int = 2) -> str:
+    """Values as their median and (range), to `digits` decimals: `0.70 (0.65-0.74)`; a dash
+    for none."""
+    if not values:
+        return DASH
+    return (
+        f"{statistics.median(values):.{digits}f} "
+        f"({min(values):.{digits}f}-{max(values):.{digits}f})"
+    )

@@ -11,10 +11,10 @@ first seconds (the sampler's mean per worker).
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from playground.core import notation
 from playground.incident.runrecords import RunRecord
 
 
@@ -39,10 +39,6 @@ def shares(record: RunRecord, target: str) -> list[Shares]:
     return found
 
 
-def _spread(values: Sequence[float]) -> str:
-    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
-
-
 def table(found: Sequence[tuple[RunRecord, str]]) -> list[str]:
     """Per run and target: the repeats, the busiest worker's share begun before and held at
     the onset (median and range), and in how many repeats it held less than it began."""
@@ -58,7 +54,7 @@ def table(found: Sequence[tuple[RunRecord, str]]) -> list[str]:
         less = sum(s.held < s.before for s in got)
         lines.append(
             f"| {record.run_id} | {target} | {record.story_settings().incident_delay:g} s "
-            f"| {len(got)} | {_spread([s.before for s in got])} "
-            f"| {_spread([s.held for s in got])} | {less} of {len(got)} |"
+            f"| {len(got)} | {notation.median_range([s.before for s in got])} "
+            f"| {notation.median_range([s.held for s in got])} | {less} of {len(got)} |"
         )
     return lines

@@ -13,10 +13,10 @@ page's reading of the spread rests on records, not on a copy of them:
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from playground.core import notation
 from playground.core.odds import Frequency
 from playground.incident import edge
 from playground.incident.mechanism import Mechanism
@@ -65,15 +65,6 @@ def runs(records: Sequence[RunRecord], *, target: str = TARGET) -> list[RunSprea
     return found
 
 
-def _median_range(values: Sequence[float], digits: int = 2) -> str:
-    if not values:
-        return "-"
-    return (
-        f"{statistics.median(values):.{digits}f} "
-        f"({min(values):.{digits}f}-{max(values):.{digits}f})"
-    )
-
-
 def table(records: Sequence[RunRecord]) -> list[str]:
     """Each run's row: its delay, collapses k of n, and the medians (ranges) of what its repeats
     measured before the incident."""
@@ -87,9 +78,9 @@ def table(records: Sequence[RunRecord]) -> list[str]:
         steal = run.figure(lambda m: m.steal_share)
         lines.append(
             f"| {run.run_id} | {run.incident_delay:g} s | {run.collapsed.text()} "
-            f"| {_median_range(run.figure(lambda m: m.cpu_ms_per_request_before))} "
-            f"| {_median_range(run.figure(lambda m: m.hold_beyond_before_ms))} "
-            f"| {_median_range(run.figure(lambda m: m.busiest_share_begun_before), 3)} "
+            f"| {notation.median_range(run.figure(lambda m: m.cpu_ms_per_request_before))} "
+            f"| {notation.median_range(run.figure(lambda m: m.hold_beyond_before_ms))} "
+            f"| {notation.median_range(run.figure(lambda m: m.busiest_share_begun_before), 3)} "
             f"| {f'{100 * max(steal):.1f} %' if steal else '-'} |"
         )
     return lines
