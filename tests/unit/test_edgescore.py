@@ -9,6 +9,7 @@ from playground.core.records import RecordError
 from playground.incident import edgescore
 from playground.incident.predictrecord import PredictedTarget, PredictRecord
 from playground.incident.runrecords import RunRecord, TargetRecord
+from tests.unit import chart_labels
 
 SETTING = edgescore.ScoredSetting(
     label="gthread at 2 s",
@@ -168,15 +169,6 @@ def test_no_label_of_the_pages_calibration_plot_is_drawn_over_another():
 
     scored = edgescore.points(edgescore.SCORED, runrecords.load_all(), predictrecord.load_all())
     fig = calibration.figure(scored)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    (ax,) = fig.axes
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts]
-    assert len(boxes) >= 2
-    over = [
-        (a, b)
-        for i, (a, box) in enumerate(boxes)
-        for b, other in boxes[i + 1 :]
-        if box.overlaps(other)
-    ]
+    assert len(chart_labels.texts(fig)) >= 2
+    over = chart_labels.overlapping(fig)
     assert not over, over

@@ -53,3 +53,4 @@ def test_the_pages_runs_at_gthreads_delay_where_repeats_split_are_read_from_thei
     assert rows["20261204-020119-story"].collapsed.text().startswith("12 of 15")
     assert rows["20261204-220225-story"].collapsed.text().startswith("3 of 15")
     assert rows["20261128-151053-story"].collapsed.text().startswith("3 of 12")
+    assert rows["20261205-030154-story"].collapsed.text().startswith("15 of 15")

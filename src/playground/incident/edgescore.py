@@ -356,9 +356,17 @@ SCORED = tuple(
         # uWSGI's pool about its step: runs II and IH; the model's draws runs IM and IN.
         ("uwsgi-threads", (2, 64), 2.25, "20261204-213332-story", "20261204-215917-predict"),
         ("uwsgi-threads", (2, 64), 2.28, "20261204-210832-story", "20261204-215929-predict"),
-        # gthread behind nginx where its repeats split, and past it: runs IX and JA; the
-        # model's draws runs IJ and IK.
-        ("gunicorn-threads", (2, 64), 1.7, "20261204-220225-story", "20261204-215827-predict"),
+        # gthread behind nginx below where its repeats split, run JF (the model's draws run
+        # JE); where they split, runs IX and JC on two machines of the same kind, and past
+        # it, run JA (the model's draws runs IJ and IK).
+        ("gunicorn-threads", (2, 64), 1.6, "20261205-035538-story", "20261205-035529-predict"),
+        (
+            "gunicorn-threads",
+            (2, 64),
+            1.7,
+            ("20261204-220225-story", "20261205-030154-story"),
+            "20261204-215827-predict",
+        ),
         ("gunicorn-threads", (2, 64), 1.8, "20261205-003915-story", "20261204-215841-predict"),
         # A remedy on either side of its step: gthread behind HAProxy, runs IY and IZ at 2.2 s
         # and 2.25 s; the model's draws runs IT and IU.
@@ -376,7 +384,15 @@ SCORED = tuple(
             "20261205-001203-story",
             "20261204-220056-predict",
         ),
-        # `deadline` past gthread's edge: run JB at 1.8 s; the model's draws run IQ.
+        # `deadline` about gthread's edge: runs JD and JB at 1.7 s and 1.8 s; the model's
+        # draws runs IP and IQ.
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            1.7,
+            "20261205-032945-story",
+            "20261204-215954-predict",
+        ),
         (
             "gunicorn-threads+deadline",
             (2, 64),

@@ -8,15 +8,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
 from playground.core.charting import new_figure, save_png
 from playground.incident import held
-from playground.incident.oddsresults import OddsMap, recovery_text, share_range, threshold_text
+from playground.incident.oddsresults import (
+    MapPoint,
+    OddsMap,
+    recovery_text,
+    share_range,
+    threshold_text,
+)
 from playground.incident.storyresults import StoryRun
 from playground.report.document import Block, BulletList, Heading, Image, Paragraph, Table
 
 MAP_CHART = "story-odds-map.png"
 #: The contours drawn: P(collapse) of 10 %, 50 % and 90 %.
 LEVELS = (0.1, 0.5, 0.9)
+#: Measured points at one rate closer than this share of the delay axis share one label block.
+NEAR_DELAY = 0.05
 COLUMNS = ("target", "draws", "P(held)", "P(collapsed, recovered)", "P(not recovered)")
 
 
@@ -105,7 +116,46 @@ def _mark_filled(ax: Any, m: OddsMap) -> None:
         )
 
 
-def plot_map(m: OddsMap, path: Path) -> None:
+def point_groups(points: list[MapPoint], *, span: float) -> list[list[MapPoint]]:
+    """The measured points in groups whose labels would meet: at the same rate, each within
+    :data:`NEAR_DELAY` of the delay axis' `span` of the next; every other point alone."""
+    groups: list[list[MapPoint]] = []
+    for p in sorted(points, key=lambda q: (q.rate, q.delay)):
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.rate == p.rate and p.delay - last.delay < NEAR_DELAY * span:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    return groups
+
+
+def _label_group(ax: Axes, group: list[MapPoint]) -> None:
+    """A point's k/n beside it; a group's in one block, each line naming its delay, the
+    highest delay first, beside the group's middle."""
+    if len(group) == 1:
+        (p,) = group
+        ax.annotate(
+            f"{p.collapsed}/{p.runs}",
+            (p.rate, p.delay),
+            textcoords="offset points",
+            xytext=(6, 6),
+            fontsize=9,
+        )
+        return
+    lines = [f"{p.delay:g} s: {p.collapsed}/{p.runs}" for p in reversed(group)]
+    middle = (group[0].delay + group[-1].delay) / 2
+    ax.annotate(
+        "\n".join(lines),
+        (group[0].rate, middle),
+        textcoords="offset points",
+        xytext=(10, 0),
+        va="center",
+        fontsize=8,
+        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.8, "linewidth": 0},
+    )
+
+
+def map_figure(m: OddsMap) -> Figure:
     """P(collapse) shaded with its 10/50/90 % contours, Little's law's capacity as a line and
     the measured runs as points marked k/n."""
     fig = new_figure(figsize=(9, 6.5))
@@ -140,13 +190,8 @@ def plot_map(m: OddsMap, path: Path) -> None:
     )
     for p in m.measured:
         ax.scatter([p.rate], [p.delay], color="white", edgecolor="black", s=60, zorder=3)
-        ax.annotate(
-            f"{p.collapsed}/{p.runs}",
-            (p.rate, p.delay),
-            textcoords="offset points",
-            xytext=(6, 6),
-            fontsize=9,
-        )
+    for group in point_groups(m.measured, span=top - low):
+        _label_group(ax, group)
     if not m.measured:
         ax.text(
             0.02, 0.02, "no measured runs with these settings", transform=ax.transAxes, fontsize=9
@@ -162,4 +207,9 @@ def plot_map(m: OddsMap, path: Path) -> None:
         fontsize=10,
     )
     fig.tight_layout()
-    save_png(fig, path, dpi=100)
+    return fig
+
+
+def plot_map(m: OddsMap, path: Path) -> None:
+    """The map's chart (:func:`map_figure`) written as a PNG."""
+    save_png(map_figure(m), path, dpi=100)
