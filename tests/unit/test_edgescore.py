@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from playground.core.odds import Frequency
 from playground.core.records import RecordError
 from playground.incident import edgescore
 from playground.incident.predictrecord import PredictedTarget, PredictRecord
@@ -139,19 +140,23 @@ def test_no_run_that_fits_the_model_scores_it():
     assert fit and scored and not fit & scored
 
 
+def point(label: str, p_draws: int, collapsed: int) -> edgescore.Point:
+    """A scored setting of 12 repeats, `collapsed` of them, where `p_draws` of 100 draws
+    collapsed."""
+    from playground.incident import scoring
+
+    setting = scoring.Setting(
+        label=label, target="t", rate=60.0, incident_delay=2.0, pool=128,
+        collapsed=Frequency(collapsed, 12),
+    )  # fmt: skip
+    return edgescore.Point(setting=setting, draws=Frequency(p_draws, 100))
+
+
 def test_the_plots_near_points_share_one_list_of_labels_and_far_ones_do_not():
     """No label is drawn over another: P 0.00 and 0.07 at 0 of n share a place; 0.60 does not."""
     from dataclasses import replace
 
-    from playground.core.odds import Frequency
-    from playground.incident import calibration, scoring
-
-    def point(label: str, p_draws: int, collapsed: int) -> edgescore.Point:
-        setting = scoring.Setting(
-            label=label, target="t", rate=60.0, incident_delay=2.0, pool=128,
-            collapsed=Frequency(collapsed, 12),
-        )  # fmt: skip
-        return edgescore.Point(setting=setting, draws=Frequency(p_draws, 100))
+    from playground.incident import calibration
 
     near, nearby, far = point("a", 0, 0), point("b", 7, 0), point("c", 60, 3)
     labels = calibration._labels([near, nearby, far])
@@ -172,3 +177,16 @@ def test_no_label_of_the_pages_calibration_plot_is_drawn_over_another():
     assert len(chart_labels.texts(fig)) >= 2
     over = chart_labels.overlapping(fig)
     assert not over, over
+
+
+def test_a_label_of_one_point_takes_its_colour_and_a_shared_one_stays_black():
+    from matplotlib.colors import to_hex
+
+    from playground.incident import calibration
+
+    fig = calibration.figure([point("a", 0, 0), point("b", 5, 0), point("c", 60, 9)])
+    ax = fig.axes[0]
+    dots = [to_hex(line.get_color()) for line in ax.lines if line.get_marker() == "o"]
+    colour = {t.get_text(): to_hex(t.get_color()) for t in ax.texts}
+    assert colour["c: 9 of 12, P 0.60"] == dots[2] != "#000000"
+    assert colour["a: 0 of 12, P 0.00\nb: 0 of 12, P 0.05"] == "#000000"

@@ -59,8 +59,15 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     save_png(figure(scored), path, dpi=100)
 
 
-def _write_labels(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> None:
-    """Each place's labels beside its point, pointing inward, none over another."""
+def _write_labels(
+    ax: Axes,
+    labels: dict[tuple[float, float], list[str]],
+    colors: dict[tuple[float, float], str] | None = None,
+) -> None:
+    """Each place's labels beside its point, pointing inward, none over another; a place with
+    one point's label in that point's colour where `colors` gives one (a place is its first
+    point's), a shared one in black."""
+    colors = {k: c for k, c in (colors or {}).items() if len(labels.get(k, [])) == 1}
     bottom = sorted(p for p, share in labels if share < NEAR and p >= LEFT)
     for (p, share), names in labels.items():
         right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
@@ -80,7 +87,10 @@ def _write_labels(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> Non
             # written in the lower right, where no calibrated point falls, under its point
             # and joined to it by a line.
             ax.plot([p, p], [share, TALL_AT], color="tab:gray", linewidth=0.8)
-            ax.text(p, TALL_AT, "\n".join(names), ha="right", va="top", fontsize=7)
+            ax.text(
+                p, TALL_AT, "\n".join(names), ha="right", va="top", fontsize=7,
+                color=colors.get((p, share), "black"),
+            )  # fmt: skip
             continue
         ax.annotate(
             "\n".join(names),
@@ -90,6 +100,7 @@ def _write_labels(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> Non
             ha="right" if right else "left",
             va="bottom" if low else "top",
             fontsize=7,
+            color=colors.get((p, share), "black"),
         )
 
 
@@ -106,9 +117,10 @@ def figure(scored: Sequence[Point]) -> Figure:
         label=f"within {TARGET:.2f} (the target)",
     )
     ax.plot([0, 1], [0, 1], color="tab:gray", linewidth=1, label="calibrated")
+    colors: dict[tuple[float, float], str] = {}
     for x in scored:
         measured = x.setting.collapsed
-        ax.errorbar(
+        bars = ax.errorbar(
             x.p,
             measured.share,
             xerr=_errors(x.p, x.draws.interval),
@@ -116,7 +128,8 @@ def figure(scored: Sequence[Point]) -> Figure:
             fmt="o",
             capsize=3,
         )
-    _write_labels(ax, _labels(scored))
+        colors.setdefault((round(x.p, 3), round(measured.share, 3)), bars[0].get_color())
+    _write_labels(ax, _labels(scored), colors)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("the model's P(collapse) (its draws' 95 % interval)")
