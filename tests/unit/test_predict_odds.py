@@ -280,6 +280,18 @@ def test_the_whole_text_of_a_real_prediction_fits_80_columns(tmp_path, capsys, m
         (["--rate", "-5", "--map", "gunicorn-threads"], "rate must be above 0"),
         (["nope"], "unknown story target 'nope'"),
         (["--draws", "0", "uwsgi-threads"], "--draws must be at least 1"),
+        (["--shares-from", "nope", "gunicorn-threads"], "no run 'nope'"),
+        (["--shares-from", "20261128-142802-story", "gunicorn-threads"], "trusted repeats"),
+        (
+            [
+                "--shares-from",
+                "20261205-030154-story",
+                "--busiest-share",
+                "0.7",
+                "gunicorn-threads",
+            ],
+            "give one",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):

@@ -29,7 +29,7 @@ from playground.incident import edge, runrecords
 from playground.incident.settings import StorySettings, SweepSettings
 from playground.incident.storyresults import StoryRun
 from playground.predict import draws as odds
-from playground.predict import oddsmap, oddstext, tipping
+from playground.predict import machinesplit, oddsmap, oddstext, tipping
 from playground.predict.system import GTHREAD_BUSIEST_SHARE, system_for
 from playground.story import report
 
@@ -65,21 +65,7 @@ def add_parser(sub: Any) -> None:
         default=SweepSettings().delay,
         help=f"the third party's delay throughout --sweep rate (default {SweepSettings().delay:g})",
     )
-    p.add_argument(
-        "--busiest-share",
-        type=float,
-        help="the share of new connections the busiest of Gunicorn's workers takes, from 0 to 1, "
-        "in every draw (default: each draw its own, from the measured shares, "
-        "playground.predict.measured; --sweep: the count by hand, "
-        f"{GTHREAD_BUSIEST_SHARE:.3f}); the kernel's choice, which a gthread pool's verdict "
-        "can turn on",
-    )
-    p.add_argument(
-        "--system-seed",
-        type=int,
-        help="seed of what the model draws inside the servers, apart from the arrivals' "
-        "(--seed); each draw adds its index (default: --seed)",
-    )
+    _add_draw_options(p)
     p.add_argument(
         "--draws",
         type=int,
@@ -96,6 +82,33 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON document, for scripts")
     p.set_defaults(handler=cmd_predict, contenders=False, ab_concurrency=None)
+
+
+def _add_draw_options(p: Any) -> None:
+    """What the draws take inside the servers: the busiest share and the system seed."""
+    p.add_argument(
+        "--busiest-share",
+        type=float,
+        help="the share of new connections the busiest of Gunicorn's workers takes, from 0 to 1, "
+        "in every draw (default: each draw its own, from the measured shares, "
+        "playground.predict.measured; --sweep: the count by hand, "
+        f"{GTHREAD_BUSIEST_SHARE:.3f}); the kernel's choice, which a gthread pool's verdict "
+        "can turn on",
+    )
+    p.add_argument(
+        "--shares-from",
+        metavar="RUN",
+        help="draw the busiest shares from a story run measured on the machine the "
+        "prediction is for (a record's id under docs/runs, or a run under the results "
+        "folder: id, path or latest), where the default draws the fit run's; its repeats "
+        "fit the prediction, so they cannot score it",
+    )
+    p.add_argument(
+        "--system-seed",
+        type=int,
+        help="seed of what the model draws inside the servers, apart from the arrivals' "
+        "(--seed); each draw adds its index (default: --seed)",
+    )
 
 
 def _add_map_options(p: Any) -> None:
@@ -195,6 +208,21 @@ def _print(out: Console, lines: list[str]) -> None:
         out.print(line)
 
 
+def _settings(args: argparse.Namespace) -> StorySettings:
+    """The story's settings with the model's own: the busiest share pinned, or the shares
+    drawn from a run on this machine, and the system seed."""
+    if args.shares_from is not None and args.busiest_share is not None:
+        raise UsageError("--busiest-share pins the share that --shares-from draws: give one")
+    return replace(
+        story_command.settings_from(args),
+        busiest_share=args.busiest_share,
+        shares_from=()
+        if args.shares_from is None
+        else machinesplit.load(args.shares_from, args.results_dir),
+        system_seed=args.system_seed,
+    )
+
+
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -204,11 +232,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(
             f"a map needs at least one cell per axis, got --map-cells {args.map_cells}"
         )
-    settings = replace(
-        story_command.settings_from(args),
-        busiest_share=args.busiest_share,
-        system_seed=args.system_seed,
-    )
+    settings = _settings(args)
     targets = _targets(args, settings)
     if args.sweep and args.remedies:
         raise UsageError("--sweep finds one target's cliff; leave out --remedies")

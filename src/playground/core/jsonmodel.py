@@ -55,7 +55,7 @@ def doc(
     inline: bool = False,
 ) -> Any:
     """A field with its description for the schema table; ``omit_none``: not written when None
-    (a key only some runs have); ``omit_empty``: a list not written when it is empty (rows only
+    (a key only some runs have); ``omit_empty``: a list (or tuple) not written when it is empty (rows only
     some runs have); ``inline``: a dataclass whose keys stand in the object itself, where the
     field is, rather than under the field's name (nothing when it is None)."""
     metadata = {"doc": text, "omit_none": omit_none, "omit_empty": omit_empty, "inline": inline}
@@ -79,7 +79,7 @@ def to_json(obj: Any) -> Any:
             value = getattr(obj, f.name)
             if f.name == "extra" or (value is None and f.metadata.get("omit_none")):
                 continue
-            if value == [] and f.metadata.get("omit_empty"):
+            if isinstance(value, list | tuple) and not value and f.metadata.get("omit_empty"):
                 continue
             if f.metadata.get("inline"):
                 out.update(to_json(value) if value is not None else {})

@@ -66,6 +66,11 @@ class Odds:
     measured_shares: list[float] = doc(
         "the measured shares the draws came from (playground.predict.measured)", factory=list
     )
+    shares_run: str | None = doc(
+        "the run those shares were measured in (`playground predict --shares-from`); absent: "
+        "the model's fit run",
+        omit_none=True,
+    )
 
     @property
     def drawn_by(self) -> str:

@@ -25,6 +25,28 @@ class StoryError(UsageError):
 
 
 @dataclass(frozen=True)
+class MeasuredSplit:
+    """How one measured run split gthread's connections between its workers, for the model to
+    draw from (`playground predict --shares-from`): the machine a prediction is for."""
+
+    run: str = doc("the run id the shares were measured in", "")
+    front: str = doc("what connected to the workers: `nginx`, or `haproxy` between them", "nginx")
+    rate: float = doc("visits per second the run offered before its incident", 60.0)
+    shares: tuple[float, ...] = doc(
+        "per trusted repeat, the busiest worker's share of the requests begun before the incident",
+        factory=tuple,
+    )
+
+    def __post_init__(self) -> None:
+        if self.front not in ("nginx", "haproxy"):
+            raise StoryError(f"{self.run}: front must be nginx or haproxy, got {self.front!r}")
+        if not (math.isfinite(self.rate) and self.rate > 0):
+            raise StoryError(f"{self.run}: rate must be above 0, got {self.rate}")
+        if not all(math.isfinite(s) and 0 < s <= 1 for s in self.shares):
+            raise StoryError(f"{self.run}: every share must be above 0 and at most 1")
+
+
+@dataclass(frozen=True)
 class StorySettings:
     """The incident and its users (the defaults are the war story's ratios, scaled by 5)."""
 
@@ -62,6 +84,13 @@ class StorySettings:
         "the busiest of Gunicorn's workers takes; absent: the share measured "
         "(docs/predict.md)",
         omit_none=True,
+    )
+    shares_from: tuple[MeasuredSplit, ...] = doc(
+        "the model's only (`playground predict --shares-from`): the measured run whose "
+        "busiest shares the draws take, per front; empty: the model's fit runs' "
+        "(docs/predict.md)",
+        factory=tuple,
+        omit_empty=True,
     )
     system_seed: int | None = doc(
         "the model's only (`playground predict --system-seed`): seed of what the model draws "

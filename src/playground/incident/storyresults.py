@@ -23,7 +23,7 @@ from playground.core.target import Target
 from playground.incident.mechanism import Mechanism
 from playground.incident.oddsresults import Draw, MapCell, MapPoint, Odds, OddsMap
 from playground.incident.outside import IncidentCommand, OutsideTarget
-from playground.incident.settings import StoryError, StorySettings, SweepSettings
+from playground.incident.settings import MeasuredSplit, StoryError, StorySettings, SweepSettings
 from playground.incident.swarmresults import NodeLost, SenderRecord, SwarmShape
 from playground.incident.targetresults import (
     AbPhase,
@@ -464,6 +464,7 @@ class StoryRun(RunHeader):
 SCHEMA_CLASSES: tuple[tuple[type, str], ...] = (
     (StoryRun, "StoryRun (the whole file of a `playground story` run)"),
     (StorySettings, "StorySettings (`story`)"),
+    (MeasuredSplit, "MeasuredSplit (each of `story.shares_from`, a prediction's)"),
     (StoryTarget, "StoryTarget (each of `targets`)"),
     (Settled, "Settled (each of `settled`)"),
     (GeneratorCheck, "GeneratorCheck (`check`)"),

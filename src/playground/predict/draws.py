@@ -44,7 +44,10 @@ def draw_settings(target: Target, settings: StorySettings, index: int) -> StoryS
     system = system_for(target, settings)
     if share is None and system.busiest_share is not None:
         share = measured.draw_share(
-            random.Random(f"share:{seed}"), workers=system.workers, front=system.front
+            random.Random(f"share:{seed}"),
+            workers=system.workers,
+            front=system.front,
+            splits=settings.shares_from,
         )
     return replace(settings, system_seed=seed, busiest_share=share)
 
@@ -113,12 +116,15 @@ def predict_odds(
     outcomes = each(partial(one_draw, target, settings), range(draws), jobs=jobs)
     rep = _representative(outcomes)
     entry = predict_target(target, draw_settings(target, settings, rep))
+    front = system_for(target, settings).front
+    split = measured.own_split(front, settings.shares_from)
     entry.odds = Odds(
         share_pinned=settings.busiest_share is not None,
         draws=outcomes,
         representative=rep,
         threshold_share=None if settings.busiest_share is not None else share_threshold(outcomes),
-        measured_shares=measured.shares(system_for(target, settings).front),
+        measured_shares=measured.shares(front, settings.shares_from),
+        shares_run=None if split is None else split.run,
     )
     return entry
 

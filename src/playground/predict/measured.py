@@ -37,11 +37,13 @@ import functools
 import math
 import random
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from playground.core import records
 from playground.incident import acceptbusy, runrecords, sharenoise
 from playground.incident.mechanism import Mechanism
+from playground.incident.settings import MeasuredSplit
 
 
 @dataclass(frozen=True)
@@ -113,17 +115,28 @@ def fit_repeats(target: str) -> tuple[Mechanism, ...]:
     )
 
 
-def shares(front: str = "nginx") -> list[float]:
-    """The busiest worker's share of the requests begun before the incident, per repeat of the
-    front's fit run."""
+def own_split(front: str, splits: Sequence[MeasuredSplit]) -> MeasuredSplit | None:
+    """The split measured behind `front` on the machine a prediction is for
+    (`playground predict --shares-from`), if one was given."""
+    return next((s for s in splits if s.front == front), None)
+
+
+def shares(front: str = "nginx", splits: Sequence[MeasuredSplit] = ()) -> list[float]:
+    """The busiest worker's share of the requests begun before the incident, per repeat: of
+    the run `splits` gives for the front, else of the front's fit run."""
+    if (split := own_split(front, splits)) is not None:
+        return list(split.shares)
     found = (m.busiest_share_begun_before for m in fit_repeats(FRONTS[front]))
     return [s for s in found if s is not None]
 
 
-def fixed_share(front: str) -> float:
+def fixed_share(front: str, splits: Sequence[MeasuredSplit] = ()) -> float:
     """The share where a run neither pins nor draws one (a sweep, a step beside a measured
-    row): behind nginx the count by hand, behind HAProxy its fit run's median."""
-    return HAND_COUNT.share if front == "nginx" else statistics.median(shares(front))
+    row): the median of the run `splits` gives for the front; without one, behind nginx the
+    count by hand, behind HAProxy its fit run's median."""
+    if front == "nginx" and own_split(front, splits) is None:
+        return HAND_COUNT.share
+    return statistics.median(shares(front, splits))
 
 
 def cpu_per_request_s(server: str, model: str) -> float:
@@ -151,10 +164,16 @@ def kernel_draw(rng: random.Random, values: list[float]) -> float:
     return rng.choice(values) + rng.gauss(0.0, bandwidth(values))
 
 
-def draw_share(rng: random.Random, *, workers: int, front: str = "nginx") -> float:
-    """One run's busiest share: a measured one behind the same front, moved by the kernel,
-    between 1 / workers (an even split) and 1."""
-    return min(1.0, max(1.0 / workers, kernel_draw(rng, shares(front))))
+def draw_share(
+    rng: random.Random,
+    *,
+    workers: int,
+    front: str = "nginx",
+    splits: Sequence[MeasuredSplit] = (),
+) -> float:
+    """One run's busiest share: a measured one behind the same front (:func:`shares`), moved
+    by the kernel, between 1 / workers (an even split) and 1."""
+    return min(1.0, max(1.0 / workers, kernel_draw(rng, shares(front, splits))))
 
 
 def drawn_spread(counted: int, front: str = "nginx") -> float:
@@ -208,13 +227,14 @@ def turn_beyond_s(server: str, model: str, seed: int | None, front: str = "nginx
     return max(0.0, kernel_draw(random.Random(f"turn:{seed}"), values))
 
 
-def preference(share: float, busy_s: float, workers: int) -> float:
+def preference(share: float, busy_s: float, workers: int, rate: float | None = None) -> float:
     """The kernel's preference for the busiest of two workers where both are free, from the
-    share it took before the incident at the fit runs' load, where it gave share x rate
-    answers a second and the other the rest; with other than two workers, the share."""
+    share it took before the incident at `rate` visits a second (default: the fit runs'),
+    where it gave share x rate answers a second and the other the rest; with other than two
+    workers, the share."""
     if workers != 2:
         return share
-    rate = fit_rate()
+    rate = fit_rate() if rate is None else rate
     return acceptbusy.preference(share, busy_s * share * rate)
 
 

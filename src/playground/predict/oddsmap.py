@@ -44,6 +44,7 @@ FREE = {
     "seed",
     "system_seed",
     "busiest_share",
+    "shares_from",
     "engine",
     "ab_concurrency",
 }

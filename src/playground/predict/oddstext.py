@@ -47,6 +47,8 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
         "seeds": "each its own system seed",
     }[o.drawn_by]
     lines.append(f"  {how}")
+    if o.drawn_by == "shares" and o.shares_run is not None:
+        lines.append(f"  in run {o.shares_run} (--shares-from)")
     if share_rule and (sentence := threshold_text(o)) is not None:
         lines += [f"  {part}" for part in sentence.split("; ")]
     return lines

@@ -98,6 +98,8 @@ class System:
     # gthread behind HAProxy: a new connection goes to a worker with a free thread where one
     # has one (:mod:`.servers`; measured, :data:`.measured.FREE_THREAD_RUNS`).
     to_free_thread: bool = False
+    # gthread: the visits a second `busiest_share` was measured at; None: the fit runs'.
+    share_rate: float | None = None
     # Docker's health checks that reach the app (:mod:`.healthchecks`), from the compose files.
     checks: tuple[healthchecks.Check, ...] = ()
 
@@ -107,7 +109,9 @@ class System:
         thread is free, from `busiest_share`, the share it took at the fit runs' load."""
         if self.busiest_share is None:
             return None
-        return measured.preference(self.busiest_share, self.accept_busy_s or 0.0, self.workers)
+        return measured.preference(
+            self.busiest_share, self.accept_busy_s or 0.0, self.workers, self.share_rate
+        )
 
     @property
     def pool(self) -> int:
@@ -281,7 +285,7 @@ def system_for(target: Target, settings: StorySettings) -> System:
         else int(env.get("LISTEN", 100)),
         worker_connections=worker_connections if gunicorn else None,
         busiest_share=(
-            measured.fixed_share(front)
+            measured.fixed_share(front, settings.shares_from)
             if settings.busiest_share is None
             else settings.busiest_share
         )
@@ -303,5 +307,8 @@ def system_for(target: Target, settings: StorySettings) -> System:
             target.server, target.model, settings.system_seed, front
         ),
         to_free_thread=gthread and front == "haproxy",
+        share_rate=split.rate
+        if (split := measured.own_split(front, settings.shares_from))
+        else None,
         checks=files.checks,
     )

@@ -43,7 +43,8 @@ def odds_blocks(run: StoryRun) -> list[Block]:
         assert o is not None
         how = {
             "pinned": "pinned share",
-            "shares": f"shares from {share_range(o.measured_shares)}",
+            "shares": f"shares from {share_range(o.measured_shares)}"
+            + ("" if o.shares_run is None else f" of run {o.shares_run}"),
             "seeds": "system seeds",
         }[o.drawn_by]
         rows.append(
