@@ -72,6 +72,19 @@ def test_a_run_or_a_prediction_not_on_record_is_an_error_not_a_gap():
         edgescore.model_draws(SETTING, [])
 
 
+def test_a_prediction_that_drew_its_shares_from_a_scored_run_cannot_score_on_it():
+    """`predict --shares-from RUN` fits the model to RUN: scored on RUN's repeats, refused."""
+    from dataclasses import replace
+
+    split = {"run": SETTING.measured[0], "front": "nginx", "rate": 60.0, "shares": [0.7]}
+    fitted = replace(_model(10, 14, 96), settings={"shares_from": [split]})
+    with pytest.raises(RecordError, match="drew its shares from 20990101-000000-story"):
+        edgescore.model_draws(SETTING, [fitted])
+    other = replace(fitted, settings={"shares_from": [{**split, "run": "20990101-000002-story"}]})
+    assert edgescore.model_draws(SETTING, [other]).k == 24
+    assert edgescore.split_runs(other) == ["20990101-000002-story"]
+
+
 def test_the_calibration_plot_is_drawn_from_the_points_and_changes_with_them(tmp_path):
     from playground.incident.calibration import plot_calibration
 
@@ -136,7 +149,7 @@ def test_no_run_that_fits_the_model_scores_it():
         *(run for runs in measured.TURN_FIT_RUNS.values() for run in runs),
         healthchecks.EXEC_FIT_RUN,
     }
-    scored = {run for s in edgescore.SCORED for run in s.measured}
+    scored = {run for s in (*edgescore.SCORED, *edgescore.SPLIT_SCORED) for run in s.measured}
     assert fit and scored and not fit & scored
 
 
@@ -160,7 +173,7 @@ def test_the_plots_near_points_share_one_list_of_labels_and_far_ones_do_not():
 
     near, nearby, far = point("a", 0, 0), point("b", 7, 0), point("c", 60, 3)
     labels = calibration._labels([near, nearby, far])
-    assert list(labels.values()) == [
+    assert [place.names for place in labels.values()] == [
         ["a: 0 of 12, P 0.00", "b: 0 of 12, P 0.07"],
         ["c: 3 of 12, P 0.60"],
     ]
@@ -172,7 +185,8 @@ def test_no_label_of_the_pages_calibration_plot_is_drawn_over_another():
     overlaps no other label's (two settings measured at the same frequency once did)."""
     from playground.incident import calibration, predictrecord, runrecords
 
-    scored = edgescore.points(edgescore.SCORED, runrecords.load_all(), predictrecord.load_all())
+    records, predictions = runrecords.load_all(), predictrecord.load_all()
+    scored = edgescore.points(edgescore.SCORED, records, predictions)
     fig = calibration.figure(scored)
     assert len(chart_labels.texts(fig)) >= 2
     over = chart_labels.overlapping(fig)
@@ -190,3 +204,18 @@ def test_a_label_of_one_point_takes_its_colour_and_a_shared_one_stays_black():
     colour = {t.get_text(): to_hex(t.get_color()) for t in ax.texts}
     assert colour["c: 9 of 12, P 0.60"] == dots[2] != "#000000"
     assert colour["a: 0 of 12, P 0.00\nb: 0 of 12, P 0.05"] == "#000000"
+
+
+def test_a_rival_forecaster_of_the_same_repeats_is_scored_beside_the_model():
+    from dataclasses import replace
+
+    story = _story([0.5, 0.5, 0.5, 1.0])  # collapsed 3 of 4
+    half = _model(0, 48, 96)  # P 0.5
+    sure = replace(_model(0, 96, 96), run_id="20990101-000002-predict")  # P 1
+    rival = ("always sure", [replace(SETTING, model=sure.run_id)])
+    lines = edgescore.tables([SETTING], [story], [half, sure], rival=rival)
+    assert lines[2:4] == ["| the model | 0.250 | 4 |", "| always sure | 0.250 | 4 |"]
+    elsewhere = replace(SETTING, model=sure.run_id, measured=("20990101-000003-story",))
+    other = replace(_story([1.0]), run_id="20990101-000003-story")
+    with pytest.raises(RecordError, match="not scored on the same repeats"):
+        edgescore.tables([SETTING], [story, other], [half, sure], rival=("x", [elsewhere]))

@@ -108,3 +108,40 @@ def test_a_prediction_cannot_give_the_shares(tmp_path, capsys):
     assert "is a predict run" in err and len(err.strip().splitlines()) == 1
     with pytest.raises(UsageError, match="a predict run"):
         machinesplit.load("latest", tmp_path)
+
+
+def test_every_committed_prediction_drew_the_shares_its_runs_record_holds():
+    """A prediction's shares re-derived from the record of the run it names: the page's
+    predictions that drew a machine's split drew that run's repeats, and nothing else."""
+    from playground.incident import predictrecord
+
+    drew = [p for p in predictrecord.load_all() if p.settings.get("shares_from")]
+    assert drew
+    for p in drew:
+        for kept in p.settings["shares_from"]:
+            (split,) = [
+                s for s in machinesplit.load(kept["run"], records.RECORDS_DIR)
+                if s.front == kept["front"]
+            ]  # fmt: skip
+            assert jsonmodel.to_json(split) == kept, p.run_id
+
+
+def test_a_prediction_from_a_machines_split_names_its_run_and_its_own_score(
+    tmp_path, capsys, monkeypatch
+):
+    """The text says which run the shares came from and gives the error of the model drawing a
+    machine's split (edgescore.SPLIT_SCORED), not the fit run's, within 80 columns."""
+    from playground.incident import edgescore, predictrecord
+
+    model = edgescore.SPLIT_SCORED[0].model
+    (kept,) = [p for p in predictrecord.load_all() if p.run_id == model]
+    (run,) = edgescore.split_runs(kept)
+    monkeypatch.chdir(tmp_path)  # results/ as a reader's run writes it, not a long path
+    argv = ["predict", "--results-dir", "results", "--draws", "4", "--jobs", "1"]
+    assert main([*argv, "--incident-delay", "1.6", "--shares-from", run, "gunicorn-threads"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    text = "\n".join(lines)
+    assert f"in run {run} (--shares-from)" in text
+    assert "with its machine's split, scored" in text
+    assert f"Brier score at all {len(edgescore.SPLIT_SCORED)} scored settings" in text

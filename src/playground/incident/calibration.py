@@ -10,6 +10,7 @@ that write the page's score table.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -38,19 +39,37 @@ LEFT = 0.2
 LINE = 11
 
 
-def _labels(scored: Sequence[Point]) -> dict[tuple[float, float], list[str]]:
-    """One list of labels per place on the plot: settings that fall on or near the same point
-    share the first one's, each with the model's P, so that none is written over another."""
-    out: dict[tuple[float, float], list[str]] = {}
-    for x in scored:
+@dataclass
+class Place:
+    """Where one or more near points' labels are written: the first point's place."""
+
+    names: list[str]
+    color: str  # the one point's colour; black where points share the place
+
+    def add(self, name: str) -> None:
+        self.names.append(name)
+        self.color = "black"
+
+
+def _labels(
+    scored: Sequence[Point], colors: Sequence[str] = ()
+) -> dict[tuple[float, float], Place]:
+    """One place per group of labels on the plot: settings that fall on or near the same point
+    share the first one's, each with the model's P, so that none is written over another; a
+    place of one point's label in that point's colour (`colors`, one per point), a shared one
+    in black."""
+    out: dict[tuple[float, float], Place] = {}
+    for i, x in enumerate(scored):
         measured = x.setting.collapsed
         here = (round(x.p, 3), round(measured.share, 3))
         where = next(
             (k for k in out if abs(k[0] - here[0]) < NEAR and abs(k[1] - here[1]) < NEAR), here
         )
-        out.setdefault(where, []).append(
-            f"{x.setting.label}: {measured.k} of {measured.n}, P {x.p:.2f}"
-        )
+        name = f"{x.setting.label}: {measured.k} of {measured.n}, P {x.p:.2f}"
+        if where in out:
+            out[where].add(name)
+        else:
+            out[where] = Place([name], colors[i] if i < len(colors) else "black")
     return out
 
 
@@ -59,17 +78,12 @@ def plot_calibration(scored: Sequence[Point], path: Path) -> None:
     save_png(figure(scored), path, dpi=100)
 
 
-def _write_labels(
-    ax: Axes,
-    labels: dict[tuple[float, float], list[str]],
-    colors: dict[tuple[float, float], str] | None = None,
-) -> None:
-    """Each place's labels beside its point, pointing inward, none over another; a place with
-    one point's label in that point's colour where `colors` gives one (a place is its first
-    point's), a shared one in black."""
-    colors = {k: c for k, c in (colors or {}).items() if len(labels.get(k, [])) == 1}
+def _write_labels(ax: Axes, labels: dict[tuple[float, float], Place]) -> None:
+    """Each place's labels beside its point, pointing inward, none over another, in the
+    place's colour."""
     bottom = sorted(p for p, share in labels if share < NEAR and p >= LEFT)
-    for (p, share), names in labels.items():
+    for (p, share), place in labels.items():
+        names = place.names
         right, low = p > 0.5, share < 0.5  # labels point inward, so none runs off the axes
         # A stack at the left edge starts higher, leaving a line below it for a point further
         # along the bottom, whose label runs towards it; those further along step up a line.
@@ -89,7 +103,7 @@ def _write_labels(
             ax.plot([p, p], [share, TALL_AT], color="tab:gray", linewidth=0.8)
             ax.text(
                 p, TALL_AT, "\n".join(names), ha="right", va="top", fontsize=7,
-                color=colors.get((p, share), "black"),
+                color=place.color,
             )  # fmt: skip
             continue
         ax.annotate(
@@ -100,7 +114,7 @@ def _write_labels(
             ha="right" if right else "left",
             va="bottom" if low else "top",
             fontsize=7,
-            color=colors.get((p, share), "black"),
+            color=place.color,
         )
 
 
@@ -117,7 +131,7 @@ def figure(scored: Sequence[Point]) -> Figure:
         label=f"within {TARGET:.2f} (the target)",
     )
     ax.plot([0, 1], [0, 1], color="tab:gray", linewidth=1, label="calibrated")
-    colors: dict[tuple[float, float], str] = {}
+    colors = []
     for x in scored:
         measured = x.setting.collapsed
         bars = ax.errorbar(
@@ -128,8 +142,8 @@ def figure(scored: Sequence[Point]) -> Figure:
             fmt="o",
             capsize=3,
         )
-        colors.setdefault((round(x.p, 3), round(measured.share, 3)), bars[0].get_color())
-    _write_labels(ax, _labels(scored), colors)
+        colors.append(bars[0].get_color())
+    _write_labels(ax, _labels(scored, colors))
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("the model's P(collapse) (its draws' 95 % interval)")

@@ -14,7 +14,7 @@ that gives one probability per setting scores lower).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -69,17 +69,24 @@ def measured(setting: ScoredSetting, records: Sequence[RunRecord]) -> Frequency:
 
 
 def model_odds(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> PredictedTarget:
-    """The setting's target in its prediction run, with its draws."""
-    found = [
-        t
-        for p in predictions
-        if p.run_id == setting.model
-        for t in p.targets
-        if t.name == setting.target and t.draws
-    ]
+    """The setting's target in its prediction run, with its draws; refused where the
+    prediction drew its shares from a run the setting counts (fit and score never share one)."""
+    runs = [p for p in predictions if p.run_id == setting.model]
+    found = [t for p in runs for t in p.targets if t.name == setting.target and t.draws]
     if len(found) != 1:
         raise RecordError(f"{setting.label}: run {setting.model} has no odds for {setting.target}")
+    if shared := set(split_runs(runs[0])) & set(setting.measured):
+        raise RecordError(
+            f"{setting.label}: run {setting.model} drew its shares from {', '.join(shared)}, "
+            "which it is scored on"
+        )
     return found[0]
+
+
+def split_runs(prediction: PredictRecord) -> list[str]:
+    """The runs a prediction drew its busiest shares from (`playground predict --shares-from`);
+    none where it drew the model's fit runs'."""
+    return [split["run"] for split in prediction.settings.get("shares_from", [])]
 
 
 def model_draws(setting: ScoredSetting, predictions: Sequence[PredictRecord]) -> Frequency:
@@ -153,10 +160,21 @@ def tables(
     settings: Sequence[ScoredSetting],
     records: Sequence[RunRecord],
     predictions: Sequence[PredictRecord],
+    *,
+    rival: tuple[str, Sequence[ScoredSetting]] | None = None,
 ) -> list[str]:
-    """The Brier scores of the model and the five references, then each setting's row."""
+    """The Brier scores of the model and the five references, then each setting's row;
+    `rival`: another forecaster of the same repeats, its name and its settings (the same runs
+    measured, another prediction run), scored beside the model."""
     scored = points(settings, records, predictions)
-    lines = scoring.brier_table(scores(scored), sum(x.setting.collapsed.n for x in scored))
+    ranked = scores(scored)
+    if rival is not None:
+        name, theirs = rival
+        other = points(theirs, records, predictions)
+        if [x.setting.collapsed for x in other] != [x.setting.collapsed for x in scored]:
+            raise RecordError(f"{name}: not scored on the same repeats as the model")
+        ranked.insert(1, (name, scores(other)[0][1]))
+    lines = scoring.brier_table(ranked, sum(x.setting.collapsed.n for x in scored))
     return [*lines, "", *rows(scored)]
 
 
@@ -178,9 +196,10 @@ def rows(scored: Sequence[Point]) -> list[str]:
     return lines
 
 
-def summary(scored: Sequence[Point]) -> list[str]:
+def summary(scored: Sequence[Point], *, lead: str = "Scored at") -> list[str]:
     """The score in a few sentences for the page's first screen: the miss against the target
-    and the Brier score against the best reference, each said as met or missed."""
+    and the Brier score against the best reference, each said as met or missed (`lead`: the
+    first words, which say which forecaster)."""
     (_, model), *references = scores(scored)
     best_name, best = min(references[:-1], key=lambda r: r[1])
     floor = references[-1][1]
@@ -188,7 +207,7 @@ def summary(scored: Sequence[Point]) -> list[str]:
     worst = max(abs(x.off) for x in scored)
     n = sum(x.setting.collapsed.n for x in scored)
     lines = [
-        f"Scored at {len(scored)} settings ({n} repeats measured after the model's commit), "
+        f"{lead} {len(scored)} settings ({n} repeats measured after the model's commit), "
         f"its P(collapse) is within {worst:.2f} of the measured frequency: "
         + (
             f"the target, {TARGET:.2f}, is met at every one."
@@ -216,27 +235,36 @@ def at_hand(
         [Sequence[ScoredSetting], Sequence[RunRecord], Sequence[PredictRecord]], list[T]
     ],
     directory: Path = RECORDS_DIR,
+    *,
+    split: bool = False,
 ) -> list[T]:
-    """`score` over :data:`SCORED` and the records in `directory`; empty where they are not at
-    hand (an install outside the repository) or a scored run has no record."""
+    """`score` over :data:`SCORED` (`split`: :data:`SPLIT_SCORED`) and the records in
+    `directory`; empty where they are not at hand (an install outside the repository) or a
+    scored run has no record."""
+    settings = SPLIT_SCORED if split else SCORED
     try:
-        return score(SCORED, runrecords.load_all(directory), predictrecord.load_all(directory))
+        return score(settings, runrecords.load_all(directory), predictrecord.load_all(directory))
     except (OSError, RecordError):
         return []
 
 
-def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
+def error_lines(target: str, *, directory: Path = RECORDS_DIR, split: bool = False) -> list[str]:
     """The model's error as scored for `target`, for the `predict` command's output: at each
     scored setting of that target, the model's P(collapse) beside the measured frequency and
-    how far off it was; then the Brier score over every scored setting. Empty where the records
-    are not at hand (an install outside the repository) or no setting of `target` is scored."""
-    scored = at_hand(points, directory)
+    how far off it was; then the Brier score over every scored setting. `split`: the model
+    drawing its machine's own split (`--shares-from`), scored at :data:`SPLIT_SCORED`. Empty
+    where the records are not at hand (an install outside the repository) or no setting of
+    `target` is scored."""
+    scored = at_hand(points, directory, split=split)
     mine = [x for x in scored if x.setting.target == target]
     if not mine:
         return []
     (_, model), (_, coin), *_ = scores(scored)
+    page = f"{directory.parent.name}/predict.md"
     lines = [
-        f"scored on repeats measured after the model's fit ({directory.parent.name}/predict.md):"
+        f"with its machine's split, scored on repeats after its fit ({page}):"
+        if split
+        else f"scored on repeats measured after the model's fit ({page}):"
     ]
     lines += [
         f"{x.setting.label.removeprefix(target + ' ')}: P {x.p:.2f}, "
@@ -359,7 +387,14 @@ SCORED = tuple(
         # gthread behind nginx below where its repeats split, run JF (the model's draws run
         # JE); where they split, runs IX and JC on two machines of the same kind, and past
         # it, run JA (the model's draws runs IJ and IK).
-        ("gunicorn-threads", (2, 64), 1.6, "20261205-035538-story", "20261205-035529-predict"),
+        ("gunicorn-threads", (2, 64), 1.5, "20261205-071547-story", "20261205-062214-predict"),
+        (
+            "gunicorn-threads",
+            (2, 64),
+            1.6,
+            ("20261205-035538-story", "20261205-062228-story"),
+            "20261205-035529-predict",
+        ),
         (
             "gunicorn-threads",
             (2, 64),
@@ -384,8 +419,15 @@ SCORED = tuple(
             "20261205-001203-story",
             "20261204-220056-predict",
         ),
-        # `deadline` about gthread's edge: runs JD and JB at 1.7 s and 1.8 s; the model's
-        # draws runs IP and IQ.
+        # `deadline` about gthread's edge: runs JY, JD and JB at 1.6 s, 1.7 s and 1.8 s; the
+        # model's draws runs JW, IP and IQ.
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            1.6,
+            "20261205-065117-story",
+            "20261205-062221-predict",
+        ),
         (
             "gunicorn-threads+deadline",
             (2, 64),
@@ -400,5 +442,39 @@ SCORED = tuple(
             "20261205-010620-story",
             "20261204-220006-predict",
         ),
+    )
+)
+
+#: The settings the model is scored at drawing the split of the machine it forecasts
+#: (`playground predict --shares-from RUN`): on one machine, a story run of gthread first
+#: (run JR, `.venv/bin/playground story gunicorn-threads --incident-delay 1.2 --repeat 5
+#: --no-build -q`, which gave the shares), then the model's 96 draws at each setting from those
+#: shares (`.venv/bin/playground predict TARGET --incident-delay D --shares-from RUN --jobs 2`),
+#: then fifteen repeats at each, alone on the machine: runs JZ, JX and JY at gthread's 1.5 s
+#: and 1.6 s and `deadline`'s 1.6 s; the model's draws runs JS, JT and JU.
+SPLIT_SCORED = tuple(
+    _scored(*row)
+    for row in (
+        ("gunicorn-threads", (2, 64), 1.5, "20261205-071547-story", "20261205-062122-predict"),
+        ("gunicorn-threads", (2, 64), 1.6, "20261205-062228-story", "20261205-062130-predict"),
+        (
+            "gunicorn-threads+deadline",
+            (2, 64),
+            1.6,
+            "20261205-065117-story",
+            "20261205-062149-predict",
+        ),
+    )
+)
+
+#: The same repeats as :data:`SPLIT_SCORED`, each with the model's draws from the fit run's
+#: split there, drawn before them (runs JV, JE and JW): the model as it forecasts without
+#: `--shares-from`, scored beside it.
+SPLIT_RIVAL = tuple(
+    replace(s, model=model)
+    for s, model in zip(
+        SPLIT_SCORED,
+        ("20261205-062214-predict", "20261205-035529-predict", "20261205-062221-predict"),
+        strict=True,
     )
 )

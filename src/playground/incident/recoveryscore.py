@@ -120,14 +120,16 @@ def summary(scored: Sequence[RecoveryPoint]) -> list[str]:
     ]
 
 
-def error_lines(target: str, *, directory: Path = RECORDS_DIR) -> list[str]:
+def error_lines(target: str, *, directory: Path = RECORDS_DIR, split: bool = False) -> list[str]:
     """For the `predict` command: how far the model's P(not recovered) was off at `target`'s
-    scored settings, beside its Brier score and the base rate's. Empty without the records or
-    a scored setting of `target`."""
-    scored = edgescore.at_hand(points, directory)
+    scored settings (`split`: drawing its machine's split, :data:`.edgescore.SPLIT_SCORED`),
+    beside its Brier score and the base rate's. Empty without the records or a scored setting
+    of `target`."""
+    scored = edgescore.at_hand(points, directory, split=split)
     if not scored:
         return []
-    mine = [x for s, x in zip(edgescore.SCORED, scored, strict=True) if s.target == target]
+    settings = edgescore.SPLIT_SCORED if split else edgescore.SCORED
+    mine = [x for s, x in zip(settings, scored, strict=True) if s.target == target]
     if not mine:
         return []
     (_, model), _coin, (_, base), _floor = scores(scored)

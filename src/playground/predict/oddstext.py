@@ -29,7 +29,8 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
         f"  {collapsed} of {n} draws; the draws' 95 % interval {100 * low:.0f}-{100 * high:.0f} %",
         "  (it covers the model's own draws, not its error against measurement;",
     ]
-    error = edgescore.error_lines(name.removeprefix("story-")) or [SCORED_TEXT]
+    target, split = name.removeprefix("story-"), o.shares_run is not None
+    error = edgescore.error_lines(target, split=split) or [SCORED_TEXT]
     lines += [f"  {e}" for e in error[:-1]] + [f"  {error[-1]})"]
     for word, label in (
         (held.HELD, "P(held)"),
@@ -38,7 +39,7 @@ def odds_lines(name: str, o: Odds, *, share_rule: bool = True) -> list[str]:
     ):
         f = o.frequency(word)
         lines.append(f"  {label:<24} {f.share:4.2f}   {f.text()}")
-    if off := recoveryscore.error_lines(name.removeprefix("story-")):
+    if off := recoveryscore.error_lines(target, split=split):
         lines += [f"  ({off[0]}", *(f"  {line}" for line in off[1:-1]), f"  {off[-1]})"]
     lines.append(f"  {recovery_text(o)}")
     how = {

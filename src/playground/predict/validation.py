@@ -208,6 +208,13 @@ def settings_of(records: Sequence[RunRecord]) -> dict[Key, scoring.Setting]:
     return out
 
 
+#: How the page's first screen names the model drawing its machine's own split.
+SPLIT_LEAD = (
+    "Drawing the split of the machine it forecasts, from a run measured there before "
+    "(`--shares-from`), and scored at"
+)
+
+
 def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
     """The page's tables made from records alone, without running the model: what decides a
     collapse at each edge setting, and the model's score there."""
@@ -215,11 +222,23 @@ def page_tables(records: Sequence[RunRecord]) -> dict[str, list[str]]:
     scores = edgescore.tables(edgescore.SCORED, records, predictions)
     scored = edgescore.points(edgescore.SCORED, records, predictions)
     recovery = recoveryscore.points(edgescore.SCORED, records, predictions)
+    split = edgescore.points(edgescore.SPLIT_SCORED, records, predictions)
     return {
         **edge.page_tables(records),
         "edge-scores": scores,
-        "edge-summary": edgescore.summary(scored) + recoveryscore.summary(recovery),
+        "edge-summary": [
+            *edgescore.summary(scored),
+            *recoveryscore.summary(recovery),
+            *edgescore.summary(split, lead=SPLIT_LEAD),
+        ],
         "edge-recovery": recoveryscore.tables(edgescore.SCORED, records, predictions),
+        "edge-split": edgescore.tables(
+            edgescore.SPLIT_SCORED,
+            records,
+            predictions,
+            rival=("the model drawing the fit run's split", edgescore.SPLIT_RIVAL),
+        ),
+        "edge-split-recovery": recoveryscore.tables(edgescore.SPLIT_SCORED, records, predictions),
         "edge-earlier": edgescore.rows(edgescore.points(edgescore.EARLIER, records, predictions)),
         "run-spread": runspread.table(records),
         "share-noise": [*sharenoise.table(records), "", *_drawn_shares(records)],
@@ -267,7 +286,8 @@ def _drawn_shares(records: Sequence[RunRecord]) -> list[str]:
 
 def calibration_png(records: Sequence[RunRecord], path: Path) -> None:
     """The calibration plot from the same points as the page's score table."""
-    scored = edgescore.points(edgescore.SCORED, records, predictrecord.load_all())
+    predictions = predictrecord.load_all()
+    scored = edgescore.points(edgescore.SCORED, records, predictions)
     plot_calibration(scored, path)
 
 
