@@ -468,13 +468,14 @@ SPLIT_SCORED = tuple(
 )
 
 #: The same repeats as :data:`SPLIT_SCORED`, each with the model's draws from the fit run's
-#: split there, drawn before them (runs JV, JE and JW): the model as it forecasts without
-#: `--shares-from`, scored beside it.
+#: split there, drawn before them (runs JV, JE and JW): the prediction :data:`SCORED` scores at
+#: the same target and delay, the model as it forecasts without `--shares-from`.
 SPLIT_RIVAL = tuple(
-    replace(s, model=model)
-    for s, model in zip(
-        SPLIT_SCORED,
-        ("20261205-062214-predict", "20261205-035529-predict", "20261205-062221-predict"),
-        strict=True,
+    replace(
+        s,
+        model=next(
+            o.model for o in SCORED if (o.target, o.incident_delay) == (s.target, s.incident_delay)
+        ),
     )
+    for s in SPLIT_SCORED
 )

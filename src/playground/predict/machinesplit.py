@@ -23,6 +23,7 @@ from playground.incident import runrecords
 from playground.incident.runrecords import RunRecord
 from playground.incident.settings import MeasuredSplit
 from playground.incident.storyresults import StoryRun
+from playground.predict import measured
 from playground.predict.measured import FRONTS
 
 #: Trusted repeats a run needs before its shares stand in for the fit run's: Silverman's
@@ -40,10 +41,7 @@ def _record(ref: str, results_dir: Path) -> RunRecord:
     if data.get("kind") != "story":
         kind = data.get("kind")
         raise UsageError(f"--shares-from takes a measured story run; {ref} is a {kind} run")
-    run = StoryRun.from_json(data)
-    if run.predicted:
-        raise UsageError(f"--shares-from takes a measured run; {ref} is a prediction")
-    return runrecords.from_run(run, machine="")
+    return runrecords.from_run(StoryRun.from_json(data), machine="")
 
 
 def splits_of(record: RunRecord) -> tuple[MeasuredSplit, ...]:
@@ -52,14 +50,7 @@ def splits_of(record: RunRecord) -> tuple[MeasuredSplit, ...]:
     rate = record.story_settings().rate
     found = []
     for front, target in FRONTS.items():
-        shares = [
-            t.mechanism.busiest_share_begun_before
-            for t in record.targets
-            if t.name == target
-            and t.valid
-            and t.mechanism is not None
-            and t.mechanism.busiest_share_begun_before is not None
-        ]
+        shares = measured.begun_before(measured.trusted_repeats(record, target))
         if len(shares) >= MIN_REPEATS:
             found.append(MeasuredSplit(record.run_id, front, rate, tuple(shares)))
     if not found:

@@ -106,13 +106,25 @@ BENCH_CPU_PER_REQUEST_S = {("Gunicorn", "gevent"): 0.0015, ("uWSGI", "gevent"): 
 FIT_TARGETS = {("Gunicorn", "threads"): "gunicorn-threads", ("uWSGI", "threads"): "uwsgi-threads"}
 
 
+def trusted_repeats(record: runrecords.RunRecord, target: str) -> tuple[Mechanism, ...]:
+    """The candidates of every trusted repeat of `target` in a run's record."""
+    return tuple(
+        t.mechanism for t in record.targets if t.name == target and t.valid and t.mechanism
+    )
+
+
+def begun_before(repeats: Sequence[Mechanism]) -> list[float]:
+    """The busiest worker's share of the requests begun before the incident, per repeat that
+    measured it."""
+    found = (m.busiest_share_begun_before for m in repeats)
+    return [s for s in found if s is not None]
+
+
 @functools.cache
 def fit_repeats(target: str) -> tuple[Mechanism, ...]:
     """The candidates of every trusted repeat of `target` in its fit run's record."""
     record = runrecords.load(records.RECORDS_DIR / f"{FIT_RUNS[target]}.json")
-    return tuple(
-        t.mechanism for t in record.targets if t.name == target and t.valid and t.mechanism
-    )
+    return trusted_repeats(record, target)
 
 
 def own_split(front: str, splits: Sequence[MeasuredSplit]) -> MeasuredSplit | None:
@@ -126,8 +138,7 @@ def shares(front: str = "nginx", splits: Sequence[MeasuredSplit] = ()) -> list[f
     the run `splits` gives for the front, else of the front's fit run."""
     if (split := own_split(front, splits)) is not None:
         return list(split.shares)
-    found = (m.busiest_share_begun_before for m in fit_repeats(FRONTS[front]))
-    return [s for s in found if s is not None]
+    return begun_before(fit_repeats(FRONTS[front]))
 
 
 def fixed_share(front: str, splits: Sequence[MeasuredSplit] = ()) -> float:
